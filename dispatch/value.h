@@ -1,0 +1,91 @@
+// ft/dispatch/value.h
+//
+// Value: one boxed argument or result of an op, as interpreters see it. The dispatcher boxes
+// a call only when a transform is active (see dispatch.h); with no transform the kernel is
+// called with its typed arguments directly.
+//
+// A Value holds exactly one of: nothing (None, also "optional not given"), a Tensor, a
+// TensorList, a Scalar (a number whose kind matters for promotion), an int64 (dims, sizes),
+// a double, a bool, a Shape (dim or size lists), a DType, or a Generator pointer (not owned).
+//
+// Example:
+//   ValueList args = {Value(x), Value(int64_t{1}), Value(true)};   // (self, dim, keepdim)
+//   args[0].tensor().sizes();  args[1].to_int() == 1
+#ifndef FT_DISPATCH_VALUE_H_
+#define FT_DISPATCH_VALUE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "absl/container/inlined_vector.h"
+#include "tensor/dtype.h"
+#include "tensor/generator.h"
+#include "tensor/scalar.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+namespace ft {
+
+class Value {
+ public:
+  enum class Tag : uint8_t {
+    kNone,
+    kTensor,
+    kTensorList,
+    kScalar,
+    kInt,
+    kDouble,
+    kBool,
+    kShape,
+    kDType,
+    kGenerator
+  };
+
+  Value() = default;
+  Value(Tensor t) : v_(std::move(t)) {}                // NOLINT
+  Value(TensorList ts) : v_(std::move(ts)) {}          // NOLINT
+  Value(Scalar s) : v_(s) {}                           // NOLINT
+  Value(int64_t i) : v_(i) {}                          // NOLINT
+  Value(double d) : v_(d) {}                           // NOLINT
+  Value(bool b) : v_(b) {}                             // NOLINT
+  Value(Shape s) : v_(std::move(s)) {}                 // NOLINT
+  Value(DType d) : v_(d) {}                            // NOLINT
+  Value(Generator* g) : v_(g) {}                       // NOLINT
+
+  Tag tag() const { return static_cast<Tag>(v_.index()); }
+  bool is_none() const { return tag() == Tag::kNone; }
+  bool is_tensor() const { return tag() == Tag::kTensor; }
+  bool is_tensor_list() const { return tag() == Tag::kTensorList; }
+
+  // Accessors; each FT_CHECKs the tag (a mismatch is a bug in a rule, not user input).
+  const Tensor& tensor() const;
+  Tensor& mutable_tensor();
+  const TensorList& tensor_list() const;
+  TensorList& mutable_tensor_list();
+  Scalar scalar() const;
+  int64_t to_int() const;
+  double to_double() const;
+  bool to_bool() const;
+  const Shape& shape() const;
+  DType dtype() const;
+  Generator* generator() const;
+
+  // ToString: a short description for messages and the recording interpreter, e.g.
+  // "Tensor[2, 3] float32", "1", "[0, 1]", "None".
+  std::string ToString() const;
+
+ private:
+  std::variant<std::monostate, Tensor, TensorList, Scalar, int64_t, double, bool, Shape, DType,
+               Generator*>
+      v_;
+};
+
+const char* ValueTagName(Value::Tag tag);
+
+using ValueList = absl::InlinedVector<Value, 4>;
+
+}  // namespace ft
+
+#endif  // FT_DISPATCH_VALUE_H_

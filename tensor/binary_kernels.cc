@@ -1,0 +1,1 @@
+#include "tensor/binary_kernels.h"

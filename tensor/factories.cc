@@ -1,0 +1,151 @@
+#include "tensor/factories.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "tensor/copy.h"
+
+namespace ft {
+namespace {
+
+template <typename T>
+void Fill(const Tensor& t, T value) {
+  T* p = t.data<T>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = value;
+}
+
+void FillScalar(const Tensor& t, Scalar value) {
+  VisitDType(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Fill<T>(t, value.to<T>());
+  });
+}
+
+template <typename T>
+Tensor FromVector(const std::vector<T>& values, IntArrayRef shape, DType dtype) {
+  CheckShapeValid("tensor", shape);
+  if (Numel(shape) != static_cast<int64_t>(values.size())) {
+    ThrowError("tensor: ", values.size(), " values cannot fill a tensor of shape ",
+               ShapeToString(shape), " (", Numel(shape), " elements)");
+  }
+  Tensor t = EmptyContiguous(shape, dtype);
+  VisitDType(dtype, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    S* p = t.data<S>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<S>(values[i]);
+  });
+  return t;
+}
+
+}  // namespace
+
+Tensor empty(IntArrayRef shape, DType dtype) {
+  CheckShapeValid("empty", shape);
+  return EmptyContiguous(shape, dtype);
+}
+
+Tensor zeros(IntArrayRef shape, DType dtype) {
+  CheckShapeValid("zeros", shape);
+  Tensor t = EmptyContiguous(shape, dtype);
+  std::memset(t.impl()->raw_data(), 0, static_cast<size_t>(t.numel() * ItemSize(dtype)));
+  return t;
+}
+
+Tensor ones(IntArrayRef shape, DType dtype) {
+  CheckShapeValid("ones", shape);
+  return full(shape, 1, dtype);
+}
+
+Tensor full(IntArrayRef shape, Scalar value) { return full(shape, value, value.DefaultDType()); }
+
+Tensor full(IntArrayRef shape, Scalar value, DType dtype) {
+  CheckShapeValid("full", shape);
+  Tensor t = EmptyContiguous(shape, dtype);
+  FillScalar(t, value);
+  return t;
+}
+
+Tensor scalar_tensor(Scalar value) { return full({}, value); }
+Tensor scalar_tensor(Scalar value, DType dtype) { return full({}, value, dtype); }
+
+Tensor arange(Scalar end) { return arange(0, end, 1); }
+
+Tensor arange(Scalar start, Scalar end, Scalar step) {
+  const bool integral = !start.is_floating() && !end.is_floating() && !step.is_floating();
+  return arange(start, end, step, integral ? kInt64 : kDefaultFloat);
+}
+
+Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
+  const double s = start.to<double>();
+  const double e = end.to<double>();
+  const double st = step.to<double>();
+  if (st == 0) ThrowError("arange: step must be nonzero");
+  if ((st > 0 && e < s) || (st < 0 && e > s)) {
+    ThrowError("arange: upper bound and step sign are inconsistent (start ", s, ", end ", e,
+               ", step ", st, ")");
+  }
+  const int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
+  Tensor t = EmptyContiguous({n}, dtype);
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = t.data<T>();
+    if constexpr (std::is_same_v<T, int64_t>) {
+      const int64_t is = start.to<int64_t>();
+      const int64_t ist = step.to<int64_t>();
+      for (int64_t i = 0; i < n; ++i) p[i] = is + i * ist;
+    } else {
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<double>(i) * st);
+    }
+  });
+  return t;
+}
+
+Tensor linspace(double start, double end, int64_t steps, DType dtype) {
+  if (steps < 0) ThrowError("linspace: number of steps must be non-negative, got ", steps);
+  Tensor t = EmptyContiguous({steps}, dtype);
+  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = t.data<T>();
+    // Symmetric fill (as PyTorch does) so both endpoints are exact.
+    const int64_t half = steps / 2;
+    for (int64_t i = 0; i < steps; ++i) {
+      const double v = i < half ? start + step * static_cast<double>(i)
+                                : end - step * static_cast<double>(steps - 1 - i);
+      p[i] = static_cast<T>(v);
+    }
+  });
+  return t;
+}
+
+Tensor eye(int64_t n, DType dtype) { return eye(n, n, dtype); }
+
+Tensor eye(int64_t n, int64_t m, DType dtype) {
+  if (n < 0 || m < 0) ThrowError("eye: sizes must be non-negative, got n=", n, ", m=", m);
+  Tensor t = zeros({n, m}, dtype);
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = T(1);
+  });
+  return t;
+}
+
+Tensor tensor(const std::vector<float>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kFloat32);
+}
+Tensor tensor(const std::vector<double>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kFloat64);
+}
+Tensor tensor(const std::vector<int64_t>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kInt64);
+}
+Tensor tensor(const std::vector<int>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kInt64);
+}
+Tensor tensor(const std::vector<bool>& values, IntArrayRef shape) {
+  std::vector<int64_t> as_int(values.begin(), values.end());
+  return FromVector(as_int, shape, kBool);
+}
+
+}  // namespace ft

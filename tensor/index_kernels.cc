@@ -1,0 +1,1 @@
+#include "tensor/index_kernels.h"

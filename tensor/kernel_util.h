@@ -1,0 +1,171 @@
+// ft/tensor/kernel_util.h  (internal to //tensor kernel .cc files; includes Eigen)
+//
+// The loop machinery every base kernel uses:
+//   - ForEachStrided: walks K strided operands of one shape, collapsing dims that are
+//     contiguous in every operand, and hands the innermost run to a callback as
+//     (pointers, byte strides, length). A fully contiguous tensor is one call.
+//   - UnaryMap / BinaryMap: Eigen array maps for one inner run, with a fast path when the
+//     run is contiguous (vectorized) or a broadcast scalar (stride 0).
+//   - Dtype checks with messages naming the op.
+//
+// Invariants: operands have the output's shape already (inputs are expanded with stride 0);
+// the callback never sees a wrapper tensor. Eigen types stay inside kernel .cc files
+// (house style rule 17): this header is private to //tensor.
+#ifndef FT_TENSOR_KERNEL_UTIL_H_
+#define FT_TENSOR_KERNEL_UTIL_H_
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "Eigen/Core"
+#include "absl/strings/string_view.h"
+#include "tensor/error.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+namespace ft::kernels::internal {
+
+template <typename T>
+using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Unaligned>;
+template <typename T>
+using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Unaligned>;
+template <typename T>
+using StridedMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Unaligned,
+                              Eigen::InnerStride<Eigen::Dynamic>>;
+template <typename T>
+using ConstStridedMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Unaligned,
+                                   Eigen::InnerStride<Eigen::Dynamic>>;
+template <typename T>
+using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Operand: a strided view in bytes, as ForEachStrided consumes it.
+struct Operand {
+  char* data;
+  Shape byte_strides;
+};
+
+// MakeOperand describes `t` (dense) viewed with shape `shape` (t's own shape or a shape it
+// broadcasts to: missing leading dims and size-1 dims get stride 0).
+Operand MakeOperand(const Tensor& t, IntArrayRef shape);
+
+// ForEachStrided calls inner(ptrs, byte_strides, n) for every innermost run of `shape`.
+// Operand 0 is conventionally the output.
+template <size_t K, typename Inner>
+void ForEachStrided(IntArrayRef shape, const std::array<Operand, K>& ops, Inner&& inner) {
+  const int64_t total = Numel(shape);
+  if (total == 0) return;
+  // Collapse: drop size-1 dims, merge dim i into i+1 when every operand is contiguous
+  // across the pair.
+  int64_t sizes[64];
+  int64_t strides[K][64];
+  int rank = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (rank > 0) {
+      bool mergeable = true;
+      for (size_t k = 0; k < K; ++k) {
+        if (strides[k][rank - 1] != ops[k].byte_strides[d] * shape[d]) mergeable = false;
+      }
+      if (mergeable) {
+        sizes[rank - 1] *= shape[d];
+        for (size_t k = 0; k < K; ++k) strides[k][rank - 1] = ops[k].byte_strides[d];
+        continue;
+      }
+    }
+    sizes[rank] = shape[d];
+    for (size_t k = 0; k < K; ++k) strides[k][rank] = ops[k].byte_strides[d];
+    ++rank;
+  }
+  std::array<char*, K> ptrs;
+  std::array<int64_t, K> inner_strides;
+  for (size_t k = 0; k < K; ++k) ptrs[k] = ops[k].data;
+  if (rank == 0) {
+    inner_strides.fill(0);
+    inner(ptrs, inner_strides, int64_t{1});
+    return;
+  }
+  const int64_t n = sizes[rank - 1];
+  for (size_t k = 0; k < K; ++k) inner_strides[k] = strides[k][rank - 1];
+  const int outer_rank = rank - 1;
+  int64_t index[64] = {0};
+  const int64_t outer_total = total / n;
+  for (int64_t it = 0; it < outer_total; ++it) {
+    inner(ptrs, inner_strides, n);
+    // Odometer step over the outer dims.
+    for (int d = outer_rank - 1; d >= 0; --d) {
+      if (++index[d] < sizes[d]) {
+        for (size_t k = 0; k < K; ++k) ptrs[k] += strides[k][d];
+        break;
+      }
+      index[d] = 0;
+      for (size_t k = 0; k < K; ++k) ptrs[k] -= strides[k][d] * (sizes[d] - 1);
+    }
+  }
+}
+
+// UnaryKernel writes out[i] = f(in)[i] for each run. `f` takes an Eigen array expression and
+// returns an expression of the output type.
+template <typename In, typename Out, typename F>
+void UnaryLoop(const Tensor& out, const Tensor& in, F&& f) {
+  std::array<Operand, 2> ops = {MakeOperand(out, out.sizes()), MakeOperand(in, out.sizes())};
+  ForEachStrided<2>(out.sizes(), ops, [&](const std::array<char*, 2>& p,
+                                          const std::array<int64_t, 2>& s, int64_t n) {
+    if (s[0] == sizeof(Out) && s[1] == sizeof(In)) {
+      ArrayMap<Out> o(reinterpret_cast<Out*>(p[0]), n);
+      ConstArrayMap<In> a(reinterpret_cast<const In*>(p[1]), n);
+      o = f(a);
+    } else {
+      StridedMap<Out> o(reinterpret_cast<Out*>(p[0]), n,
+                        Eigen::InnerStride<>(s[0] / static_cast<int64_t>(sizeof(Out))));
+      ConstStridedMap<In> a(reinterpret_cast<const In*>(p[1]), n,
+                            Eigen::InnerStride<>(s[1] / static_cast<int64_t>(sizeof(In))));
+      o = f(a);
+    }
+  });
+}
+
+// BinaryLoop writes out = f(a, b) where a and b are already of the compute type In and
+// broadcast to out's shape. Fast paths: both contiguous, or one a broadcast scalar run.
+template <typename In, typename Out, typename F>
+void BinaryLoop(const Tensor& out, const Tensor& a, const Tensor& b, F&& f) {
+  std::array<Operand, 3> ops = {MakeOperand(out, out.sizes()), MakeOperand(a, out.sizes()),
+                                MakeOperand(b, out.sizes())};
+  constexpr int64_t kIn = sizeof(In);
+  constexpr int64_t kOut = sizeof(Out);
+  ForEachStrided<3>(out.sizes(), ops, [&](const std::array<char*, 3>& p,
+                                          const std::array<int64_t, 3>& s, int64_t n) {
+    const In* pa = reinterpret_cast<const In*>(p[1]);
+    const In* pb = reinterpret_cast<const In*>(p[2]);
+    if (s[0] == kOut) {
+      ArrayMap<Out> o(reinterpret_cast<Out*>(p[0]), n);
+      if (s[1] == kIn && s[2] == kIn) {
+        o = f(ConstArrayMap<In>(pa, n), ConstArrayMap<In>(pb, n));
+        return;
+      }
+      if (s[1] == kIn && s[2] == 0) {
+        o = f(ConstArrayMap<In>(pa, n), Eigen::Array<In, Eigen::Dynamic, 1>::Constant(n, *pb));
+        return;
+      }
+      if (s[1] == 0 && s[2] == kIn) {
+        o = f(Eigen::Array<In, Eigen::Dynamic, 1>::Constant(n, *pa), ConstArrayMap<In>(pb, n));
+        return;
+      }
+    }
+    StridedMap<Out> o(reinterpret_cast<Out*>(p[0]), n, Eigen::InnerStride<>(s[0] / kOut));
+    o = f(ConstStridedMap<In>(pa, n, Eigen::InnerStride<>(s[1] / kIn)),
+          ConstStridedMap<In>(pb, n, Eigen::InnerStride<>(s[2] / kIn)));
+  });
+}
+
+// CheckFloating throws "<op>: expected a floating point tensor, got <dtype>".
+void CheckFloating(absl::string_view op, const Tensor& t);
+// CheckWritable throws when `self` (the target of an in-place op) has overlapping elements
+// (a broadcast dim: stride 0 with size > 1), like PyTorch's "unsupported operation".
+void CheckWritable(absl::string_view op, const Tensor& self);
+// CheckNotBool throws "<op>: not supported for bool tensors".
+void CheckNotBool(absl::string_view op, const Tensor& t);
+
+}  // namespace ft::kernels::internal
+
+#endif  // FT_TENSOR_KERNEL_UTIL_H_

@@ -1,0 +1,1 @@
+#include "tensor/linalg_kernels.h"

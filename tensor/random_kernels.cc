@@ -1,0 +1,1 @@
+#include "tensor/random_kernels.h"

@@ -1,0 +1,1 @@
+#include "tensor/reduction_kernels.h"

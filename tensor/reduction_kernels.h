@@ -1,0 +1,9 @@
+// ft/tensor/reduction_kernels.h  (being written)
+#ifndef FT_TENSOR_REDUCTION_KERNELS_H_
+#define FT_TENSOR_REDUCTION_KERNELS_H_
+
+#include "tensor/tensor.h"
+
+namespace ft::kernels {}  // namespace ft::kernels
+
+#endif  // FT_TENSOR_REDUCTION_KERNELS_H_

@@ -1,0 +1,91 @@
+#include "tensor/shape.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tensor/error.h"
+
+namespace ft {
+
+std::string ShapeToString(IntArrayRef shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+int64_t Numel(IntArrayRef shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+Shape ContiguousStrides(IntArrayRef shape) {
+  Shape strides(shape.size());
+  int64_t acc = 1;
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    strides[i] = acc;
+    acc *= std::max<int64_t>(shape[i], 1);
+  }
+  return strides;
+}
+
+bool IsContiguous(IntArrayRef shape, IntArrayRef strides) {
+  int64_t expected = 1;
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+    if (shape[i] == 0) return true;
+    if (shape[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+int64_t WrapDim(absl::string_view op, int64_t dim, int64_t rank) {
+  const int64_t effective = std::max<int64_t>(rank, 1);
+  if (dim < -effective || dim >= effective) {
+    ThrowError(op, ": dim ", dim, " is out of range for a tensor of rank ", rank,
+               " (expected a dim in [", -effective, ", ", effective - 1, "])");
+  }
+  return dim < 0 ? dim + effective : dim;
+}
+
+Shape WrapDims(absl::string_view op, IntArrayRef dims, int64_t rank, bool empty_means_all) {
+  Shape out;
+  if (dims.empty() && empty_means_all) {
+    for (int64_t i = 0; i < rank; ++i) out.push_back(i);
+    return out;
+  }
+  for (int64_t d : dims) {
+    int64_t w = WrapDim(op, d, rank);
+    if (rank == 0) continue;  // rank 0: dim 0/-1 name the (absent) only dim
+    if (std::find(out.begin(), out.end(), w) != out.end()) {
+      ThrowError(op, ": dim ", w, " appears more than once in the dim list ",
+                 ShapeToString(dims));
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+Shape BroadcastShapes(absl::string_view op, IntArrayRef a, IntArrayRef b) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      ThrowError(op, ": shapes ", ShapeToString(a), " and ", ShapeToString(b),
+                 " cannot be broadcast together (dim ", i, " of the broadcast shape: ", da,
+                 " vs ", db, ")");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+void CheckShapeValid(absl::string_view op, IntArrayRef shape) {
+  for (int64_t s : shape) {
+    if (s < 0) ThrowError(op, ": negative size in shape ", ShapeToString(shape));
+  }
+}
+
+}  // namespace ft

@@ -1,0 +1,60 @@
+// ft/tensor/shape.h
+//
+// Shape and stride vocabulary shared by every package: Shape (an inlined vector of int64
+// sizes), IntArrayRef (a borrowed view of one), and the helpers every op uses to validate
+// dims and broadcast shapes.
+//
+// Invariants: sizes are >= 0; strides are in elements (not bytes); a stride of 0 means the
+// dim is broadcast (every index reads the same element). Rank-0 tensors have an empty shape
+// and one element.
+//
+// Example:
+//   Shape s = BroadcastShapes("add", {2, 1, 3}, {4, 3});   // [2, 4, 3]
+//   int64_t d = WrapDim("sum", -1, 3);                       // 2
+#ifndef FT_TENSOR_SHAPE_H_
+#define FT_TENSOR_SHAPE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace ft {
+
+using Shape = absl::InlinedVector<int64_t, 6>;
+using IntArrayRef = absl::Span<const int64_t>;
+
+// ShapeToString formats sizes like "[2, 3]".
+std::string ShapeToString(IntArrayRef shape);
+
+// Numel returns the product of the sizes (1 for rank 0).
+int64_t Numel(IntArrayRef shape);
+
+// ContiguousStrides returns row-major strides in elements for `shape`.
+Shape ContiguousStrides(IntArrayRef shape);
+
+// IsContiguous reports whether (shape, strides) is row-major contiguous. Size-1 dims may
+// carry any stride; tensors with zero elements are contiguous.
+bool IsContiguous(IntArrayRef shape, IntArrayRef strides);
+
+// WrapDim turns a possibly negative dim into [0, rank). Throws ft::Error naming `op` when
+// dim is outside [-rank, rank). For rank 0, dims -1 and 0 are accepted (PyTorch's rule).
+int64_t WrapDim(absl::string_view op, int64_t dim, int64_t rank);
+
+// WrapDims wraps each dim and throws if one repeats. An empty list means "all dims" only
+// when `empty_means_all` is set.
+Shape WrapDims(absl::string_view op, IntArrayRef dims, int64_t rank, bool empty_means_all);
+
+// BroadcastShapes returns the broadcast of two shapes (numpy rules). Throws naming `op` and
+// both shapes when a dim is neither equal nor 1.
+Shape BroadcastShapes(absl::string_view op, IntArrayRef a, IntArrayRef b);
+
+// CheckShapeValid throws naming `op` if a size is negative.
+void CheckShapeValid(absl::string_view op, IntArrayRef shape);
+
+}  // namespace ft
+
+#endif  // FT_TENSOR_SHAPE_H_

@@ -1,0 +1,1 @@
+#include "tensor/sort_kernels.h"

@@ -1,0 +1,63 @@
+// ft/tensor/storage.h
+//
+// Storage: a reference-counted byte buffer shared by a tensor and all of its views. It also
+// owns the version counter: an in-place write through any view bumps it, so autograd can
+// detect that a tensor it saved was modified (see NOTE: [Version counter]).
+//
+// Invariants: the buffer is 64-byte aligned and never reallocated; small buffers (up to
+// kInlineBytes) live inside the Storage's own allocation, so a 1-element tensor costs one
+// heap allocation for its data. Copying a Storage shares the buffer.
+//
+// Example:
+//   Storage s = Storage::Allocate(16);
+//   Storage view = s;                  // same buffer, same version counter
+//   s.BumpVersion();  view.version() == 1
+#ifndef FT_TENSOR_STORAGE_H_
+#define FT_TENSOR_STORAGE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace ft {
+
+// NOTE: [Version counter]
+// Every in-place op (add_, copy_, ...) bumps the counter of the storage it writes. Views
+// share the storage and therefore the counter, exactly like PyTorch's shared version
+// counter. The grad transform records the version of each tensor it saves for backward
+// and throws if it changed by the time backward reads it.
+class Storage {
+ public:
+  static constexpr size_t kInlineBytes = 64;
+
+  Storage() = default;
+
+  // Allocate returns a new buffer of `nbytes` bytes (uninitialized).
+  static Storage Allocate(size_t nbytes);
+
+  void* data() const { return impl_->data; }
+  size_t nbytes() const { return impl_->nbytes; }
+  bool defined() const { return impl_ != nullptr; }
+
+  int64_t version() const { return impl_->version.load(std::memory_order_relaxed); }
+  void BumpVersion() const { impl_->version.fetch_add(1, std::memory_order_relaxed); }
+
+  // is_same reports whether two handles share one buffer.
+  bool is_same(const Storage& other) const { return impl_ == other.impl_; }
+
+ private:
+  struct Impl {
+    ~Impl();
+    void* data = nullptr;
+    size_t nbytes = 0;
+    bool heap = false;
+    std::atomic<int64_t> version{0};
+    alignas(64) unsigned char inline_buffer[kInlineBytes];
+  };
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace ft
+
+#endif  // FT_TENSOR_STORAGE_H_

@@ -1,0 +1,86 @@
+#include "tensor/tensor.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace ft {
+
+const char* TensorKindName(TensorKind kind) {
+  switch (kind) {
+    case TensorKind::kDense:
+      return "dense";
+    case TensorKind::kBatched:
+      return "batched";
+    case TensorKind::kGradWrapper:
+      return "grad wrapper";
+    case TensorKind::kDual:
+      return "dual";
+    case TensorKind::kFunctional:
+      return "functional";
+  }
+  return "?";
+}
+
+TensorImpl::TensorImpl(Storage storage, DType dtype, Shape sizes, Shape strides,
+                       int64_t offset)
+    : kind_(TensorKind::kDense),
+      dtype_(dtype),
+      contiguous_(IsContiguous(sizes, strides)),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      offset_(offset),
+      numel_(Numel(sizes_)),
+      storage_(std::move(storage)) {
+  FT_CHECK(sizes_.size() == strides_.size());
+}
+
+TensorImpl::TensorImpl(TensorKind kind, DType dtype, Shape sizes)
+    : kind_(kind),
+      dtype_(dtype),
+      contiguous_(true),
+      sizes_(std::move(sizes)),
+      strides_(ContiguousStrides(sizes_)),
+      offset_(0),
+      numel_(Numel(sizes_)) {}
+
+std::string TensorImpl::WrapperRepr() const {
+  return absl::StrCat(TensorKindName(kind_), " tensor of shape ", ShapeToString(sizes_));
+}
+
+Tensor TensorImpl::UnwrapDead(const std::string& op) const {
+  ThrowError(op, ": met a ", TensorKindName(kind_), " tensor whose transform has already ",
+             "returned (", WrapperRepr(), ")");
+}
+
+int64_t Tensor::size(int64_t d) const { return sizes()[WrapDim("size", d, dim())]; }
+
+int64_t Tensor::stride(int64_t d) const { return strides()[WrapDim("stride", d, dim())]; }
+
+void Tensor::CheckReadable(const char* what) const {
+  if (!defined()) ThrowError(what, ": the tensor is undefined");
+  if (!is_dense()) {
+    ThrowError(what, ": cannot read the elements of a ", TensorKindName(kind()),
+               " tensor inside a transform (", impl_->WrapperRepr(),
+               "); return it from the transformed function instead");
+  }
+}
+
+std::string Tensor::DebugString() const {
+  if (!defined()) return "Tensor(undefined)";
+  return absl::StrCat("Tensor(shape=", ShapeToString(sizes()), ", dtype=", DTypeName(dtype()),
+                      ", strides=", ShapeToString(strides()), ", offset=", storage_offset(),
+                      ", ", TensorKindName(kind()), ")");
+}
+
+Tensor MakeDense(Storage storage, DType dtype, Shape sizes, Shape strides, int64_t offset) {
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, std::move(sizes),
+                                             std::move(strides), offset));
+}
+
+Tensor EmptyContiguous(IntArrayRef sizes, DType dtype) {
+  Shape shape(sizes.begin(), sizes.end());
+  Shape strides = ContiguousStrides(shape);
+  Storage storage = Storage::Allocate(static_cast<size_t>(Numel(shape) * ItemSize(dtype)));
+  return MakeDense(std::move(storage), dtype, std::move(shape), std::move(strides), 0);
+}
+
+}  // namespace ft

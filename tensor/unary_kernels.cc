@@ -1,0 +1,129 @@
+#include "tensor/unary_kernels.h"
+
+#include "tensor/copy.h"
+#include "tensor/kernel_util.h"
+
+namespace ft::kernels {
+namespace {
+
+using internal::UnaryLoop;
+
+void RejectBool(const char* op, const Tensor& x) {
+  if (x.dtype() == kBool) {
+    ThrowError(op, ": not supported for bool tensors (shape ", ShapeToString(x.sizes()),
+               "); convert with to(kFloat32) or to(kInt64) first");
+  }
+}
+
+// FloatingUnary: int64 computes in float32 (PyTorch's int-to-float promotion).
+template <typename F>
+Tensor FloatingUnary(const char* op, const Tensor& x, F&& f) {
+  RejectBool(op, x);
+  const Tensor in = IsFloating(x.dtype()) ? x : kernels::to(x, kDefaultFloat);
+  Tensor out = EmptyContiguous(in.sizes(), in.dtype());
+  VisitDType(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) UnaryLoop<T, T>(out, in, f);
+  });
+  return out;
+}
+
+// SameTypeUnary: keeps int64 (and floating) dtypes.
+template <typename F>
+Tensor SameTypeUnary(const char* op, const Tensor& x, F&& f) {
+  RejectBool(op, x);
+  Tensor out = EmptyContiguous(x.sizes(), x.dtype());
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) UnaryLoop<T, T>(out, x, f);
+  });
+  return out;
+}
+
+// FloatOnlyPart applies f to floating inputs and returns a copy for int64 (floor, round).
+template <typename F>
+Tensor RoundingUnary(const char* op, const Tensor& x, F&& f) {
+  RejectBool(op, x);
+  if (!IsFloating(x.dtype())) return kernels::clone(x);
+  return FloatingUnary(op, x, f);
+}
+
+}  // namespace
+
+Tensor neg(const Tensor& x) {
+  return SameTypeUnary("neg", x, [](const auto& a) { return -a; });
+}
+Tensor abs(const Tensor& x) {
+  return SameTypeUnary("abs", x, [](const auto& a) { return a.abs(); });
+}
+Tensor sign(const Tensor& x) {
+  if (x.dtype() == kBool) return kernels::clone(x);
+  return SameTypeUnary("sign", x, [](const auto& a) { return a.sign(); });
+}
+Tensor exp(const Tensor& x) {
+  return FloatingUnary("exp", x, [](const auto& a) { return a.exp(); });
+}
+Tensor expm1(const Tensor& x) {
+  return FloatingUnary("expm1", x, [](const auto& a) { return a.expm1(); });
+}
+Tensor log(const Tensor& x) {
+  return FloatingUnary("log", x, [](const auto& a) { return a.log(); });
+}
+Tensor log1p(const Tensor& x) {
+  return FloatingUnary("log1p", x, [](const auto& a) { return a.log1p(); });
+}
+Tensor sin(const Tensor& x) {
+  return FloatingUnary("sin", x, [](const auto& a) { return a.sin(); });
+}
+Tensor cos(const Tensor& x) {
+  return FloatingUnary("cos", x, [](const auto& a) { return a.cos(); });
+}
+Tensor tan(const Tensor& x) {
+  return FloatingUnary("tan", x, [](const auto& a) { return a.tan(); });
+}
+Tensor tanh(const Tensor& x) {
+  return FloatingUnary("tanh", x, [](const auto& a) { return a.tanh(); });
+}
+Tensor sigmoid(const Tensor& x) {
+  return FloatingUnary("sigmoid", x, [](const auto& a) { return a.logistic(); });
+}
+Tensor relu(const Tensor& x) {
+  return SameTypeUnary("relu", x, [](const auto& a) {
+    using T = typename std::decay_t<decltype(a)>::Scalar;
+    return a.max(T(0));
+  });
+}
+Tensor sqrt(const Tensor& x) {
+  return FloatingUnary("sqrt", x, [](const auto& a) { return a.sqrt(); });
+}
+Tensor rsqrt(const Tensor& x) {
+  return FloatingUnary("rsqrt", x, [](const auto& a) { return a.rsqrt(); });
+}
+Tensor square(const Tensor& x) {
+  return SameTypeUnary("square", x, [](const auto& a) { return a.square(); });
+}
+Tensor reciprocal(const Tensor& x) {
+  return FloatingUnary("reciprocal", x, [](const auto& a) { return a.inverse(); });
+}
+Tensor floor(const Tensor& x) {
+  return RoundingUnary("floor", x, [](const auto& a) { return a.floor(); });
+}
+Tensor round(const Tensor& x) {
+  // rint: round half to even, as torch.round does.
+  return RoundingUnary("round", x, [](const auto& a) { return a.rint(); });
+}
+
+Tensor exp_(const Tensor& self) {
+  internal::CheckFloating("exp_", self);
+  internal::CheckWritable("exp_", self);
+  VisitDType(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      UnaryLoop<T, T>(self, self, [](const auto& a) { return a.exp(); });
+    }
+  });
+  self.bump_version();
+  return self;
+}
+
+}  // namespace ft::kernels

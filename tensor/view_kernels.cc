@@ -1,0 +1,1 @@
+#include "tensor/view_kernels.h"

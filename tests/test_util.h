@@ -1,0 +1,50 @@
+// ft/tests/test_util.h  (testonly)
+//
+// Assertions shared by every test: compare a tensor with expected values (computed
+// independently: closed form, std:: math, hand-written loops), and check that a call throws
+// an ft::Error whose message contains a fragment.
+//
+// Example:
+//   EXPECT_TENSOR_NEAR(ft::sin(x), ft::tensor({0.0f, 1.0f}), 1e-6);
+//   EXPECT_FT_ERROR(ft::sin(b), "sin: not supported for bool");
+#ifndef FT_TESTS_TEST_UTIL_H_
+#define FT_TESTS_TEST_UTIL_H_
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tensor/error.h"
+#include "tensor/print.h"
+#include "tensor/tensor.h"
+
+namespace ft::testing {
+
+// TensorNear: same shape, same dtype, and every element within atol + rtol*|expected|
+// (NaNs must match NaNs).
+::testing::AssertionResult TensorNear(const Tensor& actual, const Tensor& expected,
+                                      double atol, double rtol = 0.0);
+
+// TensorEqual: same shape, dtype and exactly equal values.
+::testing::AssertionResult TensorEqual(const Tensor& actual, const Tensor& expected);
+
+// ThrowsFtError: fn() throws ft::Error whose what() contains `fragment`.
+::testing::AssertionResult ThrowsFtError(const std::function<void()>& fn,
+                                         const std::string& fragment);
+
+// Transposed returns a non-contiguous tensor with the same values as the contiguous
+// matrix `m` (m's transpose, materialized, then viewed transposed), for layout tests.
+Tensor NonContiguousCopy(const Tensor& t);
+
+}  // namespace ft::testing
+
+#define EXPECT_TENSOR_NEAR(actual, expected, atol) \
+  EXPECT_TRUE(::ft::testing::TensorNear((actual), (expected), (atol)))
+#define EXPECT_TENSOR_EQ(actual, expected) \
+  EXPECT_TRUE(::ft::testing::TensorEqual((actual), (expected)))
+#define EXPECT_FT_ERROR(stmt, fragment) \
+  EXPECT_TRUE(::ft::testing::ThrowsFtError([&] { (void)(stmt); }, (fragment)))
+
+#endif  // FT_TESTS_TEST_UTIL_H_
