@@ -252,7 +252,7 @@ inline typename internal::KernelTraits<Kernel>::Return Call(const Args&... args)
 
 // OpOptions: schema facts that the signature cannot tell.
 struct OpOptions {
-  std::optional<int> mutated_arg;  // index of the argument an in-place op writes
+  std::optional<int> mutated_arg = std::nullopt;  // index of the argument an in-place op writes
   bool random = false;             // draws from a Generator
 };
 

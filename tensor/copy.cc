@@ -1,5 +1,6 @@
 #include "tensor/copy.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include "tensor/kernel_util.h"
@@ -7,13 +8,14 @@
 namespace ft::kernels {
 
 void copy_into(const Tensor& dst, const Tensor& src) {
-  if (Numel(dst.sizes()) == 0) return;
-  // Validates that src broadcasts to dst (throws with both shapes otherwise).
+  // Validates that src broadcasts to dst (throws with both shapes otherwise), also when dst
+  // has no elements: copying 3 values into a size-0 tensor is an error, as in PyTorch.
   Shape b = BroadcastShapes("copy_", dst.sizes(), src.sizes());
   if (!std::equal(b.begin(), b.end(), dst.sizes().begin(), dst.sizes().end())) {
     ThrowError("copy_: source of shape ", ShapeToString(src.sizes()),
                " cannot be broadcast to the destination shape ", ShapeToString(dst.sizes()));
   }
+  if (Numel(dst.sizes()) == 0) return;
   VisitDType(dst.dtype(), [&](auto out_tag) {
     using Out = typename decltype(out_tag)::type;
     VisitDType(src.dtype(), [&](auto in_tag) {

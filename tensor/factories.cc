@@ -1,7 +1,9 @@
 #include "tensor/factories.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "tensor/copy.h"
 
@@ -20,6 +22,9 @@ void FillScalar(const Tensor& t, Scalar value) {
     Fill<T>(t, value.to<T>());
   });
 }
+
+// FitsInt64 reports whether a double converts to int64 without undefined behavior.
+bool FitsInt64(double v) { return v >= -0x1p63 && v < 0x1p63; }
 
 template <typename T>
 Tensor FromVector(const std::vector<T>& values, IntArrayRef shape, DType dtype) {
@@ -79,20 +84,57 @@ Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
   const double s = start.to<double>();
   const double e = end.to<double>();
   const double st = step.to<double>();
+  if (!std::isfinite(s) || !std::isfinite(e) || !std::isfinite(st)) {
+    ThrowError("arange: start, end and step must be finite (start ", s, ", end ", e,
+               ", step ", st, ")");
+  }
   if (st == 0) ThrowError("arange: step must be nonzero");
-  if ((st > 0 && e < s) || (st < 0 && e > s)) {
+  // Integral arguments with an int64 result are handled in exact integer arithmetic (as
+  // PyTorch does): in double, arange(2^53 + 1, 2^53 + 3) would have 4 elements.
+  const bool exact = dtype == kInt64 && !start.is_floating() && !end.is_floating() &&
+                     !step.is_floating();
+  const int64_t is = exact ? start.to<int64_t>() : 0;
+  const int64_t ie = exact ? end.to<int64_t>() : 0;
+  const int64_t ist = exact ? step.to<int64_t>() : 0;
+  const bool inconsistent =
+      exact ? (ist > 0 && ie < is) || (ist < 0 && ie > is) : (st > 0 && e < s) || (st < 0 && e > s);
+  if (inconsistent) {
     ThrowError("arange: upper bound and step sign are inconsistent (start ", s, ", end ", e,
                ", step ", st, ")");
   }
-  const int64_t n = static_cast<int64_t>(std::ceil((e - s) / st));
+  if (dtype == kInt64 && !exact && !(FitsInt64(s) && FitsInt64(e) && FitsInt64(st))) {
+    ThrowError("arange: start ", s, ", end ", e, " and step ", st,
+               " must be within the int64 range for an int64 result");
+  }
+  double length;
+  if (exact) {
+    // ceil(|end - start| / |step|) in uint64 (the span of two int64 always fits).
+    const uint64_t span = ist > 0 ? static_cast<uint64_t>(ie) - static_cast<uint64_t>(is)
+                                  : static_cast<uint64_t>(is) - static_cast<uint64_t>(ie);
+    const uint64_t mag =
+        ist > 0 ? static_cast<uint64_t>(ist) : uint64_t{0} - static_cast<uint64_t>(ist);
+    length = static_cast<double>(span / mag + (span % mag != 0 ? 1 : 0));
+  } else {
+    length = std::ceil((e - s) / st);
+  }
+  // Checked before the cast: converting an out-of-range double to int64 is undefined.
+  if (!(length < 0x1p62)) {
+    ThrowError("arange: the range (start ", s, ", end ", e, ", step ", st,
+               ") has too many elements");
+  }
+  const int64_t n = static_cast<int64_t>(length);
   Tensor t = EmptyContiguous({n}, dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
     if constexpr (std::is_same_v<T, int64_t>) {
-      const int64_t is = start.to<int64_t>();
-      const int64_t ist = step.to<int64_t>();
-      for (int64_t i = 0; i < n; ++i) p[i] = is + i * ist;
+      // start + i * step in wrapping uint64 arithmetic: every result lies between start and
+      // end, but i * step alone may not fit in int64.
+      const uint64_t base = static_cast<uint64_t>(start.to<int64_t>());
+      const uint64_t inc = static_cast<uint64_t>(step.to<int64_t>());
+      for (int64_t i = 0; i < n; ++i) {
+        p[i] = static_cast<int64_t>(base + static_cast<uint64_t>(i) * inc);
+      }
     } else {
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<double>(i) * st);
     }
@@ -102,12 +144,21 @@ Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
 
 Tensor linspace(double start, double end, int64_t steps, DType dtype) {
   if (steps < 0) ThrowError("linspace: number of steps must be non-negative, got ", steps);
+  if (dtype == kInt64 && !(FitsInt64(start) && FitsInt64(end))) {
+    ThrowError("linspace: start ", start, " and end ", end,
+               " must be finite and within the int64 range for an int64 result");
+  }
   Tensor t = EmptyContiguous({steps}, dtype);
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
-    // Symmetric fill (as PyTorch does) so both endpoints are exact.
+    // Symmetric fill (as PyTorch does) so both endpoints are exact. A single step is the
+    // start alone (torch.linspace(0, 10, 1) == [0]); the symmetric formula would give end.
+    if (steps == 1) {
+      p[0] = static_cast<T>(start);
+      return;
+    }
     const int64_t half = steps / 2;
     for (int64_t i = 0; i < steps; ++i) {
       const double v = i < half ? start + step * static_cast<double>(i)

@@ -49,7 +49,7 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype = kDefaultF
 
 // eye: an n x m identity matrix (m defaults to n).
 Tensor eye(int64_t n, DType dtype = kDefaultFloat);
-Tensor eye(int64_t n, int64_t m, DType dtype);
+Tensor eye(int64_t n, int64_t m, DType dtype = kDefaultFloat);
 
 // tensor copies `values` into a new tensor of `shape` (1-D of values.size() when omitted).
 // The dtype follows the element type (float, double, int64_t/int, bool). Throws when the

@@ -55,6 +55,8 @@ template <size_t K, typename Inner>
 void ForEachStrided(IntArrayRef shape, const std::array<Operand, K>& ops, Inner&& inner) {
   const int64_t total = Numel(shape);
   if (total == 0) return;
+  // The fixed arrays below hold the collapsed dims: a non-empty tensor has at most 63 dims
+  // of size >= 2 (2^63 elements), and size-1 dims are dropped before they are stored.
   // Collapse: drop size-1 dims, merge dim i into i+1 when every operand is contiguous
   // across the pair.
   int64_t sizes[64];

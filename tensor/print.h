@@ -7,8 +7,10 @@
 //   tensor([1, 2, 3])                     // int64 needs no dtype suffix
 //   tensor([True, False])
 // Floats print with 4 decimals, in integer form ("2.") when every value is integral, and in
-// scientific notation when magnitudes span more than 1e3 or exceed 1e8. Wrapper tensors print
-// through TensorImpl::WrapperRepr. Tensor::DebugString (tensor.h) shows the layout instead.
+// scientific notation when magnitudes span more than 1e3 or exceed 1e8 (torch/_tensor_str.py's
+// rules). Lines wrap at 80 columns, and tensors over 1000 elements are summarised with "..."
+// (three leading and trailing items per dim). Wrapper tensors print through
+// TensorImpl::WrapperRepr. Tensor::DebugString (tensor.h) shows the layout instead.
 #ifndef FT_TENSOR_PRINT_H_
 #define FT_TENSOR_PRINT_H_
 

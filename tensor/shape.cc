@@ -29,9 +29,11 @@ Shape ContiguousStrides(IntArrayRef shape) {
 }
 
 bool IsContiguous(IntArrayRef shape, IntArrayRef strides) {
+  // A tensor without elements is contiguous whatever its strides (PyTorch's rule); checking
+  // this first matters when the size-0 dim is not the innermost one.
+  if (Numel(shape) == 0) return true;
   int64_t expected = 1;
   for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
-    if (shape[i] == 0) return true;
     if (shape[i] == 1) continue;
     if (strides[i] != expected) return false;
     expected *= shape[i];
@@ -54,9 +56,19 @@ Shape WrapDims(absl::string_view op, IntArrayRef dims, int64_t rank, bool empty_
     for (int64_t i = 0; i < rank; ++i) out.push_back(i);
     return out;
   }
+  bool saw_scalar_dim = false;
   for (int64_t d : dims) {
     int64_t w = WrapDim(op, d, rank);
-    if (rank == 0) continue;  // rank 0: dim 0/-1 name the (absent) only dim
+    if (rank == 0) {
+      // Rank 0: dims 0 and -1 both name the (absent) only dim, so the result stays empty,
+      // but naming it twice is still a repeat (PyTorch rejects sum(scalar, dim=(0, -1))).
+      if (saw_scalar_dim) {
+        ThrowError(op, ": dim ", w, " appears more than once in the dim list ",
+                   ShapeToString(dims));
+      }
+      saw_scalar_dim = true;
+      continue;
+    }
     if (std::find(out.begin(), out.end(), w) != out.end()) {
       ThrowError(op, ": dim ", w, " appears more than once in the dim list ",
                  ShapeToString(dims));

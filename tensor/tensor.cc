@@ -51,9 +51,20 @@ Tensor TensorImpl::UnwrapDead(const std::string& op) const {
              "returned (", WrapperRepr(), ")");
 }
 
-int64_t Tensor::size(int64_t d) const { return sizes()[WrapDim("size", d, dim())]; }
+namespace {
+// DimIndex wraps `d` for size()/stride(). Unlike reductions, these read a dim, so a rank-0
+// tensor (which has none) accepts no dim at all, as in PyTorch.
+int64_t DimIndex(const char* what, int64_t d, int64_t rank) {
+  if (rank == 0) {
+    ThrowError(what, ": dim ", d, " is out of range for a tensor of rank 0 (it has no dims)");
+  }
+  return WrapDim(what, d, rank);
+}
+}  // namespace
 
-int64_t Tensor::stride(int64_t d) const { return strides()[WrapDim("stride", d, dim())]; }
+int64_t Tensor::size(int64_t d) const { return sizes()[DimIndex("size", d, dim())]; }
+
+int64_t Tensor::stride(int64_t d) const { return strides()[DimIndex("stride", d, dim())]; }
 
 void Tensor::CheckReadable(const char* what) const {
   if (!defined()) ThrowError(what, ": the tensor is undefined");

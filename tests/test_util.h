@@ -34,8 +34,8 @@ namespace ft::testing {
 ::testing::AssertionResult ThrowsFtError(const std::function<void()>& fn,
                                          const std::string& fragment);
 
-// Transposed returns a non-contiguous tensor with the same values as the contiguous
-// matrix `m` (m's transpose, materialized, then viewed transposed), for layout tests.
+// NonContiguousCopy returns a non-contiguous tensor with t's values: they are stored every
+// other element (stride 2 in the last dim), for layout tests. Rank 0 returns a clone.
 Tensor NonContiguousCopy(const Tensor& t);
 
 }  // namespace ft::testing

@@ -1,0 +1,246 @@
+// Proves the walk of one op through the layer stack with a test-only recording interpreter:
+// it sees every op with its arguments, lowers, and the stack is balanced after exceptions.
+#include "dispatch/interpreter.h"
+
+#include <string>
+#include <vector>
+
+#include "dispatch/dispatch.h"
+#include "dispatch/higher_order_operator.h"
+#include "dispatch/ops.h"
+#include "gtest/gtest.h"
+#include "tensor/factories.h"
+#include "tests/test_util.h"
+
+namespace ft {
+namespace {
+
+// RecordingInterpreter logs "name(args)" for every op it processes, then lowers and passes
+// the op to the levels below unchanged.
+class RecordingInterpreter : public Interpreter {
+ public:
+  RecordingInterpreter(std::vector<std::string>* log, std::string tag)
+      : Interpreter(TransformType::kFunctionalize, LayerStack::NewLevel()),
+        log_(log),
+        tag_(std::move(tag)) {}
+
+  ValueList Process(const Operator& op, ValueList& args) override {
+    std::string entry = tag_ + ":" + op.name() + "(";
+    for (size_t i = 0; i < args.size(); ++i) entry += (i ? ", " : "") + args[i].ToString();
+    log_->push_back(entry + ")");
+    if (throw_on_ == op.name()) ThrowError(op.name(), ": thrown by the recording interpreter");
+    LowerGuard lower(this);
+    EXPECT_NE(LayerStack::Top(), this);
+    return DispatchBoxed(op, args);
+  }
+
+  std::string throw_on_;
+
+ private:
+  std::vector<std::string>* log_;
+  std::string tag_;
+};
+
+TEST(LayerStack, EmptyStackRunsKernelsWithoutInterpreters) {
+  EXPECT_TRUE(LayerStack::empty());
+  EXPECT_EQ(LayerStack::Top(), nullptr);
+  Tensor y = sin(zeros({2}));
+  EXPECT_TENSOR_EQ(y, zeros({2}));
+}
+
+TEST(LayerStack, RecordingInterpreterSeesEveryOpWithArguments) {
+  std::vector<std::string> log;
+  RecordingInterpreter rec(&log, "R");
+  Tensor x = tensor({1.0, 2.0});
+  Tensor y;
+  {
+    InterpreterScope scope(&rec);
+    EXPECT_EQ(LayerStack::size(), 1);
+    EXPECT_EQ(LayerStack::Top(), &rec);
+    EXPECT_TRUE(rec.is_alive());
+    y = exp(neg(x));
+  }
+  EXPECT_FALSE(rec.is_alive());
+  EXPECT_TRUE(LayerStack::empty());
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0], "R:neg(Tensor[2] float64)");
+  EXPECT_EQ(log[1], "R:exp(Tensor[2] float64)");
+  EXPECT_TENSOR_NEAR(y, tensor({std::exp(-1.0), std::exp(-2.0)}), 1e-15);
+}
+
+TEST(LayerStack, NestedInterpretersProcessInnermostFirstAndLower) {
+  std::vector<std::string> log;
+  RecordingInterpreter outer(&log, "outer");
+  RecordingInterpreter inner(&log, "inner");
+  EXPECT_LT(outer.level(), inner.level());
+  {
+    InterpreterScope s1(&outer);
+    InterpreterScope s2(&inner);
+    EXPECT_EQ(LayerStack::DebugString(),
+              "[Functionalize(level=" + std::to_string(outer.level()) +
+                  "), Functionalize(level=" + std::to_string(inner.level()) + ")]");
+    sin(ones({3}));
+    EXPECT_EQ(LayerStack::size(), 2);
+  }
+  EXPECT_EQ(log, (std::vector<std::string>{"inner:sin(Tensor[3] float32)",
+                                           "outer:sin(Tensor[3] float32)"}));
+}
+
+TEST(LayerStack, BalancedAfterKernelException) {
+  std::vector<std::string> log;
+  RecordingInterpreter outer(&log, "outer");
+  RecordingInterpreter inner(&log, "inner");
+  auto body = [&] {
+    InterpreterScope s1(&outer);
+    InterpreterScope s2(&inner);
+    sin(tensor(std::vector<bool>{true}));  // the kernel throws below both levels
+  };
+  EXPECT_TRUE(testing::ThrowsFtError(body, "sin: not supported for bool"));
+  EXPECT_TRUE(LayerStack::empty());
+  EXPECT_FALSE(outer.is_alive());
+  EXPECT_EQ(log.size(), 2u);
+}
+
+TEST(LayerStack, BalancedAfterExceptionInsideAnInterpreter) {
+  std::vector<std::string> log;
+  RecordingInterpreter outer(&log, "outer");
+  RecordingInterpreter inner(&log, "inner");
+  outer.throw_on_ = "cos";
+  {
+    InterpreterScope s1(&outer);
+    InterpreterScope s2(&inner);
+    // inner lowers (pops itself), outer throws: inner's LowerGuard must push it back.
+    EXPECT_FT_ERROR(cos(ones({1})), "cos: thrown by the recording interpreter");
+    EXPECT_EQ(LayerStack::size(), 2);
+    EXPECT_EQ(LayerStack::Top(), &inner);
+    EXPECT_EQ(LayerStack::At(0), &outer);
+  }
+  EXPECT_TRUE(LayerStack::empty());
+}
+
+TEST(LayerStack, ExcludeAllGuardEmptiesAndRestores) {
+  std::vector<std::string> log;
+  RecordingInterpreter rec(&log, "R");
+  InterpreterScope scope(&rec);
+  {
+    ExcludeAllGuard exclude;
+    EXPECT_TRUE(LayerStack::empty());
+    sin(ones({1}));
+  }
+  EXPECT_EQ(LayerStack::Top(), &rec);
+  EXPECT_TRUE(log.empty());
+}
+
+TEST(LayerStack, DepthLimitIsAnError) {
+  std::vector<std::string> log;
+  std::vector<std::unique_ptr<RecordingInterpreter>> interps;
+  std::vector<std::unique_ptr<InterpreterScope>> scopes;
+  for (int i = 0; i < LayerStack::kMaxDepth; ++i) {
+    interps.push_back(std::make_unique<RecordingInterpreter>(&log, "R"));
+    scopes.push_back(std::make_unique<InterpreterScope>(interps.back().get()));
+  }
+  RecordingInterpreter one_more(&log, "R");
+  EXPECT_FT_ERROR(InterpreterScope(&one_more), "cannot nest more than 64 transforms");
+  while (!scopes.empty()) scopes.pop_back();
+  EXPECT_TRUE(LayerStack::empty());
+}
+
+// A wrapper kind for the test: it belongs to one interpreter's level and holds a value.
+class TestWrapper : public TensorImpl {
+ public:
+  TestWrapper(Tensor value, const Interpreter& owner)
+      : TensorImpl(TensorKind::kGradWrapper, value.dtype(),
+                   Shape(value.sizes().begin(), value.sizes().end())),
+        value_(std::move(value)),
+        alive_(owner.alive_flag()) {}
+  bool is_alive_wrapper() const override { return *alive_; }
+  Tensor UnwrapDead(const std::string&) const override { return value_; }
+  std::string WrapperRepr() const override { return "TestWrapper"; }
+
+ private:
+  Tensor value_;
+  std::shared_ptr<const bool> alive_;
+};
+
+TEST(Dispatch, DeadWrappersUnwrapThemselves) {
+  std::vector<std::string> log;
+  RecordingInterpreter rec(&log, "R");
+  Tensor escaped;
+  {
+    InterpreterScope scope(&rec);
+    escaped = Tensor(std::make_shared<TestWrapper>(tensor({0.0, 1.0}), rec));
+  }
+  // The level is dead: the op unwraps the wrapper and runs on its value.
+  EXPECT_TENSOR_NEAR(cos(escaped), tensor({1.0, std::cos(1.0)}), 1e-15);
+}
+
+TEST(Dispatch, LiveWrapperWithoutTransformIsAnError) {
+  std::vector<std::string> log;
+  RecordingInterpreter rec(&log, "R");
+  InterpreterScope scope(&rec);
+  Tensor w(std::make_shared<TestWrapper>(ones({2}), rec));
+  ExcludeAllGuard exclude;
+  EXPECT_FT_ERROR(sin(w), "sin: argument 'self' is a grad wrapper tensor (TestWrapper) but no "
+                          "transform is active");
+}
+
+TEST(Dispatch, InterpreterMayUseTheOpsRuleSlot) {
+  RegisterAllOps();
+  Operator& relu_op = OpRegistry::Global().Get("relu");
+  ASSERT_FALSE(relu_op.has_rule(TransformType::kFunctionalize));
+  relu_op.SetRule(TransformType::kFunctionalize,
+                  [](Interpreter& interp, const Operator& op, ValueList& args) {
+                    LowerGuard lower(&interp);
+                    ValueList out = DispatchBoxed(op, args);
+                    out[0] = Value(neg(out[0].tensor()));  // a visible, test-only twist
+                    return out;
+                  });
+  class RuleInterpreter : public Interpreter {
+   public:
+    RuleInterpreter() : Interpreter(TransformType::kFunctionalize, LayerStack::NewLevel()) {}
+    ValueList Process(const Operator& op, ValueList& args) override {
+      const TransformRule* rule = op.rule(key());
+      if (rule != nullptr) return (*rule)(*this, op, args);
+      LowerGuard lower(this);
+      return DispatchBoxed(op, args);
+    }
+  } interp;
+  {
+    InterpreterScope scope(&interp);
+    EXPECT_TENSOR_EQ(relu(tensor({-1.0f, 2.0f})), tensor({-0.0f, -2.0f}));
+  }
+  relu_op.SetRule(TransformType::kFunctionalize, nullptr);
+}
+
+TEST(HigherOrderOperator, DefaultWithoutTransformsRuleWithOne) {
+  struct Fn {
+    bool negate;
+  };
+  HigherOrderOperator<Fn> call_fn("call_fn", [](const Fn& f, ValueList& xs) {
+    ValueList out;
+    out.emplace_back(f.negate ? neg(xs[0].tensor()) : square(xs[0].tensor()));
+    return out;
+  });
+  ValueList operands;
+  operands.emplace_back(tensor({1.0, 2.0}));
+  EXPECT_TENSOR_EQ(call_fn(Fn{true}, operands)[0].tensor(), tensor({-1.0, -2.0}));
+
+  std::vector<std::string> log;
+  RecordingInterpreter rec(&log, "R");
+  InterpreterScope scope(&rec);
+  EXPECT_FT_ERROR(call_fn(Fn{true}, operands),
+                  "call_fn: no rule for the Functionalize transform (level");
+  int64_t seen_level = -1;
+  call_fn.SetRule(TransformType::kFunctionalize,
+                  [&](Interpreter& interp, const Fn& f, ValueList& xs) {
+                    seen_level = interp.level();
+                    LowerGuard lower(&interp);
+                    return call_fn(f, xs);  // again, for the levels below: the default
+                  });
+  EXPECT_TRUE(call_fn.has_rule(TransformType::kFunctionalize));
+  EXPECT_TENSOR_EQ(call_fn(Fn{false}, operands)[0].tensor(), tensor({1.0, 4.0}));
+  EXPECT_EQ(seen_level, rec.level());
+}
+
+}  // namespace
+}  // namespace ft

@@ -1,0 +1,70 @@
+#include "dispatch/operator.h"
+
+#include "dispatch/dispatch.h"
+#include "dispatch/ops.h"
+#include "gtest/gtest.h"
+#include "tensor/factories.h"
+#include "tensor/unary_kernels.h"
+#include "tests/test_util.h"
+
+namespace ft {
+namespace {
+
+TEST(OpRegistry, BuiltinOpsAreRegisteredOnceWithSchemas) {
+  RegisterAllOps();
+  RegisterAllOps();  // idempotent
+  OpRegistry& r = OpRegistry::Global();
+  const Operator* sin_op = r.Find("sin");
+  ASSERT_NE(sin_op, nullptr);
+  EXPECT_EQ(sin_op->schema().ToString(), "sin(Tensor self) -> Tensor");
+  EXPECT_EQ(&r.ById(sin_op->id()), sin_op);
+  EXPECT_EQ(&OpFor<&kernels::sin>(), sin_op);
+  const Operator& exp_ = r.Get("exp_");
+  EXPECT_EQ(exp_.schema().mutated_arg, 0);
+  EXPECT_EQ(exp_.schema().ToString(), "exp_(Tensor self) -> Tensor  [mutates self]");
+  EXPECT_EQ(r.Find("no_such_op"), nullptr);
+  EXPECT_FT_ERROR(r.Get("no_such_op"), "OpRegistry: no operator named 'no_such_op'");
+  // ops() lists every op in registration order, ids dense.
+  std::vector<Operator*> ops = r.ops();
+  ASSERT_EQ(static_cast<int>(ops.size()), r.size());
+  for (int i = 0; i < r.size(); ++i) EXPECT_EQ(ops[i]->id(), i);
+}
+
+TEST(Operator, BoxedBaseKernelMatchesTypedCall) {
+  RegisterAllOps();
+  const Operator& sin_op = OpRegistry::Global().Get("sin");
+  ValueList args;
+  args.emplace_back(tensor({0.5, 1.5}));
+  ValueList out = sin_op.CallBaseKernel(args);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TENSOR_NEAR(out[0].tensor(), tensor({std::sin(0.5), std::sin(1.5)}), 1e-15);
+}
+
+TEST(Operator, RuleSlots) {
+  RegisterAllOps();
+  Operator& cos_op = OpRegistry::Global().Get("cos");
+  for (TransformType t : {TransformType::kVmap, TransformType::kGrad, TransformType::kJvp,
+                          TransformType::kFunctionalize}) {
+    EXPECT_EQ(cos_op.rule(t) == nullptr, !cos_op.has_rule(t));
+  }
+  EXPECT_STREQ(TransformTypeName(TransformType::kJvp), "Jvp");
+}
+
+TEST(Value, HoldsEachKindAndPrints) {
+  EXPECT_EQ(Value().ToString(), "None");
+  EXPECT_EQ(Value(int64_t{3}).ToString(), "3");
+  EXPECT_EQ(Value(2.5).ToString(), "2.5");
+  EXPECT_EQ(Value(true).ToString(), "true");
+  EXPECT_EQ(Value(Shape{1, 2}).ToString(), "[1, 2]");
+  EXPECT_EQ(Value(kFloat64).ToString(), "float64");
+  EXPECT_EQ(Value(Scalar(1.5)).ToString(), "1.5");
+  EXPECT_EQ(Value(zeros({2, 3})).ToString(), "Tensor[2, 3] float32");
+  EXPECT_EQ(Value(TensorList{zeros({1}), ones({2}, kInt64)}).ToString(),
+            "[Tensor[1] float32, Tensor[2] int64]");
+  EXPECT_EQ(Value(int64_t{4}).scalar().kind(), ScalarKind::kInt);
+  EXPECT_EQ(Value(Value::Tag::kShape == Value(Shape{}).tag()).to_bool(), true);
+  EXPECT_STREQ(ValueTagName(Value::Tag::kTensorList), "TensorList");
+}
+
+}  // namespace
+}  // namespace ft

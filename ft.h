@@ -1,0 +1,26 @@
+// ft.h: the one header a user of ft includes (target //:ft).
+//
+// ft is PyTorch functorch's composable function transforms rebuilt as a C++ library. This
+// header gathers the eager tensor library: tensors and factories (//tensor) and every op
+// (//dispatch). The transforms (vmap, grad, jvp, jacrev, jacfwd, hessian) and custom
+// functions join it as they land.
+//
+// Example:
+//   #include "ft.h"
+//   ft::Tensor x = ft::linspace(0, 1, 5);
+//   ft::Tensor y = ft::sum(ft::sin(x) * x, {0});
+//   std::cout << y << "\n";   // tensor(0.9267) (roughly)
+#ifndef FT_FT_H_
+#define FT_FT_H_
+
+#include "dispatch/ops.h"
+#include "tensor/dtype.h"
+#include "tensor/error.h"
+#include "tensor/factories.h"
+#include "tensor/generator.h"
+#include "tensor/print.h"
+#include "tensor/scalar.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+#endif  // FT_FT_H_
