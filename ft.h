@@ -14,6 +14,7 @@
 #define FT_FT_H_
 
 #include "dispatch/ops.h"
+#include "tensor/allclose.h"
 #include "tensor/dtype.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"

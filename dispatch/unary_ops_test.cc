@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -138,6 +139,31 @@ TEST(UnaryOps, ExpInPlaceBumpsVersionAndReturnsSelf) {
   Tensor one = ones({1});
   Tensor expanded = MakeDense(one.storage(), kFloat32, {3}, {0}, 0);
   EXPECT_FT_ERROR(exp_(expanded), "exp_: cannot write in place into a tensor whose elements overlap");
+}
+
+TEST(UnaryOps, ExtremeValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  // Eigen's vectorized exp clamps its argument; ours flushes to 0 below the clamp.
+  Tensor big = tensor({-inf, -1000.0f, -100.0f, 0.0f, 1.0f, -inf, -200.0f, 2.0f});
+  std::vector<float> e = exp(big).to_vector<float>();
+  EXPECT_EQ(e[0], 0.0f);
+  EXPECT_EQ(e[1], 0.0f);
+  EXPECT_LT(e[2], 1e-38f);
+  EXPECT_EQ(e[5], 0.0f);
+  EXPECT_EQ(e[6], 0.0f);
+  EXPECT_NEAR(e[7], std::exp(2.0f), 1e-5);
+  const double dinf = std::numeric_limits<double>::infinity();
+  std::vector<double> ed = exp(tensor({-dinf, -800.0, -1.0, 0.0})).to_vector<double>();
+  EXPECT_EQ(ed[0], 0.0);
+  EXPECT_EQ(ed[1], 0.0);
+  EXPECT_NEAR(ed[2], std::exp(-1.0), 1e-15);
+  // Eigen's fast float sqrt gave nan for inf and 0 for denormals.
+  std::vector<float> s = sqrt(tensor({inf, 1e-40f, 4.0f, 9.0f, 16.0f, 0.0f, 2.0f, inf}))
+                             .to_vector<float>();
+  EXPECT_EQ(s[0], inf);
+  EXPECT_NEAR(s[1], std::sqrt(1e-40f), 1e-24);
+  EXPECT_EQ(s[2], 2.0f);
+  EXPECT_EQ(s[7], inf);
 }
 
 TEST(UnaryOps, UnaryMinusIsNeg) {

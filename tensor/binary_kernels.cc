@@ -1,1 +1,657 @@
 #include "tensor/binary_kernels.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "tensor/copy.h"
+#include "tensor/kernel_util.h"
+
+namespace ft::kernels {
+namespace {
+
+using internal::ArrayMap;
+using internal::BinaryLoop;
+using internal::ConstArrayMap;
+using internal::ConstStridedMap;
+using internal::MakeOperand;
+using internal::Operand;
+using internal::StridedMap;
+using internal::UnaryLoop;
+
+bool SameShape(IntArrayRef a, IntArrayRef b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+DType ResultTypeOf(const Tensor& a, const Tensor& b) {
+  return ResultType(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
+}
+
+// CanCast is torch.can_cast: no floating -> integral/bool, no integral -> bool.
+bool CanCast(DType from, DType to) {
+  if (IsFloating(from) && !IsFloating(to)) return false;
+  if (from == kInt64 && to == kBool) return false;
+  return true;
+}
+
+// Overlaps reports whether `other` reads memory that writing `self` may change before
+// `other` is fully read: same storage, but not exactly the same view. (An identical view is
+// safe for elementwise ops: each element is read before it is written.)
+bool Overlaps(const Tensor& self, const Tensor& other) {
+  if (!self.storage().is_same(other.storage())) return false;
+  return !(self.storage_offset() == other.storage_offset() &&
+           SameShape(self.sizes(), other.sizes()) && SameShape(self.strides(), other.strides()));
+}
+
+template <typename T>
+bool IsNanValue(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
+
+// ---- Element functors (scalar only; Eigen applies them per coefficient). ----
+// int64 arithmetic wraps around like PyTorch's; done in uint64 because signed overflow is UB.
+struct WrapAdd {
+  int64_t operator()(int64_t a, int64_t b) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  }
+};
+struct WrapSub {
+  int64_t operator()(int64_t a, int64_t b) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+  }
+};
+struct WrapMul {
+  int64_t operator()(int64_t a, int64_t b) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  }
+};
+// IntPow: exponentiation by squaring, wrapping; exponents are >= 0 (checked beforehand).
+struct IntPow {
+  int64_t operator()(int64_t base, int64_t exponent) const {
+    uint64_t result = 1;
+    uint64_t b = static_cast<uint64_t>(base);
+    uint64_t e = static_cast<uint64_t>(exponent);
+    while (e != 0) {
+      if (e & 1) result *= b;
+      e >>= 1;
+      if (e != 0) b *= b;
+    }
+    return static_cast<int64_t>(result);
+  }
+};
+struct FloatPow {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return std::pow(a, b);
+  }
+};
+struct Atan2Fn {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return std::atan2(a, b);
+  }
+};
+
+// ---- Ops: each is an Eigen expression builder over two same-typed array expressions. ----
+// kPredicate: the result is bool (else the compute type). kSupports<T>: compute types the op
+// has a kernel for (validation guarantees only those reach the loop).
+struct OpBase {
+  static constexpr bool kPredicate = false;
+  template <typename T>
+  static constexpr bool kSupports = true;
+  static void Validate(const char*, const Tensor&, const Tensor&) {}
+};
+
+template <typename T>
+constexpr bool kIsBool = std::is_same_v<T, bool>;
+
+struct AddOp : OpBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    using T = typename A::Scalar;
+    if constexpr (kIsBool<T>) {
+      return a || b;
+    } else if constexpr (std::is_integral_v<T>) {
+      return a.binaryExpr(b, WrapAdd{});
+    } else {
+      return a + b;
+    }
+  }
+};
+struct SubOp : OpBase {
+  template <typename T>
+  static constexpr bool kSupports = !kIsBool<T>;
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    using T = typename A::Scalar;
+    if constexpr (std::is_integral_v<T>) {
+      return a.binaryExpr(b, WrapSub{});
+    } else {
+      return a - b;
+    }
+  }
+};
+struct MulOp : OpBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    using T = typename A::Scalar;
+    if constexpr (kIsBool<T>) {
+      return a && b;
+    } else if constexpr (std::is_integral_v<T>) {
+      return a.binaryExpr(b, WrapMul{});
+    } else {
+      return a * b;
+    }
+  }
+};
+struct DivOp : OpBase {
+  template <typename T>
+  static constexpr bool kSupports = std::is_floating_point_v<T>;
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    return a / b;
+  }
+};
+struct PowOp : OpBase {
+  template <typename T>
+  static constexpr bool kSupports = !kIsBool<T>;
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    using T = typename A::Scalar;
+    if constexpr (std::is_integral_v<T>) {
+      return a.binaryExpr(b, IntPow{});
+    } else {
+      return a.binaryExpr(b, FloatPow{});
+    }
+  }
+  // Integer bases cannot take negative integer exponents (PyTorch's rule): the result
+  // would not be an integer.
+  static void Validate(const char* name, const Tensor& base, const Tensor& exponent) {
+    if (exponent.dtype() != kInt64) return;
+    int64_t bad = 0;
+    bool found = false;
+    std::array<Operand, 1> ops = {MakeOperand(exponent, exponent.sizes())};
+    internal::ForEachStrided<1>(
+        exponent.sizes(), ops,
+        [&](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {
+          const char* ptr = p[0];
+          for (int64_t i = 0; i < n && !found; ++i, ptr += s[0]) {
+            const int64_t e = *reinterpret_cast<const int64_t*>(ptr);
+            if (e < 0) {
+              found = true;
+              bad = e;
+            }
+          }
+        });
+    if (found) {
+      ThrowError(name, ": Integers to negative integer powers are not allowed (int64 base of ",
+                 "shape ", ShapeToString(base.sizes()), ", exponent of shape ",
+                 ShapeToString(exponent.sizes()), " contains ", bad,
+                 "); convert the base to a floating dtype first");
+    }
+  }
+};
+struct MaximumOp : OpBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    using T = typename A::Scalar;
+    if constexpr (kIsBool<T>) {
+      return a || b;
+    } else if constexpr (std::is_integral_v<T>) {
+      return a.max(b);
+    } else {
+      // torch.maximum propagates NaN from either side.
+      return a.binaryExpr(b, Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>());
+    }
+  }
+};
+struct MinimumOp : OpBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    using T = typename A::Scalar;
+    if constexpr (kIsBool<T>) {
+      return a && b;
+    } else if constexpr (std::is_integral_v<T>) {
+      return a.min(b);
+    } else {
+      return a.binaryExpr(b, Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>());
+    }
+  }
+};
+struct Atan2Op : OpBase {
+  template <typename T>
+  static constexpr bool kSupports = std::is_floating_point_v<T>;
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    return a.binaryExpr(b, Atan2Fn{});
+  }
+};
+
+struct PredicateBase : OpBase {
+  static constexpr bool kPredicate = true;
+};
+struct EqOp : PredicateBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    return a == b;
+  }
+};
+struct NeOp : PredicateBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    return a != b;
+  }
+};
+struct LtOp : PredicateBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    return a < b;
+  }
+};
+struct LeOp : PredicateBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    return a <= b;
+  }
+};
+struct GtOp : PredicateBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    return a > b;
+  }
+};
+struct GeOp : PredicateBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    return a >= b;
+  }
+};
+struct LogicalAndOp : PredicateBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    using T = typename A::Scalar;
+    if constexpr (kIsBool<T>) {
+      return a && b;
+    } else {
+      return (a != T(0)) && (b != T(0));
+    }
+  }
+};
+struct LogicalOrOp : PredicateBase {
+  template <typename A, typename B>
+  auto operator()(const A& a, const B& b) const {
+    using T = typename A::Scalar;
+    if constexpr (kIsBool<T>) {
+      return a || b;
+    } else {
+      return (a != T(0)) || (b != T(0));
+    }
+  }
+};
+
+// ---- Compute-type rules (they also validate the dtypes). ----
+DType ArithmeticType(const char*, const Tensor& a, const Tensor& b) { return ResultTypeOf(a, b); }
+
+DType SubType(const char* name, const Tensor& a, const Tensor& b) {
+  if (a.dtype() == kBool && b.dtype() == kBool) {
+    ThrowError(name, ": subtraction with two bool tensors is not supported; use logical_xor / ~ ",
+               "(shapes ", ShapeToString(a.sizes()), " and ", ShapeToString(b.sizes()), ")");
+  }
+  if (a.dtype() == kBool || b.dtype() == kBool) {
+    // PyTorch rejects a single bool operand too (it is almost always a mask inversion bug).
+    ThrowError(name, ": subtraction with a bool tensor is not supported (got ",
+               DTypeName(a.dtype()), " - ", DTypeName(b.dtype()),
+               "); use logical_not / ~ to invert a mask, or convert it with to() first");
+  }
+  return ResultTypeOf(a, b);
+}
+
+// FloatingType: int/bool results compute in float32 (true division, atan2).
+DType FloatingType(const char*, const Tensor& a, const Tensor& b) {
+  const DType t = ResultTypeOf(a, b);
+  return IsFloating(t) ? t : kDefaultFloat;
+}
+
+DType PowType(const char* name, const Tensor& a, const Tensor& b) {
+  const DType t = ResultTypeOf(a, b);
+  if (t == kBool) {
+    ThrowError(name, ": not supported for two bool tensors (shapes ", ShapeToString(a.sizes()),
+               " and ", ShapeToString(b.sizes()), "); convert one to int64 or a floating dtype");
+  }
+  return t;
+}
+
+// ---- Drivers. ----
+// RunLoop computes out = Op(a, b); a and b already have the compute dtype.
+template <typename Op>
+void RunLoop(DType compute, const Tensor& out, const Tensor& a, const Tensor& b) {
+  VisitDType(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Out = std::conditional_t<Op::kPredicate, bool, T>;
+    if constexpr (Op::template kSupports<T>) {
+      BinaryLoop<T, Out>(out, a, b, Op{});
+    } else {
+      FT_CHECK(false && "compute type rejected by validation");
+    }
+  });
+}
+
+template <typename Op>
+Tensor Binary(const char* name, DType compute, const Tensor& a, const Tensor& b) {
+  const Shape shape = BroadcastShapes(name, a.sizes(), b.sizes());
+  // to() returns the operand itself when it already has the compute dtype: no copy on the
+  // same-dtype fast path.
+  const Tensor ca = to(a, compute);
+  const Tensor cb = to(b, compute);
+  Op::Validate(name, ca, cb);
+  Tensor out = EmptyContiguous(shape, Op::kPredicate ? kBool : compute);
+  RunLoop<Op>(compute, out, ca, cb);
+  return out;
+}
+
+void CheckCastable(const char* name, DType result, const Tensor& self) {
+  if (!CanCast(result, self.dtype())) {
+    ThrowError(name, ": result type ", DTypeName(result), " can't be cast to the desired output ",
+               "type ", DTypeName(self.dtype()), " (in-place op on a tensor of shape ",
+               ShapeToString(self.sizes()), ")");
+  }
+}
+
+// BinaryInPlace: self = Op(self, other), other broadcast to self's shape.
+template <typename Op>
+Tensor BinaryInPlace(const char* name, DType compute, const Tensor& self, const Tensor& other) {
+  internal::CheckWritable(name, self);
+  CheckCastable(name, compute, self);
+  const Shape shape = BroadcastShapes(name, self.sizes(), other.sizes());
+  if (!SameShape(shape, self.sizes())) {
+    ThrowError(name, ": output with shape ", ShapeToString(self.sizes()),
+               " doesn't match the broadcast shape ", ShapeToString(shape));
+  }
+  Tensor cb = to(other, compute);
+  // A partially overlapping view of self would be overwritten while still being read.
+  if (cb.is_same(other) && Overlaps(self, other)) cb = clone(other);
+  if (compute == self.dtype()) {
+    RunLoop<Op>(compute, self, self, cb);
+  } else {
+    // Computing in a wider dtype than self (float32 self, float64 other): compute, then cast.
+    Tensor tmp = EmptyContiguous(self.sizes(), compute);
+    RunLoop<Op>(compute, tmp, to(self, compute), cb);
+    copy_into(self, tmp);
+  }
+  self.bump_version();
+  return self;
+}
+
+// ---- Scalar conversion helpers. ----
+// ClampBound converts a clamp bound to the compute type T. T is floating whenever the bound
+// is floating (promotion), so only floating narrowing can overflow: saturate to +-inf.
+template <typename T>
+T ClampBound(Scalar s) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const double d = s.to<double>();
+    if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max())) {
+      return d > 0 ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
+    }
+    return static_cast<T>(d);
+  } else {
+    return s.to<T>();
+  }
+}
+
+// FillValue converts `value` to T, throwing where the conversion would overflow (PyTorch's
+// "value cannot be converted to type ... without overflow").
+template <typename T>
+T FillValue(const char* name, Scalar value) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    if (value.is_floating()) {
+      const double d = value.to<double>();
+      // [-2^63, 2^63) is the range whose truncation fits in int64; NaN fails both tests.
+      if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
+        ThrowError(name, ": value ", value.ToString(),
+                   " cannot be converted to int64 without overflow");
+      }
+    }
+    return value.to<int64_t>();
+  } else if constexpr (std::is_same_v<T, float>) {
+    const double d = value.to<double>();
+    if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max())) {
+      ThrowError(name, ": value ", value.ToString(),
+                 " cannot be converted to float32 without overflow");
+    }
+    return static_cast<float>(d);
+  } else {
+    return value.to<T>();
+  }
+}
+
+template <typename T>
+void FillLoop(const Tensor& self, T v) {
+  std::array<Operand, 1> ops = {MakeOperand(self, self.sizes())};
+  internal::ForEachStrided<1>(
+      self.sizes(), ops,
+      [&](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {
+        T* ptr = reinterpret_cast<T*>(p[0]);
+        if (s[0] == static_cast<int64_t>(sizeof(T))) {
+          ArrayMap<T>(ptr, n).setConstant(v);
+        } else {
+          StridedMap<T>(ptr, n, Eigen::InnerStride<>(s[0] / static_cast<int64_t>(sizeof(T))))
+              .setConstant(v);
+        }
+      });
+}
+
+Tensor Fill(const char* name, const Tensor& self, Scalar value) {
+  internal::CheckWritable(name, self);
+  VisitDType(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v = FillValue<T>(name, value);  // may throw: before any write
+    FillLoop<T>(self, v);
+  });
+  self.bump_version();
+  return self;
+}
+
+// ClampType: x's dtype promoted with each given bound (python-scalar rules).
+DType ClampType(const char* name, const Tensor& x, const std::optional<Scalar>& min,
+                const std::optional<Scalar>& max) {
+  if (!min.has_value() && !max.has_value()) {
+    ThrowError(name, ": at least one of min or max must be given (tensor of shape ",
+               ShapeToString(x.sizes()), ")");
+  }
+  DType t = x.dtype();
+  if (min.has_value()) t = ResultTypeWithScalar(t, min->kind());
+  if (max.has_value()) t = ResultTypeWithScalar(t, max->kind());
+  if (t == kBool) {
+    ThrowError(name, ": not supported for bool tensors (shape ", ShapeToString(x.sizes()),
+               "); convert to int64 or a floating dtype first");
+  }
+  return t;
+}
+
+// ClampFn: max(x, lo) then min(., hi), so min > max gives hi everywhere (PyTorch); NaN in
+// x or in a bound propagates.
+template <typename T>
+struct ClampFn {
+  T lo, hi;
+  bool has_lo, has_hi;
+  T operator()(const T& x) const {
+    T y = x;
+    if (has_lo && (IsNanValue(lo) || y < lo)) y = lo;
+    if (has_hi && (IsNanValue(hi) || y > hi)) y = hi;
+    return y;
+  }
+};
+
+template <typename T>
+ClampFn<T> MakeClampFn(const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  ClampFn<T> fn{T(0), T(0), min.has_value(), max.has_value()};
+  if (min.has_value()) fn.lo = ClampBound<T>(*min);
+  if (max.has_value()) fn.hi = ClampBound<T>(*max);
+  return fn;
+}
+
+}  // namespace
+
+// ---- Out-of-place arithmetic ----
+Tensor add(const Tensor& a, const Tensor& b) {
+  return Binary<AddOp>("add", ArithmeticType("add", a, b), a, b);
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return Binary<SubOp>("sub", SubType("sub", a, b), a, b);
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return Binary<MulOp>("mul", ArithmeticType("mul", a, b), a, b);
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  return Binary<DivOp>("div", FloatingType("div", a, b), a, b);
+}
+Tensor pow(const Tensor& a, const Tensor& b) {
+  return Binary<PowOp>("pow", PowType("pow", a, b), a, b);
+}
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return Binary<MaximumOp>("maximum", ArithmeticType("maximum", a, b), a, b);
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return Binary<MinimumOp>("minimum", ArithmeticType("minimum", a, b), a, b);
+}
+Tensor atan2(const Tensor& a, const Tensor& b) {
+  return Binary<Atan2Op>("atan2", FloatingType("atan2", a, b), a, b);
+}
+
+// ---- Comparisons ----
+Tensor eq(const Tensor& a, const Tensor& b) { return Binary<EqOp>("eq", ResultTypeOf(a, b), a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return Binary<NeOp>("ne", ResultTypeOf(a, b), a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return Binary<LtOp>("lt", ResultTypeOf(a, b), a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return Binary<LeOp>("le", ResultTypeOf(a, b), a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return Binary<GtOp>("gt", ResultTypeOf(a, b), a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return Binary<GeOp>("ge", ResultTypeOf(a, b), a, b); }
+
+// ---- Logical ----
+// Promotion never turns a nonzero into zero (int64 -> float32 keeps nonzero-ness), so the
+// promoted dtype is a safe common type for the truth test.
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return Binary<LogicalAndOp>("logical_and", PromoteTypes(a.dtype(), b.dtype()), a, b);
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return Binary<LogicalOrOp>("logical_or", PromoteTypes(a.dtype(), b.dtype()), a, b);
+}
+Tensor logical_not(const Tensor& x) {
+  Tensor out = EmptyContiguous(x.sizes(), kBool);
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    UnaryLoop<T, bool>(out, x, [](const auto& a) { return a == T(0); });
+  });
+  return out;
+}
+
+// ---- where ----
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+  if (condition.dtype() != kBool) {
+    ThrowError("where: expected condition to be a bool tensor, got ", DTypeName(condition.dtype()),
+               " of shape ", ShapeToString(condition.sizes()),
+               "; compare it first (e.g. ne(c, 0))");
+  }
+  const Shape ab = BroadcastShapes("where", a.sizes(), b.sizes());
+  const Shape shape = BroadcastShapes("where", condition.sizes(), ab);
+  const DType dtype = ResultTypeOf(a, b);
+  const Tensor ca = to(a, dtype);
+  const Tensor cb = to(b, dtype);
+  Tensor out = EmptyContiguous(shape, dtype);
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    constexpr int64_t kT = sizeof(T);
+    std::array<Operand, 4> ops = {MakeOperand(out, shape), MakeOperand(condition, shape),
+                                  MakeOperand(ca, shape), MakeOperand(cb, shape)};
+    internal::ForEachStrided<4>(
+        shape, ops, [&](const std::array<char*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) {
+          T* po = reinterpret_cast<T*>(p[0]);
+          const bool* pc = reinterpret_cast<const bool*>(p[1]);
+          const T* pa = reinterpret_cast<const T*>(p[2]);
+          const T* pb = reinterpret_cast<const T*>(p[3]);
+          if (s[0] == kT && s[1] == 1 && s[2] == kT && s[3] == kT) {
+            ArrayMap<T>(po, n) =
+                ConstArrayMap<bool>(pc, n).select(ConstArrayMap<T>(pa, n), ConstArrayMap<T>(pb, n));
+            return;
+          }
+          StridedMap<T>(po, n, Eigen::InnerStride<>(s[0] / kT)) =
+              ConstStridedMap<bool>(pc, n, Eigen::InnerStride<>(s[1]))
+                  .select(ConstStridedMap<T>(pa, n, Eigen::InnerStride<>(s[2] / kT)),
+                          ConstStridedMap<T>(pb, n, Eigen::InnerStride<>(s[3] / kT)));
+        });
+  });
+  return out;
+}
+
+// ---- clamp ----
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+  const DType dtype = ClampType("clamp", x, min, max);
+  const Tensor in = to(x, dtype);
+  Tensor out = EmptyContiguous(x.sizes(), dtype);
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsBool<T>) {
+      const ClampFn<T> fn = MakeClampFn<T>(min, max);
+      UnaryLoop<T, T>(out, in, [&](const auto& a) { return a.unaryExpr(fn); });
+    }
+  });
+  return out;
+}
+
+Tensor clamp_(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+  internal::CheckWritable("clamp_", self);
+  const DType dtype = ClampType("clamp_", self, min, max);
+  CheckCastable("clamp_", dtype, self);
+  // Promotion never lowers the dtype, so a castable result type is self's own dtype.
+  FT_CHECK(dtype == self.dtype());
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsBool<T>) {
+      const ClampFn<T> fn = MakeClampFn<T>(min, max);
+      UnaryLoop<T, T>(self, self, [&](const auto& a) { return a.unaryExpr(fn); });
+    }
+  });
+  self.bump_version();
+  return self;
+}
+
+// ---- In-place arithmetic ----
+Tensor add_(const Tensor& self, const Tensor& other) {
+  return BinaryInPlace<AddOp>("add_", ArithmeticType("add_", self, other), self, other);
+}
+Tensor sub_(const Tensor& self, const Tensor& other) {
+  return BinaryInPlace<SubOp>("sub_", SubType("sub_", self, other), self, other);
+}
+Tensor mul_(const Tensor& self, const Tensor& other) {
+  return BinaryInPlace<MulOp>("mul_", ArithmeticType("mul_", self, other), self, other);
+}
+Tensor div_(const Tensor& self, const Tensor& other) {
+  return BinaryInPlace<DivOp>("div_", FloatingType("div_", self, other), self, other);
+}
+
+// ---- Writes ----
+Tensor copy_(const Tensor& self, const Tensor& src) {
+  internal::CheckWritable("copy_", self);
+  const Shape shape = BroadcastShapes("copy_", self.sizes(), src.sizes());
+  if (!SameShape(shape, self.sizes())) {
+    ThrowError("copy_: source of shape ", ShapeToString(src.sizes()),
+               " cannot be broadcast to the destination shape ", ShapeToString(self.sizes()));
+  }
+  // Overlapping source and destination: read everything before writing anything.
+  const Tensor source = Overlaps(self, src) ? clone(src) : src;
+  copy_into(self, source);
+  self.bump_version();
+  return self;
+}
+
+Tensor fill_(const Tensor& self, Scalar value) { return Fill("fill_", self, value); }
+
+Tensor zero_(const Tensor& self) { return Fill("zero_", self, Scalar(int64_t{0})); }
+
+}  // namespace ft::kernels

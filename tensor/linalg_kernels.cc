@@ -1,1 +1,386 @@
 #include "tensor/linalg_kernels.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "tensor/copy.h"
+#include "tensor/kernel_util.h"
+
+namespace ft::kernels {
+namespace {
+
+using internal::RowMajorMatrix;
+
+template <typename T>
+using ColMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+template <typename T>
+using ConstRowMap = Eigen::Map<const RowMajorMatrix<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+template <typename T>
+using ConstColMap = Eigen::Map<const ColMajorMatrix<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+template <typename T>
+using OutMap = Eigen::Map<RowMajorMatrix<T>, Eigen::Unaligned>;
+
+// MatrixArg describes an operand as a batch of rows x cols matrices: matrix [i0, ...] starts
+// at data + sum(i_k * batch_strides[k]), element (r, c) of it is at + r * rs + c * cs
+// (all in elements). `t` keeps the storage alive and has the compute dtype.
+struct MatrixArg {
+  Tensor t;
+  Shape batch_sizes;
+  Shape batch_strides;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t rs = 0;
+  int64_t cs = 0;
+};
+
+// AsMatrix views `t` (rank >= 1) as matrices over its last two dims. A 1-D tensor becomes a
+// single 1 x n row (as_row) or n x 1 column, as torch.matmul prepends / appends a dim.
+MatrixArg AsMatrix(const Tensor& t, bool as_row) {
+  MatrixArg m;
+  m.t = t;
+  const int64_t r = t.dim();
+  if (r == 1) {
+    const int64_t n = t.sizes()[0];
+    const int64_t s = t.strides()[0];
+    if (as_row) {
+      m.rows = 1, m.cols = n, m.rs = 0, m.cs = s;
+    } else {
+      m.rows = n, m.cols = 1, m.rs = s, m.cs = 0;
+    }
+    return m;
+  }
+  m.batch_sizes.assign(t.sizes().begin(), t.sizes().end() - 2);
+  m.batch_strides.assign(t.strides().begin(), t.strides().end() - 2);
+  m.rows = t.sizes()[r - 2];
+  m.cols = t.sizes()[r - 1];
+  m.rs = t.strides()[r - 2];
+  m.cs = t.strides()[r - 1];
+  return m;
+}
+
+enum class Layout { kRowMajor, kColMajor, kNone };
+
+// Classify decides how Eigen can map m's matrices without a copy, and normalizes the strides
+// of size-1 dims (which never matter) so that the chosen map is valid.
+Layout Classify(MatrixArg& m) {
+  const bool row_ok = (m.cols <= 1 || m.cs == 1) &&
+                      (m.rows <= 1 || m.rs >= std::max<int64_t>(m.cols, 1));
+  if (row_ok) {
+    m.cs = 1;
+    if (m.rows <= 1) m.rs = std::max<int64_t>(m.cols, 1);
+    return Layout::kRowMajor;
+  }
+  // A transposed view: consecutive rows are adjacent, columns are `cs` apart.
+  const bool col_ok = (m.rows <= 1 || m.rs == 1) &&
+                      (m.cols <= 1 || m.cs >= std::max<int64_t>(m.rows, 1));
+  if (col_ok) {
+    m.rs = 1;
+    if (m.cols <= 1) m.cs = std::max<int64_t>(m.rows, 1);
+    return Layout::kColMajor;
+  }
+  return Layout::kNone;
+}
+
+// Materialize replaces m's data by a contiguous copy (for strided-both-ways or broadcast
+// matrices, which no Eigen map describes).
+void Materialize(MatrixArg& m) {
+  Shape sizes = m.batch_sizes;
+  Shape strides = m.batch_strides;
+  sizes.push_back(m.rows);
+  sizes.push_back(m.cols);
+  strides.push_back(m.rs);
+  strides.push_back(m.cs);
+  Tensor view = MakeDense(m.t.storage(), m.t.dtype(), sizes, strides, m.t.storage_offset());
+  m.t = clone(view);
+  const Shape contiguous = ContiguousStrides(sizes);
+  m.batch_strides.assign(contiguous.begin(), contiguous.end() - 2);
+  m.rs = m.cols;
+  m.cs = 1;
+}
+
+// TryFoldBatch merges a row-major operand's batch dims into its rows when every matrix row
+// sits at a constant distance from the previous one across batch boundaries (e.g. any
+// contiguous tensor): one large GEMM instead of a loop of small ones.
+void TryFoldBatch(MatrixArg& m) {
+  int64_t rows = m.rows;
+  int64_t stride = m.rows > 1 ? m.rs : 0;  // 0: not fixed yet (all dims so far size 1)
+  int64_t extent = m.rows > 1 ? m.rows * m.rs : 0;
+  for (int64_t d = static_cast<int64_t>(m.batch_sizes.size()) - 1; d >= 0; --d) {
+    const int64_t size = m.batch_sizes[d];
+    if (size == 1) continue;
+    const int64_t s = m.batch_strides[d];
+    if (stride == 0) {
+      stride = s;
+    } else if (s != extent) {
+      return;
+    }
+    extent = s * size;
+    rows *= size;
+  }
+  if (rows > 1 && stride < std::max<int64_t>(m.cols, 1)) return;  // rows would overlap
+  m.rows = rows;
+  if (rows > 1) m.rs = stride;
+  m.batch_sizes.clear();
+  m.batch_strides.clear();
+}
+
+// BroadcastStrides returns m's batch strides aligned to `batch` (missing and size-1 dims 0).
+Shape BroadcastStrides(const MatrixArg& m, IntArrayRef batch) {
+  Shape out(batch.size(), 0);
+  const size_t lead = batch.size() - m.batch_sizes.size();
+  for (size_t d = 0; d < m.batch_sizes.size(); ++d) {
+    if (m.batch_sizes[d] != 1) out[lead + d] = m.batch_strides[d];
+  }
+  return out;
+}
+
+template <typename T, bool kARow, bool kBRow>
+void GemmLoop(T* out, IntArrayRef batch, const MatrixArg& a, IntArrayRef a_strides,
+              const MatrixArg& b, IntArrayRef b_strides) {
+  using AMap = std::conditional_t<kARow, ConstRowMap<T>, ConstColMap<T>>;
+  using BMap = std::conditional_t<kBRow, ConstRowMap<T>, ConstColMap<T>>;
+  const int64_t m = a.rows;
+  const int64_t k = a.cols;
+  const int64_t n = b.cols;
+  const Eigen::OuterStride<> a_outer(kARow ? a.rs : a.cs);
+  const Eigen::OuterStride<> b_outer(kBRow ? b.rs : b.cs);
+  const T* pa = static_cast<const T*>(a.t.impl()->raw_data());
+  const T* pb = static_cast<const T*>(b.t.impl()->raw_data());
+  const int64_t count = Numel(batch);
+  const int64_t rank = static_cast<int64_t>(batch.size());
+  Shape index(batch.size(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    OutMap<T> c(out + i * m * n, m, n);
+    c.noalias() = AMap(pa, m, k, a_outer) * BMap(pb, k, n, b_outer);
+    for (int64_t d = rank - 1; d >= 0; --d) {  // odometer step over the batch dims
+      if (++index[d] < batch[d]) {
+        pa += a_strides[d];
+        pb += b_strides[d];
+        break;
+      }
+      index[d] = 0;
+      pa -= a_strides[d] * (batch[d] - 1);
+      pb -= b_strides[d] * (batch[d] - 1);
+    }
+  }
+}
+
+// BatchedMatmul returns out[i] = a[i] @ b[i] over the broadcast batch index i, as a new
+// contiguous tensor of `out_shape` (whose elements are laid out as [batch..., M, N]).
+// Shapes were validated by the caller; a and b already have the compute dtype.
+Tensor BatchedMatmul(MatrixArg a, MatrixArg b, IntArrayRef out_shape) {
+  const DType dtype = a.t.dtype();
+  FT_CHECK(b.t.dtype() == dtype && a.cols == b.rows);
+  Tensor out = EmptyContiguous(out_shape, dtype);
+  if (out.numel() == 0) return out;
+  const Shape batch = BroadcastShapes("matmul", a.batch_sizes, b.batch_sizes);
+  FT_CHECK(Numel(batch) * a.rows * b.cols == out.numel());
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      FT_CHECK(false);  // callers reject bool
+    } else {
+      T* po = out.data<T>();
+      if (a.cols == 0) {
+        std::fill(po, po + out.numel(), T(0));
+        return;
+      }
+      Layout la = Classify(a);
+      if (la == Layout::kNone) {
+        Materialize(a);
+        la = Classify(a);
+      }
+      Layout lb = Classify(b);
+      if (lb == Layout::kNone) {
+        Materialize(b);
+        lb = Classify(b);
+      }
+      Shape loop_batch = batch;
+      if (Numel(b.batch_sizes) == 1) {  // b is one matrix for every batch index
+        b.batch_sizes.clear();
+        b.batch_strides.clear();
+      }
+      if (la == Layout::kRowMajor && b.batch_sizes.empty() && !a.batch_sizes.empty()) {
+        TryFoldBatch(a);
+        if (a.batch_sizes.empty()) loop_batch.clear();
+      }
+      const Shape sa = BroadcastStrides(a, loop_batch);
+      const Shape sb = BroadcastStrides(b, loop_batch);
+      const bool ar = la == Layout::kRowMajor;
+      const bool br = lb == Layout::kRowMajor;
+      if (ar && br) {
+        GemmLoop<T, true, true>(po, loop_batch, a, sa, b, sb);
+      } else if (ar) {
+        GemmLoop<T, true, false>(po, loop_batch, a, sa, b, sb);
+      } else if (br) {
+        GemmLoop<T, false, true>(po, loop_batch, a, sa, b, sb);
+      } else {
+        GemmLoop<T, false, false>(po, loop_batch, a, sa, b, sb);
+      }
+    }
+  });
+  return out;
+}
+
+// ComputeDType returns the compute dtype of a linalg op, rejecting bool operands.
+DType ComputeDType(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.dtype() == kBool || b.dtype() == kBool) {
+    ThrowError(op, ": bool tensors are not supported, got ", DTypeName(a.dtype()), " ",
+               ShapeToString(a.sizes()), " and ", DTypeName(b.dtype()), " ",
+               ShapeToString(b.sizes()));
+  }
+  return PromoteTypes(a.dtype(), b.dtype());
+}
+
+void CheckInner(const char* op, const Tensor& a, const Tensor& b, int64_t a_dim,
+                int64_t b_dim) {
+  const int64_t ka = a.sizes()[a.dim() + a_dim];
+  const int64_t kb = b.sizes()[b.dim() + b_dim];
+  if (ka != kb) {
+    ThrowError(op, ": size mismatch, got ", ShapeToString(a.sizes()), " @ ",
+               ShapeToString(b.sizes()), ": dim ", a.dim() + a_dim, " of the first (", ka,
+               ") must equal dim ", b.dim() + b_dim, " of the second (", kb, ")");
+  }
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (a.dim() == 0 || b.dim() == 0) {
+    ThrowError("matmul: both arguments need at least 1 dimension, got ",
+               ShapeToString(a.sizes()), " and ", ShapeToString(b.sizes()));
+  }
+  const DType dtype = ComputeDType("matmul", a, b);
+  const int64_t ka = a.sizes()[a.dim() - 1];
+  const int64_t b_k_dim = b.dim() == 1 ? -1 : -2;
+  const int64_t kb = b.sizes()[b.dim() + b_k_dim];
+  if (ka != kb) {
+    ThrowError("matmul: size mismatch, got ", ShapeToString(a.sizes()), " @ ",
+               ShapeToString(b.sizes()), ": dim -1 of the first (", ka, ") must equal dim ",
+               b_k_dim, " of the second (", kb, ")");
+  }
+  const IntArrayRef a_batch = a.dim() > 2 ? a.sizes().subspan(0, a.dim() - 2) : IntArrayRef();
+  const IntArrayRef b_batch = b.dim() > 2 ? b.sizes().subspan(0, b.dim() - 2) : IntArrayRef();
+  Shape out_shape;
+  {
+    // Validate the batch broadcast with a message naming the full shapes.
+    const size_t n = std::max(a_batch.size(), b_batch.size());
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t da = i < n - a_batch.size() ? 1 : a_batch[i - (n - a_batch.size())];
+      const int64_t db = i < n - b_batch.size() ? 1 : b_batch[i - (n - b_batch.size())];
+      if (da != db && da != 1 && db != 1) {
+        ThrowError("matmul: batch dims ", ShapeToString(a_batch), " of ",
+                   ShapeToString(a.sizes()), " and ", ShapeToString(b_batch), " of ",
+                   ShapeToString(b.sizes()), " cannot be broadcast together (", da, " vs ",
+                   db, ")");
+      }
+      out_shape.push_back(da == 1 ? db : da);
+    }
+  }
+  if (a.dim() >= 2) out_shape.push_back(a.sizes()[a.dim() - 2]);
+  if (b.dim() >= 2) out_shape.push_back(b.sizes()[b.dim() - 1]);
+  return BatchedMatmul(AsMatrix(to(a, dtype), /*as_row=*/true),
+                       AsMatrix(to(b, dtype), /*as_row=*/false), out_shape);
+}
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  if (a.dim() != 2 || b.dim() != 2) {
+    ThrowError("mm: expected 2-D tensors, got ", ShapeToString(a.sizes()), " and ",
+               ShapeToString(b.sizes()));
+  }
+  const DType dtype = ComputeDType("mm", a, b);
+  CheckInner("mm", a, b, -1, -2);
+  return BatchedMatmul(AsMatrix(to(a, dtype), true), AsMatrix(to(b, dtype), false),
+                       {a.sizes()[0], b.sizes()[1]});
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (a.dim() != 3 || b.dim() != 3) {
+    ThrowError("bmm: expected 3-D tensors, got ", ShapeToString(a.sizes()), " and ",
+               ShapeToString(b.sizes()));
+  }
+  const DType dtype = ComputeDType("bmm", a, b);
+  if (a.sizes()[0] != b.sizes()[0]) {
+    ThrowError("bmm: batch sizes differ, got ", ShapeToString(a.sizes()), " and ",
+               ShapeToString(b.sizes()), " (", a.sizes()[0], " vs ", b.sizes()[0], ")");
+  }
+  CheckInner("bmm", a, b, -1, -2);
+  return BatchedMatmul(AsMatrix(to(a, dtype), true), AsMatrix(to(b, dtype), false),
+                       {a.sizes()[0], a.sizes()[1], b.sizes()[2]});
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  if (a.dim() != 1 || b.dim() != 1) {
+    ThrowError("dot: expected 1-D tensors, got ", ShapeToString(a.sizes()), " and ",
+               ShapeToString(b.sizes()));
+  }
+  const DType dtype = ComputeDType("dot", a, b);
+  if (a.sizes()[0] != b.sizes()[0]) {
+    ThrowError("dot: size mismatch, got ", ShapeToString(a.sizes()), " and ",
+               ShapeToString(b.sizes()), ": both vectors must have the same length");
+  }
+  return BatchedMatmul(AsMatrix(to(a, dtype), true), AsMatrix(to(b, dtype), false), {});
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  if (a.dim() != 1 || b.dim() != 1) {
+    ThrowError("outer: expected 1-D tensors, got ", ShapeToString(a.sizes()), " and ",
+               ShapeToString(b.sizes()));
+  }
+  const DType dtype = ComputeDType("outer", a, b);
+  // a as an n x 1 column times b as a 1 x m row: a GEMM with inner size 1.
+  return BatchedMatmul(AsMatrix(to(a, dtype), false), AsMatrix(to(b, dtype), true),
+                       {a.sizes()[0], b.sizes()[0]});
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias) {
+  if (x.dim() == 0) {
+    ThrowError("linear: input must have at least 1 dimension, got a rank-0 tensor");
+  }
+  if (weight.dim() != 2) {
+    ThrowError("linear: weight must be 2-D [out_features, in_features], got ",
+               ShapeToString(weight.sizes()));
+  }
+  DType dtype = ComputeDType("linear", x, weight);
+  if (bias) {
+    if (bias->dtype() == kBool) {
+      ThrowError("linear: bool tensors are not supported, got a bool bias ",
+                 ShapeToString(bias->sizes()));
+    }
+    dtype = PromoteTypes(dtype, bias->dtype());
+  }
+  const int64_t in = x.sizes()[x.dim() - 1];
+  if (in != weight.sizes()[1]) {
+    ThrowError("linear: size mismatch, input ", ShapeToString(x.sizes()), " has ", in,
+               " features (dim -1) but weight ", ShapeToString(weight.sizes()), " expects ",
+               weight.sizes()[1], " (dim 1)");
+  }
+  Shape out_shape(x.sizes().begin(), x.sizes().end() - 1);
+  out_shape.push_back(weight.sizes()[0]);
+  if (bias) {
+    const Shape b = BroadcastShapes("linear", out_shape, bias->sizes());
+    if (!std::equal(b.begin(), b.end(), out_shape.begin(), out_shape.end())) {
+      ThrowError("linear: bias of shape ", ShapeToString(bias->sizes()),
+                 " does not broadcast to the output shape ", ShapeToString(out_shape));
+    }
+  }
+  // x @ weight^T: the transpose is a column-major view of weight, never copied.
+  MatrixArg w = AsMatrix(to(weight, dtype), true);
+  std::swap(w.rows, w.cols);
+  std::swap(w.rs, w.cs);
+  Tensor out = BatchedMatmul(AsMatrix(to(x, dtype), true), std::move(w), out_shape);
+  if (bias && out.numel() > 0) {
+    const Tensor bt = to(*bias, dtype);
+    VisitDType(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!std::is_same_v<T, bool>) {
+        internal::BinaryLoop<T, T>(out, out, bt, [](const auto& o, const auto& v) {
+          return o + v;
+        });
+      }
+    });
+  }
+  return out;
+}
+
+}  // namespace ft::kernels

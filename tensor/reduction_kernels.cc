@@ -1,1 +1,696 @@
 #include "tensor/reduction_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "tensor/copy.h"
+#include "tensor/kernel_util.h"
+
+namespace ft::kernels {
+namespace {
+
+using internal::ArrayMap;
+using internal::ConstArrayMap;
+
+// NaN handling of max/min: PyTorch propagates NaN through amax/amin/softmax; integers have
+// no NaN, so they take Eigen's fast path.
+template <typename T>
+inline constexpr int kNaNMode =
+    std::is_floating_point_v<T> ? Eigen::PropagateNaN : Eigen::PropagateFast;
+template <typename T>
+using MaxOp = Eigen::internal::scalar_max_op<T, T, kNaNMode<T>>;
+template <typename T>
+using MinOp = Eigen::internal::scalar_min_op<T, T, kNaNMode<T>>;
+
+// Wrapping<T> is the type integer sums and products are computed in: unsigned, so overflow
+// wraps around like PyTorch's int64 arithmetic instead of being undefined behaviour.
+template <typename T>
+using Wrapping = std::conditional_t<std::is_same_v<T, int64_t>, uint64_t, T>;
+
+template <typename T>
+constexpr T kInf = std::numeric_limits<T>::infinity();
+template <typename T>
+constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
+
+// Eigen 3.4.0's vectorized exp clamps its argument, so exp(-inf) is ~5e-309 (double) or
+// ~3e-39 (float) instead of 0. Where the exact value matters (softmax probabilities, the
+// logsumexp of an all -inf slice) the kernels fix those results up; elsewhere the spurious
+// tiny terms are added to a sum >= 1 (the max's own exp(0)) and vanish. Below kExpZero<T>
+// the true exp underflows to 0.
+template <typename T>
+constexpr T kExpZero = std::is_same_v<T, float> ? T(-104) : T(-746);
+
+// ZeroUnderflow sets y[i] = 0 where x[i] - m < kExpZero, with m = *m for every i when
+// kScalarMax, else m[i]. A plain loop the compiler vectorizes; Eigen's select is scalar.
+template <bool kScalarMax, typename T>
+void ZeroUnderflow(T* y, const T* x, const T* m, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T shift = kScalarMax ? m[0] : m[i];
+    if (x[i] - shift < kExpZero<T>) y[i] = T(0);
+  }
+}
+
+// SqrtInPlace takes scalar square roots: Eigen 3.4.0's fast float32 sqrt turns inf into nan.
+template <typename T>
+void SqrtInPlace(T* data, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) data[i] = std::sqrt(data[i]);
+}
+
+// ContiguousAs returns t as a contiguous tensor of `dtype`, copying at most once.
+Tensor ContiguousAs(const Tensor& t, DType dtype) {
+  return t.dtype() == dtype ? contiguous(t) : to(t, dtype);
+}
+
+// Layout: a contiguous input of the compute dtype viewed as [outer, reduced, inner]; the
+// output is [outer, inner] in row-major order, which is the order of the kept dims.
+struct Layout {
+  Tensor input;
+  int64_t outer = 1;
+  int64_t reduced = 1;
+  int64_t inner = 1;
+  Shape out_shape;
+  int64_t out_numel() const { return outer * inner; }
+};
+
+// PlanReduction lays x out for reducing `dims` (wrapped and distinct). The reduced dims
+// form one block when, ignoring size-1 dims (which do not move any element), they are
+// adjacent: then the contiguous input is used as is. Otherwise they are permuted after the
+// kept dims in one copy (inner == 1).
+Layout PlanReduction(const Tensor& x, IntArrayRef dims, bool keepdim, DType compute) {
+  const int64_t rank = x.dim();
+  const IntArrayRef sizes = x.sizes();
+  absl::InlinedVector<bool, 6> reduce(static_cast<size_t>(rank), false);
+  for (int64_t d : dims) reduce[d] = true;
+  Layout l;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!reduce[d]) {
+      l.out_shape.push_back(sizes[d]);
+    } else if (keepdim) {
+      l.out_shape.push_back(1);
+    }
+  }
+  int64_t first = -1;
+  int64_t last = -1;
+  bool block = true;
+  bool closed = false;  // a kept dim of size != 1 followed the block
+  for (int64_t d = 0; d < rank; ++d) {
+    if (sizes[d] == 1) continue;
+    if (reduce[d]) {
+      if (closed) block = false;
+      if (first < 0) first = d;
+      last = d;
+    } else if (first >= 0) {
+      closed = true;
+    }
+  }
+  if (block) {
+    l.input = ContiguousAs(x, compute);
+    if (first < 0) {  // only size-1 dims (or none) are reduced
+      l.outer = x.numel();
+      return l;
+    }
+    for (int64_t d = 0; d < first; ++d) l.outer *= sizes[d];
+    for (int64_t d = first; d <= last; ++d) l.reduced *= sizes[d];
+    for (int64_t d = last + 1; d < rank; ++d) l.inner *= sizes[d];
+    return l;
+  }
+  Shape psizes;
+  Shape pstrides;
+  for (bool reduced_pass : {false, true}) {
+    for (int64_t d = 0; d < rank; ++d) {
+      if (reduce[d] != reduced_pass) continue;
+      psizes.push_back(sizes[d]);
+      pstrides.push_back(x.strides()[d]);
+      (reduced_pass ? l.reduced : l.outer) *= sizes[d];
+    }
+  }
+  l.input = ContiguousAs(MakeDense(x.storage(), x.dtype(), psizes, pstrides, x.storage_offset()),
+                         compute);
+  return l;
+}
+
+// CheckNonEmptyDims rejects reductions without an identity (max, min, argmax, inf norm) over
+// a zero-size dim, as PyTorch does.
+void CheckNonEmptyDims(const char* op, const Tensor& x, IntArrayRef dims, const char* why) {
+  for (int64_t d : dims) {
+    if (x.sizes()[d] == 0) {
+      ThrowError(op, ": cannot reduce over a zero-size dimension (dim ", d, " of shape ",
+                 ShapeToString(x.sizes()), ")", why);
+    }
+  }
+}
+
+// ReduceRows computes out[o, i] = reduction over r of in[o, r, i]. Requires reduced >= 1.
+//   row(v):        reduces one contiguous row v of `reduced` elements (used when inner == 1);
+//   init(acc, v):  starts the `inner` accumulators from row r = 0;
+//   step(acc, v):  folds row r into them (vectorized over inner).
+template <typename In, typename Out, typename Row, typename Init, typename Step>
+void ReduceRows(const Layout& l, const In* in, Out* out, Row&& row, Init&& init, Step&& step) {
+  const int64_t n = l.reduced;
+  const int64_t inner = l.inner;
+  if (inner == 1) {
+    for (int64_t o = 0; o < l.outer; ++o) out[o] = row(ConstArrayMap<In>(in + o * n, n));
+    return;
+  }
+  for (int64_t o = 0; o < l.outer; ++o) {
+    const In* base = in + o * n * inner;
+    ArrayMap<Out> acc(out + o * inner, inner);
+    init(acc, ConstArrayMap<In>(base, inner));
+    for (int64_t r = 1; r < n; ++r) step(acc, ConstArrayMap<In>(base + r * inner, inner));
+  }
+}
+
+// RunReduction allocates the output (compute dtype) and, when it is non-empty, calls
+// body(TypeTag<T>, layout, out) with the compute type.
+template <typename Body>
+Tensor RunReduction(const Tensor& x, IntArrayRef dims, bool keepdim, DType compute, Body&& body) {
+  const Layout l = PlanReduction(x, dims, keepdim, compute);
+  Tensor out = EmptyContiguous(l.out_shape, compute);
+  if (l.out_numel() == 0) return out;
+  VisitDType(compute, [&](auto tag) { body(tag, l, out); });
+  return out;
+}
+
+DType SumDType(DType dtype) { return IsFloating(dtype) ? dtype : kInt64; }
+
+Tensor SumImpl(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  return RunReduction(
+      x, dims, keepdim, SumDType(x.dtype()), [](auto tag, const Layout& l, const Tensor& out) {
+        using T = typename decltype(tag)::type;
+        if constexpr (!std::is_same_v<T, bool>) {
+          using A = Wrapping<T>;
+          A* o = reinterpret_cast<A*>(out.data<T>());
+          if (l.reduced == 0) {
+            std::fill_n(o, l.out_numel(), A(0));
+            return;
+          }
+          ReduceRows(
+              l, reinterpret_cast<const A*>(l.input.data<T>()), o,
+              [](const auto& v) { return v.sum(); }, [](auto& acc, const auto& v) { acc = v; },
+              [](auto& acc, const auto& v) { acc += v; });
+        }
+      });
+}
+
+template <bool kMax>
+Tensor MinMax(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim) {
+  const Shape wrapped = WrapDims(op, dims, x.dim(), /*empty_means_all=*/true);
+  CheckNonEmptyDims(op, x, wrapped, ": max and min have no identity");
+  // bool computes as int64 0/1 (max = any, min = all) and converts back.
+  const DType compute = x.dtype() == kBool ? kInt64 : x.dtype();
+  Tensor out =
+      RunReduction(x, wrapped, keepdim, compute, [](auto tag, const Layout& l, const Tensor& out) {
+        using T = typename decltype(tag)::type;
+        if constexpr (!std::is_same_v<T, bool>) {
+          using Op = std::conditional_t<kMax, MaxOp<T>, MinOp<T>>;
+          ReduceRows(
+              l, l.input.data<T>(), out.data<T>(),
+              [](const auto& v) {
+                if constexpr (kMax) {
+                  return v.template maxCoeff<kNaNMode<T>>();
+                } else {
+                  return v.template minCoeff<kNaNMode<T>>();
+                }
+              },
+              [](auto& acc, const auto& v) { acc = v; },
+              [](auto& acc, const auto& v) { acc = acc.binaryExpr(v, Op()); });
+        }
+      });
+  return x.dtype() == kBool ? to(out, kBool) : out;
+}
+
+template <bool kSqrt>
+Tensor VarImpl(const char* op, const Tensor& x, IntArrayRef dims, int64_t correction,
+               bool keepdim) {
+  internal::CheckFloating(op, x);
+  const Shape wrapped = WrapDims(op, dims, x.dim(), /*empty_means_all=*/true);
+  return RunReduction(
+      x, wrapped, keepdim, x.dtype(), [&](auto tag, const Layout& l, const Tensor& out) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_floating_point_v<T>) {
+          const int64_t n = l.reduced;
+          const int64_t inner = l.inner;
+          const int64_t count = l.out_numel();
+          T* o = out.data<T>();
+          if (n == 0) {  // the mean of nothing is nan
+            std::fill_n(o, count, kNaN<T>);
+            return;
+          }
+          // Computed in double so that extreme corrections cannot overflow; a divisor of 0
+          // gives inf (or nan for a zero numerator) like PyTorch.
+          const T divisor = static_cast<T>(
+              std::max(0.0, static_cast<double>(n) - static_cast<double>(correction)));
+          const T* in = l.input.data<T>();
+          // Two passes (mean, then squared deviations): accurate and deterministic.
+          if (inner == 1) {
+            for (int64_t i = 0; i < l.outer; ++i) {
+              ConstArrayMap<T> v(in + i * n, n);
+              const T mu = v.sum() / static_cast<T>(n);
+              o[i] = (v - mu).square().sum() / divisor;
+            }
+          } else {
+            std::vector<T> mean_buf(static_cast<size_t>(inner));
+            ArrayMap<T> mu(mean_buf.data(), inner);
+            for (int64_t i = 0; i < l.outer; ++i) {
+              const T* base = in + i * n * inner;
+              mu = ConstArrayMap<T>(base, inner);
+              for (int64_t r = 1; r < n; ++r) mu += ConstArrayMap<T>(base + r * inner, inner);
+              mu /= static_cast<T>(n);
+              ArrayMap<T> acc(o + i * inner, inner);
+              acc = (ConstArrayMap<T>(base, inner) - mu).square();
+              for (int64_t r = 1; r < n; ++r) {
+                acc += (ConstArrayMap<T>(base + r * inner, inner) - mu).square();
+              }
+              acc /= divisor;
+            }
+          }
+          if constexpr (kSqrt) SqrtInPlace(o, count);
+        }
+      });
+}
+
+template <typename T, bool kMax>
+bool Better(T v, T best) {
+  if constexpr (std::is_floating_point_v<T>) {
+    // NaN beats everything (first NaN wins), as in PyTorch's argmax and argmin.
+    if (std::isnan(v)) return !std::isnan(best);
+  }
+  if constexpr (kMax) {
+    return v > best;
+  } else {
+    return v < best;
+  }
+}
+
+// ArgLoop writes the index (along `reduced`) of the first extreme element. reduced >= 1.
+template <typename T, bool kMax>
+void ArgLoop(const Layout& l, int64_t* out) {
+  const T* in = l.input.data<T>();
+  const int64_t n = l.reduced;
+  const int64_t inner = l.inner;
+  if (inner == 1) {
+    for (int64_t o = 0; o < l.outer; ++o) {
+      const T* row = in + o * n;
+      T best = row[0];
+      int64_t index = 0;
+      for (int64_t r = 1; r < n; ++r) {
+        if (Better<T, kMax>(row[r], best)) {
+          best = row[r];
+          index = r;
+        }
+      }
+      out[o] = index;
+    }
+    return;
+  }
+  std::vector<T> best(static_cast<size_t>(inner));
+  for (int64_t o = 0; o < l.outer; ++o) {
+    const T* base = in + o * n * inner;
+    int64_t* index = out + o * inner;
+    std::copy(base, base + inner, best.begin());
+    std::fill_n(index, inner, int64_t{0});
+    for (int64_t r = 1; r < n; ++r) {
+      const T* row = base + r * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        if (Better<T, kMax>(row[i], best[i])) {
+          best[i] = row[i];
+          index[i] = r;
+        }
+      }
+    }
+  }
+}
+
+template <bool kMax>
+Tensor ArgImpl(const char* op, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  const DType compute = x.dtype() == kBool ? kInt64 : x.dtype();
+  Layout l;
+  if (!dim.has_value()) {
+    if (x.numel() == 0) {
+      ThrowError(op, ": cannot reduce over a zero-size dimension (the flattened input of shape ",
+                 ShapeToString(x.sizes()), " is empty); pass a dim of nonzero size");
+    }
+    l.input = ContiguousAs(x, compute);
+    l.reduced = x.numel();
+    if (keepdim) l.out_shape.assign(static_cast<size_t>(x.dim()), 1);
+  } else {
+    const int64_t d = WrapDim(op, *dim, x.dim());
+    Shape dims;
+    if (x.dim() > 0) dims.push_back(d);  // rank 0: the single element is its own argmax
+    CheckNonEmptyDims(op, x, dims, ": an empty slice has no extreme element");
+    l = PlanReduction(x, dims, keepdim, compute);
+  }
+  Tensor out = EmptyContiguous(l.out_shape, kInt64);
+  if (l.out_numel() == 0) return out;
+  VisitDType(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) ArgLoop<T, kMax>(l, out.data<int64_t>());
+  });
+  return out;
+}
+
+// ScanLayout: x contiguous (compute dtype) viewed as [outer, n, inner] around one dim.
+struct ScanLayout {
+  Tensor input;
+  int64_t outer = 1;
+  int64_t n = 1;
+  int64_t inner = 1;
+};
+
+ScanLayout PlanScan(const Tensor& x, int64_t dim, DType compute) {
+  ScanLayout s;
+  s.input = ContiguousAs(x, compute);
+  if (x.dim() == 0) return s;
+  for (int64_t d = 0; d < dim; ++d) s.outer *= x.sizes()[d];
+  s.n = x.sizes()[dim];
+  for (int64_t d = dim + 1; d < x.dim(); ++d) s.inner *= x.sizes()[d];
+  return s;
+}
+
+template <typename T, bool kLog>
+void SoftmaxLoop(const ScanLayout& s, T* out) {
+  const T* in = s.input.data<T>();
+  const int64_t n = s.n;
+  const int64_t inner = s.inner;
+  // Subtracting the max keeps exp() finite; a row of all -inf gives nan (-inf - -inf), as in
+  // PyTorch.
+  if (inner == 1) {
+    for (int64_t o = 0; o < s.outer; ++o) {
+      ConstArrayMap<T> v(in + o * n, n);
+      ArrayMap<T> y(out + o * n, n);
+      const T m = v.template maxCoeff<Eigen::PropagateNaN>();
+      if constexpr (kLog) {
+        const T log_sum = std::log((v - m).exp().sum());
+        y = (v - m) - log_sum;
+      } else {
+        y = (v - m).exp();
+        ZeroUnderflow<true>(y.data(), v.data(), &m, n);
+        y /= y.sum();
+      }
+    }
+    return;
+  }
+  std::vector<T> max_buf(static_cast<size_t>(inner));
+  std::vector<T> sum_buf(static_cast<size_t>(inner));
+  ArrayMap<T> m(max_buf.data(), inner);
+  ArrayMap<T> sum(sum_buf.data(), inner);
+  for (int64_t o = 0; o < s.outer; ++o) {
+    const T* x0 = in + o * n * inner;
+    T* y0 = out + o * n * inner;
+    m = ConstArrayMap<T>(x0, inner);
+    for (int64_t r = 1; r < n; ++r)
+      m = m.binaryExpr(ConstArrayMap<T>(x0 + r * inner, inner), MaxOp<T>());
+    if constexpr (kLog) {
+      sum = (ConstArrayMap<T>(x0, inner) - m).exp();
+      for (int64_t r = 1; r < n; ++r) sum += (ConstArrayMap<T>(x0 + r * inner, inner) - m).exp();
+      sum = sum.log();
+      for (int64_t r = 0; r < n; ++r) {
+        ArrayMap<T>(y0 + r * inner, inner) = (ConstArrayMap<T>(x0 + r * inner, inner) - m) - sum;
+      }
+    } else {
+      sum.setZero();
+      for (int64_t r = 0; r < n; ++r) {
+        ArrayMap<T> y(y0 + r * inner, inner);
+        y = (ConstArrayMap<T>(x0 + r * inner, inner) - m).exp();
+        ZeroUnderflow<false>(y.data(), x0 + r * inner, m.data(), inner);
+        sum += y;
+      }
+      for (int64_t r = 0; r < n; ++r) ArrayMap<T>(y0 + r * inner, inner) /= sum;
+    }
+  }
+}
+
+template <bool kLog>
+Tensor SoftmaxImpl(const char* op, const Tensor& x, int64_t dim) {
+  internal::CheckFloating(op, x);
+  const int64_t d = WrapDim(op, dim, x.dim());
+  const ScanLayout s = PlanScan(x, d, x.dtype());
+  Tensor out = EmptyContiguous(x.sizes(), x.dtype());
+  if (x.numel() == 0) return out;
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) SoftmaxLoop<T, kLog>(s, out.data<T>());
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  return SumImpl(x, WrapDims("sum", dims, x.dim(), /*empty_means_all=*/true), keepdim);
+}
+
+Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  if (!IsFloating(x.dtype())) {
+    ThrowError("mean: could not infer the output dtype; input dtype must be floating point, got ",
+               DTypeName(x.dtype()), " (shape ", ShapeToString(x.sizes()), ")");
+  }
+  const Shape wrapped = WrapDims("mean", dims, x.dim(), /*empty_means_all=*/true);
+  return RunReduction(x, wrapped, keepdim, x.dtype(),
+                      [](auto tag, const Layout& l, const Tensor& out) {
+                        using T = typename decltype(tag)::type;
+                        if constexpr (std::is_floating_point_v<T>) {
+                          T* o = out.data<T>();
+                          if (l.reduced == 0) {  // 0 / 0
+                            std::fill_n(o, l.out_numel(), kNaN<T>);
+                            return;
+                          }
+                          ReduceRows(
+                              l, l.input.data<T>(), o, [](const auto& v) { return v.sum(); },
+                              [](auto& acc, const auto& v) { acc = v; },
+                              [](auto& acc, const auto& v) { acc += v; });
+                          ArrayMap<T>(o, l.out_numel()) /= static_cast<T>(l.reduced);
+                        }
+                      });
+}
+
+Tensor prod(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  const Shape wrapped = WrapDims("prod", dims, x.dim(), /*empty_means_all=*/true);
+  return RunReduction(
+      x, wrapped, keepdim, SumDType(x.dtype()), [](auto tag, const Layout& l, const Tensor& out) {
+        using T = typename decltype(tag)::type;
+        if constexpr (!std::is_same_v<T, bool>) {
+          using A = Wrapping<T>;
+          A* o = reinterpret_cast<A*>(out.data<T>());
+          if (l.reduced == 0) {
+            std::fill_n(o, l.out_numel(), A(1));
+            return;
+          }
+          ReduceRows(
+              l, reinterpret_cast<const A*>(l.input.data<T>()), o,
+              [](const auto& v) { return v.prod(); }, [](auto& acc, const auto& v) { acc = v; },
+              [](auto& acc, const auto& v) { acc *= v; });
+        }
+      });
+}
+
+Tensor amax(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  return MinMax<true>("amax", x, dims, keepdim);
+}
+
+Tensor amin(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  return MinMax<false>("amin", x, dims, keepdim);
+}
+
+Tensor logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  const Shape wrapped = WrapDims("logsumexp", dims, x.dim(), /*empty_means_all=*/true);
+  const DType compute = IsFloating(x.dtype()) ? x.dtype() : kDefaultFloat;
+  return RunReduction(
+      x, wrapped, keepdim, compute, [](auto tag, const Layout& l, const Tensor& out) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_floating_point_v<T>) {
+          T* o = out.data<T>();
+          const int64_t n = l.reduced;
+          const int64_t inner = l.inner;
+          if (n == 0) {  // log(0)
+            std::fill_n(o, l.out_numel(), -kInf<T>);
+            return;
+          }
+          const T* in = l.input.data<T>();
+          // Shift by the max. An infinite max is the answer itself (+inf; or -inf when every
+          // element is -inf), and shifting by it would give inf - inf = nan.
+          if (inner == 1) {
+            for (int64_t i = 0; i < l.outer; ++i) {
+              ConstArrayMap<T> v(in + i * n, n);
+              const T m = v.template maxCoeff<Eigen::PropagateNaN>();
+              o[i] = std::isinf(m) ? m : std::log((v - m).exp().sum()) + m;
+            }
+            return;
+          }
+          std::vector<T> max_buf(static_cast<size_t>(inner));
+          std::vector<T> shift_buf(static_cast<size_t>(inner));
+          ArrayMap<T> m(max_buf.data(), inner);
+          ArrayMap<T> shift(shift_buf.data(), inner);
+          for (int64_t i = 0; i < l.outer; ++i) {
+            const T* base = in + i * n * inner;
+            m = ConstArrayMap<T>(base, inner);
+            for (int64_t r = 1; r < n; ++r) {
+              m = m.binaryExpr(ConstArrayMap<T>(base + r * inner, inner), MaxOp<T>());
+            }
+            for (int64_t j = 0; j < inner; ++j) shift[j] = std::isinf(m[j]) ? T(0) : m[j];
+            ArrayMap<T> acc(o + i * inner, inner);
+            acc = (ConstArrayMap<T>(base, inner) - shift).exp();
+            for (int64_t r = 1; r < n; ++r)
+              acc += (ConstArrayMap<T>(base + r * inner, inner) - shift).exp();
+            acc = acc.log() + shift;
+            for (int64_t j = 0; j < inner; ++j) {
+              if (std::isinf(m[j])) acc[j] = m[j];
+            }
+          }
+        }
+      });
+}
+
+Tensor var(const Tensor& x, IntArrayRef dims, int64_t correction, bool keepdim) {
+  return VarImpl<false>("var", x, dims, correction, keepdim);
+}
+
+Tensor std(const Tensor& x, IntArrayRef dims, int64_t correction, bool keepdim) {
+  return VarImpl<true>("std", x, dims, correction, keepdim);
+}
+
+Tensor norm(const Tensor& x, double p, IntArrayRef dims, bool keepdim) {
+  internal::CheckFloating("norm", x);
+  const Shape wrapped = WrapDims("norm", dims, x.dim(), /*empty_means_all=*/true);
+  if (p < 0 || p == std::numeric_limits<double>::infinity()) {
+    CheckNonEmptyDims("norm", x, wrapped,
+                      absl::StrCat(": the p = ", p, " norm has no identity").c_str());
+  }
+  return RunReduction(
+      x, wrapped, keepdim, x.dtype(), [&](auto tag, const Layout& l, const Tensor& out) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_floating_point_v<T>) {
+          T* o = out.data<T>();
+          const int64_t count = l.out_numel();
+          ArrayMap<T> all(o, count);
+          if (l.reduced == 0) {  // only p >= 0 gets here: the sum of nothing is 0
+            all.setZero();
+            return;
+          }
+          const T* in = l.input.data<T>();
+          const auto copy_abs = [](auto& acc, const auto& v) { acc = v.abs(); };
+          if (p == kInf<double> || p == -kInf<double>) {
+            if (p > 0) {
+              ReduceRows(
+                  l, in, o,
+                  [](const auto& v) { return v.abs().template maxCoeff<Eigen::PropagateNaN>(); },
+                  copy_abs,
+                  [](auto& acc, const auto& v) { acc = acc.binaryExpr(v.abs(), MaxOp<T>()); });
+            } else {
+              ReduceRows(
+                  l, in, o,
+                  [](const auto& v) { return v.abs().template minCoeff<Eigen::PropagateNaN>(); },
+                  copy_abs,
+                  [](auto& acc, const auto& v) { acc = acc.binaryExpr(v.abs(), MinOp<T>()); });
+            }
+          } else if (p == 0) {  // the number of nonzeros
+            ReduceRows(
+                l, in, o, [](const auto& v) { return static_cast<T>((v != T(0)).count()); },
+                [](auto& acc, const auto& v) { acc = (v != T(0)).template cast<T>(); },
+                [](auto& acc, const auto& v) { acc += (v != T(0)).template cast<T>(); });
+          } else if (p == 1) {
+            ReduceRows(
+                l, in, o, [](const auto& v) { return v.abs().sum(); }, copy_abs,
+                [](auto& acc, const auto& v) { acc += v.abs(); });
+          } else if (p == 2) {
+            ReduceRows(
+                l, in, o, [](const auto& v) { return v.square().sum(); },
+                [](auto& acc, const auto& v) { acc = v.square(); },
+                [](auto& acc, const auto& v) { acc += v.square(); });
+            SqrtInPlace(o, count);
+          } else {
+            const T tp = static_cast<T>(p);
+            ReduceRows(
+                l, in, o, [tp](const auto& v) { return v.abs().pow(tp).sum(); },
+                [tp](auto& acc, const auto& v) { acc = v.abs().pow(tp); },
+                [tp](auto& acc, const auto& v) { acc += v.abs().pow(tp); });
+            all = all.pow(static_cast<T>(1.0 / p));
+          }
+        }
+      });
+}
+
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return ArgImpl<true>("argmax", x, dim, keepdim);
+}
+
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  return ArgImpl<false>("argmin", x, dim, keepdim);
+}
+
+Tensor softmax(const Tensor& x, int64_t dim) { return SoftmaxImpl<false>("softmax", x, dim); }
+
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  return SoftmaxImpl<true>("log_softmax", x, dim);
+}
+
+Tensor cumsum(const Tensor& x, int64_t dim) {
+  const int64_t d = WrapDim("cumsum", dim, x.dim());
+  const DType compute = SumDType(x.dtype());
+  const ScanLayout s = PlanScan(x, d, compute);
+  Tensor out = EmptyContiguous(x.sizes(), compute);
+  if (x.numel() == 0) return out;
+  VisitDType(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      using A = Wrapping<T>;
+      const A* in = reinterpret_cast<const A*>(s.input.data<T>());
+      A* o = reinterpret_cast<A*>(out.data<T>());
+      const int64_t n = s.n;
+      const int64_t inner = s.inner;
+      for (int64_t i = 0; i < s.outer; ++i) {
+        const A* x0 = in + i * n * inner;
+        A* y0 = o + i * n * inner;
+        if (inner == 1) {
+          A acc = x0[0];  // not 0 + x0[0], which would turn -0.0 into 0.0
+          y0[0] = acc;
+          for (int64_t r = 1; r < n; ++r) y0[r] = acc += x0[r];
+        } else {
+          ArrayMap<A>(y0, inner) = ConstArrayMap<A>(x0, inner);
+          for (int64_t r = 1; r < n; ++r) {
+            ArrayMap<A>(y0 + r * inner, inner) =
+                ArrayMap<A>(y0 + (r - 1) * inner, inner) + ConstArrayMap<A>(x0 + r * inner, inner);
+          }
+        }
+      }
+    }
+  });
+  return out;
+}
+
+Tensor sum_to_size(const Tensor& x, IntArrayRef size) {
+  const int64_t rank = x.dim();
+  const int64_t n = static_cast<int64_t>(size.size());
+  bool expandable = n <= rank;
+  Shape dims;
+  if (expandable) {
+    const int64_t lead = rank - n;
+    for (int64_t d = 0; d < lead; ++d) dims.push_back(d);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t have = x.sizes()[lead + i];
+      if (size[i] == have) continue;
+      if (size[i] == 1) {
+        dims.push_back(lead + i);
+      } else {
+        expandable = false;
+      }
+    }
+  }
+  if (!expandable) {
+    ThrowError("sum_to_size: size ", ShapeToString(size), " is not expandable to size ",
+               ShapeToString(x.sizes()), " (the shape of the tensor being summed)");
+  }
+  if (dims.empty()) {  // already `size`: a fresh copy, never an alias of x
+    const DType dtype = SumDType(x.dtype());
+    return x.dtype() == dtype ? clone(x) : to(x, dtype);
+  }
+  Tensor r = SumImpl(x, dims, /*keepdim=*/true);
+  // r is contiguous with size's elements; drop the leading size-1 dims.
+  return MakeDense(r.storage(), r.dtype(), Shape(size.begin(), size.end()), ContiguousStrides(size),
+                   r.storage_offset());
+}
+
+}  // namespace ft::kernels

@@ -4,9 +4,9 @@
 // owns the version counter: an in-place write through any view bumps it, so autograd can
 // detect that a tensor it saved was modified (see NOTE: [Version counter]).
 //
-// Invariants: the buffer is 64-byte aligned and never reallocated; small buffers (up to
-// kInlineBytes) live inside the Storage's own allocation, so a 1-element tensor costs one
-// heap allocation for its data. Copying a Storage shares the buffer.
+// Invariants: the buffer is never reallocated; heap buffers (over kInlineBytes) are 64-byte
+// aligned, small ones live inside the Storage's own allocation (16-byte aligned), so a
+// 1-element tensor's data costs no allocation of its own. Copying a Storage shares the buffer.
 //
 // Example:
 //   Storage s = Storage::Allocate(16);
@@ -53,7 +53,9 @@ class Storage {
     size_t nbytes = 0;
     bool heap = false;
     std::atomic<int64_t> version{0};
-    alignas(64) unsigned char inline_buffer[kInlineBytes];
+    // 16-byte alignment keeps Impl an ordinary malloc (over-aligned types go through the
+    // slower aligned operator new); kernels use unaligned Eigen maps anyway.
+    alignas(16) unsigned char inline_buffer[kInlineBytes];
   };
   std::shared_ptr<Impl> impl_;
 };

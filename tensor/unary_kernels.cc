@@ -60,8 +60,28 @@ Tensor sign(const Tensor& x) {
   if (x.dtype() == kBool) return kernels::clone(x);
   return SameTypeUnary("sign", x, [](const auto& a) { return a.sign(); });
 }
+// NOTE: [Eigen exp underflow]
+// Eigen 3.4's vectorized exp (SSE/AVX2 paths) clamps its argument, so exp(-inf) and
+// exp(-1000) come out as the clamp's value (~3e-39 in float) instead of 0. Below the clamp
+// the true value is a denormal or zero, so the result is multiplied by a factor that is 0
+// there and 1 elsewhere: min((a - low)+ * 2^100, 1). It stays one vectorized expression
+// (Eigen's select() is scalar in 3.4); only arguments within 2^-100 above `low` get a
+// fraction of a ~1e-39 result. NaN stays NaN, +inf stays +inf. Eigen's AVX-512 exp
+// handles the range itself, so builds for AVX-512 machines skip the factor.
+template <typename A>
+auto ExpFlushed(const A& a) {
+#if defined(EIGEN_VECTORIZE_AVX512)
+  return a.exp();
+#else
+  using T = typename A::Scalar;
+  const T low = std::is_same_v<T, float> ? T(-88.3762626647949) : T(-709.436139303102);
+  const T big = T(1.2676506002282294e30);  // 2^100
+  return a.exp() * ((a - low).max(T(0)) * big).min(T(1));
+#endif
+}
+
 Tensor exp(const Tensor& x) {
-  return FloatingUnary("exp", x, [](const auto& a) { return a.exp(); });
+  return FloatingUnary("exp", x, [](const auto& a) { return ExpFlushed(a); });
 }
 Tensor expm1(const Tensor& x) {
   return FloatingUnary("expm1", x, [](const auto& a) { return a.expm1(); });
@@ -119,7 +139,7 @@ Tensor exp_(const Tensor& self) {
   VisitDType(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
-      UnaryLoop<T, T>(self, self, [](const auto& a) { return a.exp(); });
+      UnaryLoop<T, T>(self, self, [](const auto& a) { return ExpFlushed(a); });
     }
   });
   self.bump_version();

@@ -1,0 +1,172 @@
+// Eager (no transform) benchmarks: the framework cost of one op, elementwise throughput, and
+// GEMM, each beside its hand-written baseline in the same run.
+//   bazel run -c opt //benchmarks:eager
+// Targets (issue "Foundation"): <= 0.10 us per op on a 100-op chain of 1-element tensors;
+// elementwise ops on 1e6 float32 <= 1.15x a hand-written Eigen loop; matmul 256^2 and 1024^2
+// <= 1.1x Eigen's GEMM on the same data.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "Eigen/Core"
+#include "benchmark/benchmark.h"
+#include "benchmarks/compare.h"
+#include "ft.h"
+
+namespace ft::bench {
+namespace {
+
+using EigenArray = Eigen::Array<float, Eigen::Dynamic, 1>;
+using EigenMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+Tensor RandomTensor(IntArrayRef shape, uint64_t seed) {
+  Generator g(seed);
+  return rand_like(zeros(shape), &g);
+}
+
+// ---- Framework cost: chain(x) = 25 x (sin, *0.9, +0.1, *x): 100 ops, 1 element. ----
+
+Tensor Chain(const Tensor& x) {
+  Tensor y = x;
+  for (int i = 0; i < 25; ++i) {
+    y = sin(y);
+    y = y * 0.9;
+    y = y + 0.1;
+    y = y * x;
+  }
+  return y;
+}
+
+void BM_ChainFt(benchmark::State& state) {
+  Tensor x = full({state.range(0)}, 0.5f);
+  for (auto _ : state) benchmark::DoNotOptimize(Chain(x).impl());
+}
+
+// The hand-written chain allocates every intermediate result, as an eager library must.
+void BM_ChainBaseline(benchmark::State& state) {
+  EigenArray x = EigenArray::Constant(state.range(0), 0.5f);
+  for (auto _ : state) {
+    EigenArray y = x;
+    for (int i = 0; i < 25; ++i) {
+      EigenArray a = y.sin();
+      EigenArray b = a * 0.9f;
+      EigenArray c = b + 0.1f;
+      y = c * x;
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+
+// ---- Elementwise on 1e6 float32: ft allocates its result, the baseline writes a buffer. ----
+
+constexpr int64_t kBig = 1000000;
+
+template <Tensor (*Op)(const Tensor&)>
+void BM_UnaryFt(benchmark::State& state) {
+  Tensor x = RandomTensor({kBig}, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(Op(x).impl());
+}
+
+void BM_ExpBaseline(benchmark::State& state) {
+  Tensor x = RandomTensor({kBig}, 1);
+  Eigen::Map<const EigenArray> in(x.data<float>(), kBig);
+  EigenArray out(kBig);
+  for (auto _ : state) {
+    out = in.exp();
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
+void BM_SinBaseline(benchmark::State& state) {
+  Tensor x = RandomTensor({kBig}, 1);
+  Eigen::Map<const EigenArray> in(x.data<float>(), kBig);
+  EigenArray out(kBig);
+  for (auto _ : state) {
+    out = in.sin();
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
+void BM_AddFt(benchmark::State& state) {
+  Tensor a = RandomTensor({kBig}, 1), b = RandomTensor({kBig}, 2);
+  for (auto _ : state) benchmark::DoNotOptimize(add(a, b).impl());
+}
+
+void BM_MulFt(benchmark::State& state) {
+  Tensor a = RandomTensor({kBig}, 1), b = RandomTensor({kBig}, 2);
+  for (auto _ : state) benchmark::DoNotOptimize(mul(a, b).impl());
+}
+
+template <bool kAdd>
+void BM_BinaryBaseline(benchmark::State& state) {
+  Tensor a = RandomTensor({kBig}, 1), b = RandomTensor({kBig}, 2);
+  Eigen::Map<const EigenArray> ma(a.data<float>(), kBig), mb(b.data<float>(), kBig);
+  EigenArray out(kBig);
+  for (auto _ : state) {
+    if (kAdd) {
+      out = ma + mb;
+    } else {
+      out = ma * mb;
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
+// ---- GEMM ----
+
+void BM_MatmulFt(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor a = RandomTensor({n, n}, 1), b = RandomTensor({n, n}, 2);
+  for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b).impl());
+}
+
+void BM_MatmulBaseline(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor a = RandomTensor({n, n}, 1), b = RandomTensor({n, n}, 2);
+  Eigen::Map<const EigenMatrix> ma(a.data<float>(), n, n), mb(b.data<float>(), n, n);
+  EigenMatrix c(n, n);
+  for (auto _ : state) {
+    c.noalias() = ma * mb;
+    benchmark::DoNotOptimize(c.data());
+  }
+}
+
+void Register() {
+  auto reg = [](const std::string& name, auto fn, int64_t arg) {
+    benchmark::RegisterBenchmark(name.c_str(), fn)
+        ->Arg(arg)
+        ->Repetitions(SmokeTest() ? 1 : kRepetitions)
+        ->ReportAggregatesOnly(true)
+        ->Unit(benchmark::kMicrosecond);
+  };
+  SetFigure("chain100_n1", "<= 0.10 us per op", 100, "op");
+  reg("chain100_n1/ft", BM_ChainFt, 1);
+  reg("chain100_n1/baseline", BM_ChainBaseline, 1);
+  SetFigure("exp_1e6", "<= 1.15x");
+  reg("exp_1e6/ft", BM_UnaryFt<&exp>, 0);
+  reg("exp_1e6/baseline", BM_ExpBaseline, 0);
+  SetFigure("sin_1e6", "<= 1.15x");
+  reg("sin_1e6/ft", BM_UnaryFt<&sin>, 0);
+  reg("sin_1e6/baseline", BM_SinBaseline, 0);
+  SetFigure("add_1e6", "<= 1.15x");
+  reg("add_1e6/ft", BM_AddFt, 0);
+  reg("add_1e6/baseline", BM_BinaryBaseline<true>, 0);
+  SetFigure("mul_1e6", "<= 1.15x");
+  reg("mul_1e6/ft", BM_MulFt, 0);
+  reg("mul_1e6/baseline", BM_BinaryBaseline<false>, 0);
+  for (int64_t n : {int64_t{256}, SmokeTest() ? int64_t{32} : int64_t{1024}}) {
+    const std::string fig = "matmul_" + std::to_string(n);
+    SetFigure(fig, "<= 1.10x");
+    reg(fig + "/ft", BM_MatmulFt, n);
+    reg(fig + "/baseline", BM_MatmulBaseline, n);
+  }
+}
+
+}  // namespace
+}  // namespace ft::bench
+
+int main(int argc, char** argv) {
+  ft::bench::Register();
+  return ft::bench::RunAndCompare(argc, argv);
+}
