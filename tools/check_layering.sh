@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Checks the package layering of docs/architecture.md with `bazel query`: each library
+# package may depend only on the packages below it. Prints offending edges and exits 1.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# package | what its libraries may depend on (besides itself and //third_party)
+rules=(
+  "//tensor|"
+  "//dispatch|+ //tensor/..."
+)
+
+status=0
+for rule in "${rules[@]}"; do
+  pkg=${rule%%|*}
+  allowed=${rule#*|}
+  query="deps(kind(cc_library, ${pkg}/...)) intersect //... except ${pkg}/... except //third_party/... except (//third_party/... ${allowed})"
+  if ! bad=$(./bazelw query --noshow_progress "$query" 2>/tmp/ft-layering-query.log); then
+    echo "layering: bazel query failed for ${pkg}:" >&2
+    cat /tmp/ft-layering-query.log >&2
+    exit 1
+  fi
+  if [[ -n "$bad" ]]; then
+    echo "layering: ${pkg} must not depend on:" >&2
+    echo "$bad" >&2
+    status=1
+  else
+    echo "layering: ${pkg} ok"
+  fi
+done
+exit "$status"
