@@ -9,6 +9,16 @@
 namespace ft {
 namespace {
 
+TEST(Readme, Taste) {
+  ft::Tensor x = ft::linspace(-1.0, 1.0, 5);
+  ft::Tensor y = ft::sin(x) * 2.0 + 1.0;
+  ft::Tensor m = ft::reshape(ft::arange(6.0), {2, 3});
+  ft::Tensor g = ft::matmul(m, ft::transpose(m, 0, 1));
+  EXPECT_EQ(x.dtype(), kFloat32);
+  EXPECT_EQ(y.dtype(), kFloat32);
+  EXPECT_EQ(ft::ToString(ft::sum(g, {1})), "tensor([19., 64.])");
+}
+
 TEST(DocsApi, Tensors) {
   ft::Tensor m = ft::reshape(ft::arange(6.0), {2, 3});
   ft::Tensor mt = ft::transpose(m, 0, 1);
