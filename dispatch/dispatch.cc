@@ -9,7 +9,10 @@ void RegisterBuiltinOps(OpRegistry& registry);
 
 void RegisterAllOps() {
   static std::once_flag once;
-  std::call_once(once, [] { RegisterBuiltinOps(OpRegistry::Global()); });
+  std::call_once(once, [] {
+    RegisterBuiltinOps(OpRegistry::Global());
+    OpRegistry::Global().MarkBuiltins();
+  });
 }
 
 namespace {

@@ -127,12 +127,20 @@ class OpRegistry {
   Operator& ById(int id) { return ops_[id]; }
 
   int size() const { return static_cast<int>(ops_.size()); }
+
+  // is_builtin: registered by RegisterAllOps (ft's own op set), as opposed to an op a user
+  // registered. Transforms give built-in ops real rules; a user op may fall back to a
+  // slower generic rule (e.g. vmap's loop-and-stack fallback).
+  bool is_builtin(const Operator& op) const { return op.id() < builtin_count_; }
+  // MarkBuiltins: every op registered so far is built-in (called once by RegisterAllOps).
+  void MarkBuiltins() { builtin_count_ = size(); }
   // ops: every operator in registration order (stable, for tables and completeness tests).
   std::vector<Operator*> ops();
 
  private:
   OpRegistry() = default;
   std::deque<Operator> ops_;
+  int builtin_count_ = 0;
   absl::flat_hash_map<std::string, int> by_name_;
 };
 

@@ -1,0 +1,210 @@
+#include "interpreters/vmap/vmap.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dispatch/ops.h"
+#include "interpreters/vmap/batched_tensor.h"
+#include "vmap_rules/register.h"
+
+namespace ft {
+
+std::vector<std::optional<int64_t>> Dims::Expand(size_t n, const char* what) const {
+  if (broadcast_) return std::vector<std::optional<int64_t>>(n, dims_[0]);
+  if (dims_.size() != n) {
+    ThrowError("vmap: ", what, " has ", dims_.size(), " entries but there are ", n,
+               what[0] == 'i' ? " arguments" : " outputs",
+               "; give one entry per item, or a single int/nullopt for all");
+  }
+  return dims_;
+}
+
+namespace {
+
+const char* ValueKindName(const Value& v) { return ValueTagName(v.tag()); }
+
+// One vmap call on a batch (or a chunk of it): wrap, run f at a fresh level, unwrap.
+ValueList RunBatched(const ValueFn& f, const ValueList& args,
+                     const std::vector<std::optional<int64_t>>& in_dims, const Dims& out_dims,
+                     int64_t batch_size, Randomness randomness, int64_t chunk_start,
+                     int64_t total_batch_size, std::shared_ptr<RandomDrawLog> draws) {
+  draws->next = 0;
+  VmapInterpreter interp(batch_size, randomness, chunk_start, total_batch_size,
+                         std::move(draws));
+  ValueList outputs;
+  {
+    InterpreterScope scope(&interp);
+    ValueList wrapped;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (in_dims[i]) {
+        wrapped.emplace_back(
+            MakeBatched(args[i].tensor(), *in_dims[i], interp.level(), interp.alive_flag()));
+      } else {
+        wrapped.push_back(args[i]);
+      }
+    }
+    outputs = f(wrapped);
+  }
+  const std::vector<std::optional<int64_t>> dims = out_dims.Expand(outputs.size(), "out_dims");
+  ValueList result;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Value& v = outputs[i];
+    const std::optional<int64_t> out_dim = dims[i];
+    if (!v.is_tensor()) {
+      if (out_dim) {
+        ThrowError("vmap: must only return Tensors, got type ", ValueKindName(v), " for output ",
+                   i, ". Did you mean to set out_dims= to None for output ", i, "?");
+      }
+      result.push_back(v);
+      continue;
+    }
+    const Tensor& t = v.tensor();
+    const BatchedTensorImpl* batched = MaybeBatchedAt(t, interp.level());
+    if (!out_dim) {
+      if (batched) {
+        ThrowError("vmap: can not return a BatchedTensor when out_dim is None (output ", i,
+                   " depends on the mapped inputs at level ", interp.level(), ")");
+      }
+      result.push_back(v);
+      continue;
+    }
+    if (batched) {
+      const Tensor& value = batched->value();
+      const int64_t d = WrapDim("vmap: out_dim", *out_dim, value.dim());
+      result.emplace_back(movedim(value, batched->bdim(), d));
+    } else {
+      // The output does not vary over the batch: broadcast it (a view, no copy).
+      const int64_t d = WrapDim("vmap: out_dim", *out_dim, t.dim() + 1);
+      Shape sizes(t.sizes().begin(), t.sizes().end());
+      sizes.insert(sizes.begin() + d, batch_size);
+      result.emplace_back(expand(unsqueeze(t, d), sizes));
+    }
+  }
+  return result;
+}
+
+ValueList VmapCall(const ValueFn& f, const ValueList& args, const Dims& in_dims_spec,
+                   const Dims& out_dims, Randomness randomness,
+                   std::optional<int64_t> chunk_size) {
+  RegisterVmapRules();
+  if (args.empty()) {
+    ThrowError("vmap(f)(*args): got no inputs. Maybe you forgot to add inputs, or you are ",
+               "trying to vmap over a function with no inputs. The latter is unsupported.");
+  }
+  if (chunk_size && *chunk_size < 1) {
+    ThrowError("vmap: chunk_size should be None or greater than 0. (got ", *chunk_size, ")");
+  }
+  std::vector<std::optional<int64_t>> in_dims = in_dims_spec.Expand(args.size(), "in_dims");
+  std::optional<int64_t> batch_size;
+  bool sizes_differ = false;
+  std::vector<std::string> mapped;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!in_dims[i]) continue;
+    if (!args[i].is_tensor()) {
+      ThrowError("vmap: Got in_dim=", *in_dims[i], " for argument ", i,
+                 " but the input is of type ", ValueKindName(args[i]),
+                 ". We cannot vmap over non-Tensor arguments, please use None as the "
+                 "respective in_dim");
+    }
+    const Tensor& t = args[i].tensor();
+    const int64_t rank = t.dim();
+    if (*in_dims[i] < -rank || *in_dims[i] >= rank) {
+      ThrowError("vmap: Got in_dim=", *in_dims[i], " for argument ", i,
+                 ", but that input is a Tensor of dimensionality ", rank,
+                 " so expected in_dim to satisfy ", -rank, " <= in_dim < ", rank, ".");
+    }
+    const int64_t d = *in_dims[i] < 0 ? *in_dims[i] + rank : *in_dims[i];
+    in_dims[i] = d;
+    const int64_t size = t.sizes()[d];
+    mapped.push_back(absl::StrCat("argument ", i, ": size ", size, " at in_dim ", d));
+    if (batch_size && *batch_size != size) sizes_differ = true;
+    if (!batch_size) batch_size = size;
+  }
+  if (!batch_size) {
+    ThrowError("vmap: Expected at least one Tensor to vmap over (every in_dim is None)");
+  }
+  if (sizes_differ) {
+    ThrowError("vmap: Expected all tensors to have the same size in the mapped dimension, got ",
+               absl::StrJoin(mapped, "; "));
+  }
+  const int64_t total = *batch_size;
+  if (!chunk_size || *chunk_size >= total || total == 0) {
+    return RunBatched(f, args, in_dims, out_dims, total, randomness, 0, total,
+                      std::make_shared<RandomDrawLog>());
+  }
+  // Chunked: run each slice of the batch and concatenate each output along its out_dim.
+  std::vector<ValueList> chunks;
+  auto draws = std::make_shared<RandomDrawLog>();  // NOTE: [Randomness and chunks]
+  for (int64_t start = 0; start < total; start += *chunk_size) {
+    const int64_t n = std::min(*chunk_size, total - start);
+    ValueList slice;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (in_dims[i]) {
+        slice.emplace_back(narrow(args[i].tensor(), *in_dims[i], start, n));
+      } else {
+        slice.push_back(args[i]);
+      }
+    }
+    chunks.push_back(
+        RunBatched(f, slice, in_dims, out_dims, n, randomness, start, total, draws));
+  }
+  const std::vector<std::optional<int64_t>> dims = out_dims.Expand(chunks[0].size(), "out_dims");
+  ValueList result;
+  for (size_t o = 0; o < chunks[0].size(); ++o) {
+    if (!chunks[0][o].is_tensor() || !dims[o]) {
+      result.push_back(chunks[0][o]);
+      continue;
+    }
+    TensorList parts;
+    for (const ValueList& c : chunks) parts.push_back(c[o].tensor());
+    result.emplace_back(cat(parts, *dims[o]));
+  }
+  return result;
+}
+
+}  // namespace
+
+ValueFn vmap(ValueFn f, Dims in_dims, Dims out_dims, Randomness randomness,
+             std::optional<int64_t> chunk_size) {
+  return [f = std::move(f), in_dims, out_dims, randomness, chunk_size](const ValueList& args) {
+    return VmapCall(f, args, in_dims, out_dims, randomness, chunk_size);
+  };
+}
+
+TensorListFn vmap(TensorListFn f, Dims in_dims, Dims out_dims, Randomness randomness,
+                  std::optional<int64_t> chunk_size) {
+  ValueFn as_values = [f = std::move(f)](const ValueList& args) {
+    TensorList tensors;
+    for (const Value& v : args) tensors.push_back(v.tensor());
+    ValueList out;
+    for (Tensor& t : f(tensors)) out.emplace_back(std::move(t));
+    return out;
+  };
+  return [g = std::move(as_values), in_dims, out_dims, randomness,
+          chunk_size](const TensorList& args) {
+    ValueList values(args.begin(), args.end());
+    ValueList out = VmapCall(g, values, in_dims, out_dims, randomness, chunk_size);
+    TensorList tensors;
+    for (Value& v : out) tensors.push_back(std::move(v.mutable_tensor()));
+    return tensors;
+  };
+}
+
+TensorFn vmap(TensorFn f, Dims in_dims, Dims out_dims, Randomness randomness,
+              std::optional<int64_t> chunk_size) {
+  ValueFn as_values = [f = std::move(f)](const ValueList& args) {
+    ValueList out;
+    out.emplace_back(f(args[0].tensor()));
+    return out;
+  };
+  return [g = std::move(as_values), in_dims, out_dims, randomness,
+          chunk_size](const Tensor& x) {
+    const ValueList values = {Value(x)};
+    ValueList out = VmapCall(g, values, in_dims, out_dims, randomness, chunk_size);
+    return std::move(out[0].mutable_tensor());
+  };
+}
+
+}  // namespace ft

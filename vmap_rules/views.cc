@@ -1,0 +1,353 @@
+// Batching rules: view and shape ops (reshape, view, flatten, unflatten, expand, unsqueeze,
+// squeeze*, movedim, permute, transpose, t, select, narrow, slice, diagonal) and contiguous,
+// clone, flip.
+//
+// Every op here has one tensor argument, and the interpreter runs a rule only when an argument
+// is batched, so that argument always is. A view rule moves the batch dim to the front (a
+// view), validates the op's logical arguments (dims, indices, shape lists) against the
+// per-example shape, so that errors name what the user's function sees, and calls the op once
+// on the whole batch with dims shifted past the batch dim and shape lists prefixed with the
+// batch size. The result stays batched at dim 0 and views the physical input (same storage),
+// so in-place writes through a view under vmap reach the tensor it views. Only reshape (when
+// no strides express the result), contiguous, clone and flip copy, as their eager versions do.
+#include <optional>
+
+#include "dispatch/dispatch.h"
+#include "dispatch/ops.h"
+#include "interpreters/vmap/batching_util.h"
+#include "vmap_rules/families.h"
+
+namespace ft::vmap_rules {
+namespace {
+
+// Batch: the op's tensor argument with its batch dim at 0.
+struct Batch {
+  Tensor x;  // physical value
+
+  int64_t size() const { return x.sizes()[0]; }
+  int64_t rank() const { return x.dim() - 1; }  // logical rank
+  IntArrayRef logical() const { return x.sizes().subspan(1); }
+};
+
+// WithBatch is [batch] + sizes: a logical shape list made physical.
+Shape WithBatch(int64_t batch, IntArrayRef sizes) {
+  Shape out{batch};
+  out.insert(out.end(), sizes.begin(), sizes.end());
+  return out;
+}
+
+// Shifted maps wrapped logical dims to physical ones (the batch dim is at 0).
+Shape Shifted(const Shape& dims) {
+  Shape out = dims;
+  for (int64_t& d : out) ++d;
+  return out;
+}
+
+// SameView is a view of x with x's own geometry: what an eager op that changes nothing
+// returns (t of a vector, transpose of a scalar). An empty movedim makes it.
+Tensor SameView(const Tensor& x) { return movedim(x, IntArrayRef(), IntArrayRef()); }
+
+std::optional<int64_t> OptionalInt(const Value& v) {
+  if (v.is_none()) return std::nullopt;
+  return v.to_int();
+}
+
+// TryInferSize resolves the (at most one) -1 of `shape` so that it holds `numel` elements, or
+// returns nullopt when it cannot (a -1 beside a size-0 dim is ambiguous); malformed shapes
+// throw naming `op`. It is the eager kernels' rule, applied per example: the -1 must never
+// absorb the batch, and a batch of 0 examples must not make it ambiguous.
+std::optional<Shape> TryInferSize(const char* op, IntArrayRef shape, int64_t numel) {
+  Shape out(shape.begin(), shape.end());
+  std::optional<size_t> infer;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer) {
+        ThrowError(op, ": only one dimension can be inferred, got shape ", ShapeToString(shape));
+      }
+      infer = i;
+    } else if (shape[i] < 0) {
+      ThrowError(op, ": invalid shape dimension ", shape[i], " in shape ", ShapeToString(shape));
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      ThrowError(op, ": shape ", ShapeToString(shape), " has too many elements (int64 overflow)");
+    }
+  }
+  if (infer) {
+    if (known == 0 || numel % known != 0) return std::nullopt;
+    out[*infer] = numel / known;
+  } else if (known != numel) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+// ReshapeTarget is the physical shape reshape/view produce: [B] + the resolved logical shape.
+Shape ReshapeTarget(const char* op, const Batch& b, IntArrayRef shape) {
+  const int64_t numel = Numel(b.logical());
+  std::optional<Shape> sizes = TryInferSize(op, shape, numel);
+  if (!sizes) {
+    ThrowError(op, ": shape ", ShapeToString(shape), " is invalid for input of size ", numel);
+  }
+  return WithBatch(b.size(), *sizes);
+}
+
+void CheckNotScalar(const char* op, const Batch& b) {
+  if (b.rank() == 0) ThrowError(op, ": cannot be applied to a 0-dim tensor");
+}
+
+// ---- The rules: each maps (batch-front input, the op's arguments) to the physical result,
+// batched at 0.
+
+// With the batch dim first, the batched view exists exactly when the per-example one does
+// (the batch dim is its own stride chunk or the outermost dim of the first), so view throws
+// view's own error for the moved layout when, and only when, one example's view would.
+Tensor Reshape(const Batch& b, const ValueList& a) {
+  return reshape(b.x, ReshapeTarget("reshape", b, a[1].shape()));
+}
+
+Tensor View(const Batch& b, const ValueList& a) {
+  return view(b.x, ReshapeTarget("view", b, a[1].shape()));
+}
+
+Tensor Flatten(const Batch& b, const ValueList& a) {
+  const int64_t start_dim = a[1].to_int();
+  const int64_t end_dim = a[2].to_int();
+  const int64_t start = WrapDim("flatten", start_dim, b.rank());
+  const int64_t end = WrapDim("flatten", end_dim, b.rank());
+  if (start > end) {
+    ThrowError("flatten: start_dim ", start_dim, " cannot come after end_dim ", end_dim,
+               " (tensor of shape ", ShapeToString(b.logical()), ")");
+  }
+  if (b.rank() == 0) return unsqueeze(b.x, 1);  // a scalar flattens to [1]
+  return flatten(b.x, start + 1, end + 1);
+}
+
+Tensor Unflatten(const Batch& b, const ValueList& a) {
+  const int64_t dim = a[1].to_int();
+  const IntArrayRef sizes = a[2].shape();
+  CheckNotScalar("unflatten", b);
+  const int64_t d = WrapDim("unflatten", dim, b.rank());
+  if (sizes.empty()) ThrowError("unflatten: sizes must be non-empty");
+  const int64_t size = b.logical()[d];
+  std::optional<Shape> inner = TryInferSize("unflatten", sizes, size);
+  if (!inner) {
+    ThrowError("unflatten: provided sizes ", ShapeToString(sizes), " don't multiply up to the ",
+               "size of dim ", dim, " (", size, ") of the tensor of shape ",
+               ShapeToString(b.logical()));
+  }
+  return unflatten(b.x, d + 1, *inner);
+}
+
+// CheckExpand validates expand(one example, sizes) as the eager op does (same messages, same
+// order: from the last dim). The physical expand cannot: after padding, a new leading dim
+// exists with size 1, so a -1 there would pass.
+void CheckExpand(IntArrayRef have, IntArrayRef sizes) {
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  const int64_t dims = static_cast<int64_t>(have.size());
+  if (rank < dims) {
+    ThrowError("expand: the number of sizes provided (", rank,
+               ") must be greater or equal to the number of dimensions in the tensor (", dims,
+               "); target sizes ", ShapeToString(sizes), ", tensor sizes ", ShapeToString(have));
+  }
+  const int64_t lead = rank - dims;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    const int64_t target = sizes[i];
+    if (i < lead) {
+      if (target < 0) {
+        ThrowError("expand: the expanded size ", target, " is not allowed in a leading, ",
+                   "non-existing dimension ", i, "; target sizes ", ShapeToString(sizes),
+                   ", tensor sizes ", ShapeToString(have));
+      }
+      continue;
+    }
+    const int64_t size = have[i - lead];
+    if (target == -1 || target == size || (target >= 0 && size == 1)) continue;
+    if (target < 0) {
+      ThrowError("expand: invalid size ", target, " at dimension ", i, "; target sizes ",
+                 ShapeToString(sizes), ", tensor sizes ", ShapeToString(have));
+    }
+    ThrowError("expand: the expanded size of the tensor (", target,
+               ") must match the existing size (", size, ") at non-singleton dimension ", i,
+               ". Target sizes: ", ShapeToString(sizes), ". Tensor sizes: ",
+               ShapeToString(have));
+  }
+}
+
+// expand's sizes are logical: the example's new leading dims become size-1 dims right after
+// the batch dim, then the whole is expanded to [B] + sizes (-1 keeps a size).
+Tensor Expand(const Batch& b, const ValueList& a) {
+  const IntArrayRef sizes = a[1].shape();
+  CheckExpand(b.logical(), sizes);
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  return expand(PadToLogicalRank(b.x, int64_t{0}, rank), WithBatch(b.size(), sizes));
+}
+
+Tensor Unsqueeze(const Batch& b, const ValueList& a) {
+  return unsqueeze(b.x, PhysicalDim("unsqueeze", a[1].to_int(), b.rank() + 1));
+}
+
+// squeeze() removes the logical size-1 dims only: a batch of one example keeps its batch dim.
+Tensor Squeeze(const Batch& b, const ValueList&) {
+  Shape dims;
+  for (int64_t d = 0; d < b.rank(); ++d) {
+    if (b.logical()[d] == 1) dims.push_back(d + 1);
+  }
+  return squeeze_dims(b.x, dims);
+}
+
+Tensor SqueezeDim(const Batch& b, const ValueList& a) {
+  const int64_t d = WrapDim("squeeze", a[1].to_int(), b.rank());
+  if (b.rank() == 0) return SameView(b.x);  // dim 0/-1 of a scalar: nothing to remove
+  return squeeze_dim(b.x, d + 1);
+}
+
+Tensor SqueezeDims(const Batch& b, const ValueList& a) {
+  // WrapDims returns no dims for a scalar (its dim 0/-1 is absent), so no dim reaches the batch.
+  return squeeze_dims(b.x, Shifted(WrapDims("squeeze", a[1].shape(), b.rank(), false)));
+}
+
+Tensor Movedim(const Batch& b, const ValueList& a) {
+  const IntArrayRef source = a[1].shape();
+  const IntArrayRef destination = a[2].shape();
+  if (source.size() != destination.size()) {
+    ThrowError("movedim: invalid source or destination dims: source ", ShapeToString(source),
+               " and destination ", ShapeToString(destination),
+               " must have the same number of elements");
+  }
+  const Shape src = WrapDims("movedim", source, b.rank(), false);
+  const Shape dst = WrapDims("movedim", destination, b.rank(), false);
+  return movedim(b.x, Shifted(src), Shifted(dst));
+}
+
+Tensor Permute(const Batch& b, const ValueList& a) {
+  const IntArrayRef dims = a[1].shape();
+  if (static_cast<int64_t>(dims.size()) != b.rank()) {
+    ThrowError("permute: number of dims don't match: got ", ShapeToString(dims),
+               " for a tensor of shape ", ShapeToString(b.logical()), " (rank ", b.rank(), ")");
+  }
+  Shape order = Shifted(WrapDims("permute", dims, b.rank(), false));
+  order.insert(order.begin(), 0);  // the batch dim stays first
+  return permute(b.x, order);
+}
+
+Tensor Transpose(const Batch& b, const ValueList& a) {
+  const int64_t d0 = WrapDim("transpose", a[1].to_int(), b.rank());
+  const int64_t d1 = WrapDim("transpose", a[2].to_int(), b.rank());
+  if (b.rank() == 0) return SameView(b.x);
+  return transpose(b.x, d0 + 1, d1 + 1);
+}
+
+Tensor T(const Batch& b, const ValueList&) {
+  if (b.rank() > 2) {
+    ThrowError("t: expects a tensor with <= 2 dimensions, but self is ", b.rank(), "D (shape ",
+               ShapeToString(b.logical()), "); use transpose or mT");
+  }
+  return b.rank() == 2 ? transpose(b.x, 1, 2) : SameView(b.x);
+}
+
+Tensor Select(const Batch& b, const ValueList& a) {
+  const int64_t dim = a[1].to_int();
+  const int64_t index = a[2].to_int();
+  CheckNotScalar("select", b);
+  const int64_t d = WrapDim("select", dim, b.rank());
+  const int64_t size = b.logical()[d];
+  if (index < -size || index >= size) {
+    ThrowError("select: index ", index, " out of range for tensor of size ",
+               ShapeToString(b.logical()), " at dimension ", dim);
+  }
+  return select(b.x, d + 1, index);
+}
+
+Tensor Narrow(const Batch& b, const ValueList& a) {
+  const int64_t dim = a[1].to_int();
+  const int64_t start = a[2].to_int();
+  const int64_t length = a[3].to_int();
+  CheckNotScalar("narrow", b);
+  const int64_t d = WrapDim("narrow", dim, b.rank());
+  const int64_t size = b.logical()[d];
+  if (start < -size || start > size) {
+    ThrowError("narrow: start ", start, " is out of range for dimension ", dim, " of size ",
+               size, " (expected start in [", -size, ", ", size, "])");
+  }
+  const int64_t s = start < 0 ? start + size : start;
+  if (length < 0 || length > size - s) {
+    ThrowError("narrow: start (", s, ") + length (", length, ") exceeds dimension size (", size,
+               ") of dimension ", dim, " (or length is negative); tensor shape ",
+               ShapeToString(b.logical()));
+  }
+  return narrow(b.x, d + 1, start, length);
+}
+
+// slice's bounds clamp to the dim and its step error names no dim: only the dim is checked
+// here.
+Tensor Slice(const Batch& b, const ValueList& a) {
+  CheckNotScalar("slice", b);
+  const int64_t d = WrapDim("slice", a[1].to_int(), b.rank());
+  return slice(b.x, d + 1, OptionalInt(a[2]), OptionalInt(a[3]), a[4].to_int());
+}
+
+// The batch dim, first and neither dim1 nor dim2, stays first; the diagonal goes last.
+Tensor Diagonal(const Batch& b, const ValueList& a) {
+  const int64_t offset = a[1].to_int();
+  const int64_t dim1 = a[2].to_int();
+  const int64_t dim2 = a[3].to_int();
+  if (b.rank() < 2) {
+    ThrowError("diagonal: expected a tensor with at least 2 dimensions, got shape ",
+               ShapeToString(b.logical()));
+  }
+  const int64_t d1 = WrapDim("diagonal", dim1, b.rank());
+  const int64_t d2 = WrapDim("diagonal", dim2, b.rank());
+  if (d1 == d2) {
+    ThrowError("diagonal: dim1 and dim2 cannot be the same dimension, got ", dim1, " and ",
+               dim2, " for a tensor of shape ", ShapeToString(b.logical()));
+  }
+  return diagonal(b.x, offset, d1 + 1, d2 + 1);
+}
+
+Tensor Flip(const Batch& b, const ValueList& a) {
+  return flip(b.x, Shifted(WrapDims("flip", a[1].shape(), b.rank(), false)));
+}
+
+using FrontFn = Tensor (*)(const Batch& b, const ValueList& args);
+
+// FrontRule runs a rule above with the batch dim moved to the front.
+template <FrontFn F>
+BatchedResult FrontRule(const VmapContext&, BatchedArgs& args) {
+  FT_CHECK(args.bdim(0).has_value());  // the only tensor argument: batched, or no rule runs
+  const Batch b{MoveBdimToFront(args.tensor(0), args.bdim(0))};
+  return BatchedResult{{Value(F(b, args.values))}, {0}};
+}
+
+// contiguous and clone work on the physical value as it is: the copy keeps the batch dim
+// where it was (and contiguous returns the value itself when it already is contiguous).
+BatchedResult CopyRule(const VmapContext& ctx, BatchedArgs& args) {
+  return BatchedResult{{Value(DispatchBoxed(ctx.op, args.values)[0])}, {args.bdim(0)}};
+}
+
+}  // namespace
+
+void RegisterViewRules() {
+  OpRegistry& r = OpRegistry::Global();
+  SetBatchRule(r.Get("reshape"), &FrontRule<&Reshape>);
+  SetBatchRule(r.Get("view"), &FrontRule<&View>);
+  SetBatchRule(r.Get("flatten"), &FrontRule<&Flatten>);
+  SetBatchRule(r.Get("unflatten"), &FrontRule<&Unflatten>);
+  SetBatchRule(r.Get("expand"), &FrontRule<&Expand>);
+  SetBatchRule(r.Get("unsqueeze"), &FrontRule<&Unsqueeze>);
+  SetBatchRule(r.Get("squeeze"), &FrontRule<&Squeeze>);
+  SetBatchRule(r.Get("squeeze_dim"), &FrontRule<&SqueezeDim>);
+  SetBatchRule(r.Get("squeeze_dims"), &FrontRule<&SqueezeDims>);
+  SetBatchRule(r.Get("movedim"), &FrontRule<&Movedim>);
+  SetBatchRule(r.Get("permute"), &FrontRule<&Permute>);
+  SetBatchRule(r.Get("transpose"), &FrontRule<&Transpose>);
+  SetBatchRule(r.Get("t"), &FrontRule<&T>);
+  SetBatchRule(r.Get("select"), &FrontRule<&Select>);
+  SetBatchRule(r.Get("narrow"), &FrontRule<&Narrow>);
+  SetBatchRule(r.Get("slice"), &FrontRule<&Slice>);
+  SetBatchRule(r.Get("diagonal"), &FrontRule<&Diagonal>);
+  SetBatchRule(r.Get("flip"), &FrontRule<&Flip>);
+  SetBatchRule(r.Get("contiguous"), &CopyRule);
+  SetBatchRule(r.Get("clone"), &CopyRule);
+}
+
+}  // namespace ft::vmap_rules
