@@ -1,6 +1,8 @@
 #include "dispatch/binary_ops.h"
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -10,29 +12,54 @@
 namespace ft {
 namespace {
 
-// WrappedScalar is a 0-dim tensor holding `s` in `dtype` (torch's "wrapped number"). The
-// dtype comes from ResultTypeWithScalar, so it is floating whenever s is: no double ->
-// integer conversion happens here. A double beyond float32's range becomes +-inf, as a
-// float32 computation with that scalar would give.
+// ScalarAs converts a scalar operand to the compute type T. The dtype comes from
+// ResultTypeWithScalar, so it is floating whenever s is: no double -> integer conversion
+// happens here. A double beyond float32's range becomes +-inf, as a float32 computation with
+// that scalar would give.
+template <typename T>
+T ScalarAs(Scalar s) {
+  if constexpr (std::is_same_v<T, float>) {
+    const double d = s.to<double>();
+    const double limit = static_cast<double>(std::numeric_limits<float>::max());
+    if (std::isfinite(d) && std::fabs(d) > limit) {
+      return d > 0 ? std::numeric_limits<float>::infinity()
+                   : -std::numeric_limits<float>::infinity();
+    }
+    return static_cast<float>(d);
+  } else {
+    return s.to<T>();
+  }
+}
+
+// WrappedScalar is a 0-dim tensor holding `s` in `dtype` (torch's "wrapped number").
+//
+// NOTE: [Scalar tensor cache]
+// Loops multiply by the same few constants over and over (x * 0.9, y + 1): each thread keeps
+// its last few scalar tensors and hands the same (never written) tensor out again, which
+// saves two allocations per scalar op. Safe because a wrapped scalar is only ever an
+// operand: no op writes into its `other` argument or returns it as its result.
 Tensor WrappedScalar(Scalar s, DType dtype) {
-  Tensor t = EmptyContiguous({}, dtype);
+  struct Entry {
+    DType dtype = kFloat32;
+    uint64_t bits = 0;
+    Tensor tensor;
+  };
+  constexpr int kCacheSize = 8;
+  thread_local std::array<Entry, kCacheSize> cache;
+  thread_local int next_slot = 0;
+  uint64_t bits = 0;
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T v;
-    if constexpr (std::is_same_v<T, float>) {
-      const double d = s.to<double>();
-      const double limit = static_cast<double>(std::numeric_limits<float>::max());
-      if (std::isfinite(d) && std::fabs(d) > limit) {
-        v = d > 0 ? std::numeric_limits<float>::infinity()
-                  : -std::numeric_limits<float>::infinity();
-      } else {
-        v = static_cast<float>(d);
-      }
-    } else {
-      v = s.to<T>();
-    }
-    *t.data<T>() = v;
+    const T v = ScalarAs<T>(s);
+    std::memcpy(&bits, &v, sizeof(T));
   });
+  for (const Entry& e : cache) {
+    if (e.tensor.defined() && e.dtype == dtype && e.bits == bits) return e.tensor;
+  }
+  Tensor t = EmptyContiguous({}, dtype);
+  std::memcpy(t.impl()->raw_data(), &bits, static_cast<size_t>(ItemSize(dtype)));
+  cache[next_slot] = Entry{dtype, bits, t};
+  next_slot = (next_slot + 1) % kCacheSize;
   return t;
 }
 

@@ -110,6 +110,15 @@ void ForEachStrided(IntArrayRef shape, const std::array<Operand, K>& ops, Inner&
 // returns an expression of the output type.
 template <typename In, typename Out, typename F>
 void UnaryLoop(const Tensor& out, const Tensor& in, F&& f) {
+  // Fast path: both contiguous with the same number of elements, so element i of one is
+  // element i of the other (one Eigen expression, no loop set-up).
+  const int64_t total = out.numel();
+  if (out.is_contiguous() && in.is_contiguous() && in.numel() == total) {
+    if (total == 0) return;
+    ArrayMap<Out> o(static_cast<Out*>(out.impl()->raw_data()), total);
+    o = f(ConstArrayMap<In>(static_cast<const In*>(in.impl()->raw_data()), total));
+    return;
+  }
   std::array<Operand, 2> ops = {MakeOperand(out, out.sizes()), MakeOperand(in, out.sizes())};
   ForEachStrided<2>(out.sizes(), ops, [&](const std::array<char*, 2>& p,
                                           const std::array<int64_t, 2>& s, int64_t n) {
@@ -131,6 +140,28 @@ void UnaryLoop(const Tensor& out, const Tensor& in, F&& f) {
 // broadcast to out's shape. Fast paths: both contiguous, or one a broadcast scalar run.
 template <typename In, typename Out, typename F>
 void BinaryLoop(const Tensor& out, const Tensor& a, const Tensor& b, F&& f) {
+  // Fast paths for contiguous operands: equal element counts mean equal layouts (a
+  // broadcast operand always has fewer elements), and a one-element operand is a constant.
+  const int64_t total = out.numel();
+  if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous()) {
+    if (total == 0) return;
+    ArrayMap<Out> o(static_cast<Out*>(out.impl()->raw_data()), total);
+    const In* pa = static_cast<const In*>(a.impl()->raw_data());
+    const In* pb = static_cast<const In*>(b.impl()->raw_data());
+    const int64_t na = a.numel(), nb = b.numel();
+    if (na == total && nb == total) {
+      o = f(ConstArrayMap<In>(pa, total), ConstArrayMap<In>(pb, total));
+      return;
+    }
+    if (na == total && nb == 1) {
+      o = f(ConstArrayMap<In>(pa, total), Eigen::Array<In, Eigen::Dynamic, 1>::Constant(total, *pb));
+      return;
+    }
+    if (na == 1 && nb == total) {
+      o = f(Eigen::Array<In, Eigen::Dynamic, 1>::Constant(total, *pa), ConstArrayMap<In>(pb, total));
+      return;
+    }
+  }
   std::array<Operand, 3> ops = {MakeOperand(out, out.sizes()), MakeOperand(a, out.sizes()),
                                 MakeOperand(b, out.sizes())};
   constexpr int64_t kIn = sizeof(In);

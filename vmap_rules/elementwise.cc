@@ -31,9 +31,7 @@ BatchedResult PointwiseRule(const VmapContext& ctx, BatchedArgs& args) {
     values[i] = Value(PadToLogicalRank(MoveBdimToFront(args.tensor(i), args.bdim(i)),
                                        int64_t{0}, rank));
   }
-  ValueList out = DispatchBoxed(ctx.op, values);
-  BatchedResult result;
-  result.values = std::move(out);
+  BatchedResult result{DispatchBoxed(ctx.op, values), {}};
   result.bdims.assign(result.values.size(), any_batched ? BDim(0) : std::nullopt);
   return result;
 }

@@ -206,34 +206,29 @@ void SetBatchRule(const Operator& op, BatchRule rule) {
                               vmap.chunk_start(),
                               vmap.total_batch_size(),
                               vmap.draws()};
-        BatchedResult result;
-        {
+        BatchedResult result = [&] {
           LowerGuard lower(&vmap);
-          result = rule(ctx, batched);
-        }
+          return rule(ctx, batched);
+        }();
         FT_CHECK(result.values.size() == result.bdims.size());
         const std::optional<int> mutated = op.schema().mutated_arg;
-        ValueList out;
-        out.reserve(result.values.size());
-        for (size_t i = 0; i < result.values.size(); ++i) {
-          Value& v = result.values[i];
+        // Wrap the results in place (no second list).
+        ValueList& out = result.values;
+        for (size_t i = 0; i < out.size(); ++i) {
+          Value& v = out[i];
           if (i == 0 && mutated) {
             // In-place: the caller gets back the very object it passed.
-            out.push_back(args[*mutated]);
+            v = args[*mutated];
           } else if (v.is_tensor() && result.bdims[i]) {
-            out.emplace_back(MakeBatched(std::move(v.mutable_tensor()), *result.bdims[i], level,
-                                         vmap.alive_flag()));
+            v = Value(MakeBatched(std::move(v.mutable_tensor()), *result.bdims[i], level,
+                                  vmap.alive_flag()));
           } else if (v.is_tensor_list() && result.bdims[i]) {
-            TensorList wrapped;
-            for (const Tensor& t : v.tensor_list()) {
-              wrapped.push_back(MakeBatched(t, *result.bdims[i], level, vmap.alive_flag()));
+            for (Tensor& t : v.mutable_tensor_list()) {
+              t = MakeBatched(std::move(t), *result.bdims[i], level, vmap.alive_flag());
             }
-            out.emplace_back(std::move(wrapped));
-          } else {
-            out.push_back(std::move(v));
           }
         }
-        return out;
+        return std::move(out);
       });
 }
 
