@@ -11,12 +11,14 @@
 
 namespace ft {
 
-std::vector<std::optional<int64_t>> Dims::Expand(size_t n, const char* what) const {
+std::vector<std::optional<int64_t>> Dims::Expand(size_t n, const char* what,
+                                                 int64_t level) const {
   if (broadcast_) return std::vector<std::optional<int64_t>>(n, dims_[0]);
   if (dims_.size() != n) {
     ThrowError("vmap: ", what, " has ", dims_.size(), " entries but there are ", n,
                what[0] == 'i' ? " arguments" : " outputs",
-               "; give one entry per item, or a single int/nullopt for all");
+               "; give one entry per item, or a single int/nullopt for all (vmap level ", level,
+               ")");
   }
   return dims_;
 }
@@ -28,10 +30,11 @@ const char* ValueKindName(const Value& v) { return ValueTagName(v.tag()); }
 // One vmap call on a batch (or a chunk of it): wrap, run f at a fresh level, unwrap.
 ValueList RunBatched(const ValueFn& f, const ValueList& args,
                      const std::vector<std::optional<int64_t>>& in_dims, const Dims& out_dims,
-                     int64_t batch_size, Randomness randomness, int64_t chunk_start,
-                     int64_t total_batch_size, std::shared_ptr<RandomDrawLog> draws) {
+                     int64_t level, int64_t batch_size, Randomness randomness,
+                     int64_t chunk_start, int64_t total_batch_size,
+                     std::shared_ptr<RandomDrawLog> draws) {
   draws->next = 0;
-  VmapInterpreter interp(batch_size, randomness, chunk_start, total_batch_size,
+  VmapInterpreter interp(level, batch_size, randomness, chunk_start, total_batch_size,
                          std::move(draws));
   ValueList outputs;
   {
@@ -47,7 +50,8 @@ ValueList RunBatched(const ValueFn& f, const ValueList& args,
     }
     outputs = f(wrapped);
   }
-  const std::vector<std::optional<int64_t>> dims = out_dims.Expand(outputs.size(), "out_dims");
+  const std::vector<std::optional<int64_t>> dims =
+      out_dims.Expand(outputs.size(), "out_dims", level);
   ValueList result;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& v = outputs[i];
@@ -55,7 +59,8 @@ ValueList RunBatched(const ValueFn& f, const ValueList& args,
     if (!v.is_tensor()) {
       if (out_dim) {
         ThrowError("vmap: must only return Tensors, got type ", ValueKindName(v), " for output ",
-                   i, ". Did you mean to set out_dims= to None for output ", i, "?");
+                   i, ". Did you mean to set out_dims= to None for output ", i,
+                   "? (vmap level ", level, ")");
       }
       result.push_back(v);
       continue;
@@ -65,7 +70,7 @@ ValueList RunBatched(const ValueFn& f, const ValueList& args,
     if (!out_dim) {
       if (batched) {
         ThrowError("vmap: can not return a BatchedTensor when out_dim is None (output ", i,
-                   " depends on the mapped inputs at level ", interp.level(), ")");
+                   " depends on the mapped inputs; vmap level ", level, ")");
       }
       result.push_back(v);
       continue;
@@ -89,14 +94,19 @@ ValueList VmapCall(const ValueFn& f, const ValueList& args, const Dims& in_dims_
                    const Dims& out_dims, Randomness randomness,
                    std::optional<int64_t> chunk_size) {
   RegisterVmapRules();
+  // The level is taken first so that every message can name it.
+  const int64_t level = LayerStack::NewLevel();
   if (args.empty()) {
     ThrowError("vmap(f)(*args): got no inputs. Maybe you forgot to add inputs, or you are ",
-               "trying to vmap over a function with no inputs. The latter is unsupported.");
+               "trying to vmap over a function with no inputs. The latter is unsupported. ",
+               "(vmap level ", level, ")");
   }
   if (chunk_size && *chunk_size < 1) {
-    ThrowError("vmap: chunk_size should be None or greater than 0. (got ", *chunk_size, ")");
+    ThrowError("vmap: chunk_size should be None or greater than 0. (got ", *chunk_size,
+               "; vmap level ", level, ")");
   }
-  std::vector<std::optional<int64_t>> in_dims = in_dims_spec.Expand(args.size(), "in_dims");
+  std::vector<std::optional<int64_t>> in_dims =
+      in_dims_spec.Expand(args.size(), "in_dims", level);
   std::optional<int64_t> batch_size;
   bool sizes_differ = false;
   std::vector<std::string> mapped;
@@ -106,14 +116,15 @@ ValueList VmapCall(const ValueFn& f, const ValueList& args, const Dims& in_dims_
       ThrowError("vmap: Got in_dim=", *in_dims[i], " for argument ", i,
                  " but the input is of type ", ValueKindName(args[i]),
                  ". We cannot vmap over non-Tensor arguments, please use None as the "
-                 "respective in_dim");
+                 "respective in_dim (vmap level ", level, ")");
     }
     const Tensor& t = args[i].tensor();
     const int64_t rank = t.dim();
     if (*in_dims[i] < -rank || *in_dims[i] >= rank) {
       ThrowError("vmap: Got in_dim=", *in_dims[i], " for argument ", i,
                  ", but that input is a Tensor of dimensionality ", rank,
-                 " so expected in_dim to satisfy ", -rank, " <= in_dim < ", rank, ".");
+                 " so expected in_dim to satisfy ", -rank, " <= in_dim < ", rank,
+                 ". (vmap level ", level, ")");
     }
     const int64_t d = *in_dims[i] < 0 ? *in_dims[i] + rank : *in_dims[i];
     in_dims[i] = d;
@@ -123,15 +134,16 @@ ValueList VmapCall(const ValueFn& f, const ValueList& args, const Dims& in_dims_
     if (!batch_size) batch_size = size;
   }
   if (!batch_size) {
-    ThrowError("vmap: Expected at least one Tensor to vmap over (every in_dim is None)");
+    ThrowError("vmap: Expected at least one Tensor to vmap over (every in_dim is None; vmap "
+               "level ", level, ")");
   }
   if (sizes_differ) {
     ThrowError("vmap: Expected all tensors to have the same size in the mapped dimension, got ",
-               absl::StrJoin(mapped, "; "));
+               absl::StrJoin(mapped, "; "), " (vmap level ", level, ")");
   }
   const int64_t total = *batch_size;
   if (!chunk_size || *chunk_size >= total || total == 0) {
-    return RunBatched(f, args, in_dims, out_dims, total, randomness, 0, total,
+    return RunBatched(f, args, in_dims, out_dims, level, total, randomness, 0, total,
                       std::make_shared<RandomDrawLog>());
   }
   // Chunked: run each slice of the batch and concatenate each output along its out_dim.
@@ -147,10 +159,13 @@ ValueList VmapCall(const ValueFn& f, const ValueList& args, const Dims& in_dims_
         slice.push_back(args[i]);
       }
     }
-    chunks.push_back(
-        RunBatched(f, slice, in_dims, out_dims, n, randomness, start, total, draws));
+    // The first chunk runs at the level taken above; later ones at fresh levels.
+    const int64_t chunk_level = start == 0 ? level : LayerStack::NewLevel();
+    chunks.push_back(RunBatched(f, slice, in_dims, out_dims, chunk_level, n, randomness, start,
+                                total, draws));
   }
-  const std::vector<std::optional<int64_t>> dims = out_dims.Expand(chunks[0].size(), "out_dims");
+  const std::vector<std::optional<int64_t>> dims =
+      out_dims.Expand(chunks[0].size(), "out_dims", level);
   ValueList result;
   for (size_t o = 0; o < chunks[0].size(); ++o) {
     if (!chunks[0][o].is_tensor() || !dims[o]) {

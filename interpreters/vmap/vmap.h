@@ -19,8 +19,8 @@
 // Errors (ft::Error, each naming vmap): no inputs, no mapped tensor, in_dims/out_dims counts
 // that do not match, an in_dim on a non-tensor or out of range, mismatched batch sizes (each
 // argument's size and in_dim listed), a non-tensor output with an out_dim, a batched output
-// with out_dim nullopt, chunk_size < 1, a random op in kError mode. The layer stack is as it
-// was after any exception.
+// with out_dim nullopt, chunk_size < 1, a random op in kError mode; each ends with the vmap
+// level, e.g. "(vmap level 3)". The layer stack is as it was after any exception.
 //
 // Example:
 //   auto f = [](const ft::Tensor& x) { return ft::sum(ft::sin(x) * x); };  // x: [5] -> []
@@ -53,8 +53,9 @@ class Dims {
   Dims(std::initializer_list<std::optional<int64_t>> dims) : dims_(dims) {}  // NOLINT
   Dims(std::vector<std::optional<int64_t>> dims) : dims_(std::move(dims)) {}  // NOLINT
 
-  // Expand returns one dim per item (n items); throws naming `what` when the count differs.
-  std::vector<std::optional<int64_t>> Expand(size_t n, const char* what) const;
+  // Expand returns one dim per item (n items); throws naming `what` and the vmap `level`
+  // when the count differs.
+  std::vector<std::optional<int64_t>> Expand(size_t n, const char* what, int64_t level) const;
 
  private:
   std::vector<std::optional<int64_t>> dims_;

@@ -33,13 +33,13 @@ Randomness ParseRandomness(const std::string& name) {
 }
 
 VmapInterpreter::VmapInterpreter(int64_t batch_size, Randomness randomness)
-    : VmapInterpreter(batch_size, randomness, 0, batch_size,
+    : VmapInterpreter(LayerStack::NewLevel(), batch_size, randomness, 0, batch_size,
                       std::make_shared<RandomDrawLog>()) {}
 
-VmapInterpreter::VmapInterpreter(int64_t batch_size, Randomness randomness,
+VmapInterpreter::VmapInterpreter(int64_t level, int64_t batch_size, Randomness randomness,
                                  int64_t chunk_start, int64_t total_batch_size,
                                  std::shared_ptr<RandomDrawLog> draws)
-    : Interpreter(TransformType::kVmap, LayerStack::NewLevel()),
+    : Interpreter(TransformType::kVmap, level),
       batch_size_(batch_size),
       randomness_(randomness),
       chunk_start_(chunk_start),

@@ -80,7 +80,9 @@ class VmapInterpreter : public Interpreter {
   // index of its first example in the whole batch of `total_batch_size`, and `draws` is the
   // log shared by the chunks (NOTE: [Randomness and chunks]); unchunked runs own their log.
   VmapInterpreter(int64_t batch_size, Randomness randomness);
-  VmapInterpreter(int64_t batch_size, Randomness randomness, int64_t chunk_start,
+  // `level` must come from LayerStack::NewLevel() (ft::vmap takes it before validating its
+  // arguments, so that its error messages can name it).
+  VmapInterpreter(int64_t level, int64_t batch_size, Randomness randomness, int64_t chunk_start,
                   int64_t total_batch_size, std::shared_ptr<RandomDrawLog> draws);
 
   int64_t batch_size() const { return batch_size_; }

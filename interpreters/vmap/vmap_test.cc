@@ -137,7 +137,7 @@ TEST(Vmap, ApiErrors) {
   EXPECT_FT_ERROR(vmap(id, 0, std::nullopt)({x}),
                   "vmap: can not return a BatchedTensor when out_dim is None");
   EXPECT_FT_ERROR(vmap(id, 0, 0, Randomness::kError, 0)({x}),
-                  "vmap: chunk_size should be None or greater than 0. (got 0)");
+                  "vmap: chunk_size should be None or greater than 0. (got 0; vmap level");
   ValueList args;
   args.emplace_back(int64_t{3});
   EXPECT_FT_ERROR(vmap(ValueFn([](const ValueList& a) { return a; }))(args),
@@ -148,6 +148,26 @@ TEST(Vmap, ApiErrors) {
   EXPECT_FT_ERROR(vmap(ValueFn([](const ValueList& a) { return a; }), {0, std::nullopt})(args),
                   "vmap: must only return Tensors, got type int for output 1");
   EXPECT_TRUE(LayerStack::empty());
+}
+
+TEST(Vmap, ApiErrorsNameTheLevel) {
+  auto id = TensorListFn([](const TensorList& a) { return a; });
+  EXPECT_FT_ERROR(vmap(id)({}), "(vmap level ");
+  EXPECT_FT_ERROR(vmap(id, std::nullopt)({zeros({2})}), "vmap level ");
+  EXPECT_FT_ERROR(vmap(id, 1)({zeros({2})}), "(vmap level ");
+  EXPECT_FT_ERROR(vmap(id, 0)({zeros({2}), zeros({3})}), "(vmap level ");
+  EXPECT_FT_ERROR(vmap(id, {0, 0})({zeros({2})}), "(vmap level ");
+  EXPECT_FT_ERROR(vmap(id, 0, std::nullopt)({zeros({2})}), "vmap level ");
+  // Nested: the inner vmap's level is the higher one.
+  int64_t inner_level = -1;
+  auto inner = TensorFn([&](const Tensor& t) {
+    inner_level = LayerStack::Top()->level();
+    return t;
+  });
+  vmap(vmap(inner))(zeros({2, 2}));
+  EXPECT_GT(inner_level, 0);
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& t) { return rand_like(t); }))(zeros({2})),
+                  "while in randomness error mode (level ");
 }
 
 TEST(Vmap, StackBalancedAfterExceptionInNestedFunction) {
