@@ -1,7 +1,7 @@
 // quickstart: a first tour of ft's eager tensor library.
 //   ./bazelw run //examples:quickstart
 // Every op below goes through ft's op table; with no transform active each one is a single
-// branch and then an Eigen kernel. The transforms (vmap, grad, ...) build on exactly this.
+// branch and then an Eigen kernel. vmap (and the transforms to come) build on exactly this.
 #include <iostream>
 
 #include "ft.h"
@@ -30,6 +30,19 @@ int main() {
   ft::Generator gen(42);
   ft::Tensor noise = ft::randn_like(ft::zeros({3}), &gen);
   std::cout << "randn (seed 42) = " << noise << "\n";
+
+  // vmap: write a function for one example, run it on a whole batch. Each op inside runs
+  // once on the batched data (its batching rule), not once per example.
+  auto energy = [](const ft::Tensor& v) { return ft::sum(ft::square(v)) * 0.5; };
+  ft::Tensor batch = ft::randn_like(ft::zeros({4, 3}), &gen);
+  std::cout << "vmap(energy) over 4 examples = " << ft::vmap(ft::TensorFn(energy))(batch)
+            << "\n";
+  // in_dims: map the rows of m, share the vector w.
+  auto project = ft::vmap(ft::TensorListFn([](const ft::TensorList& a) {
+                            return ft::TensorList{ft::dot(a[0], a[1])};
+                          }),
+                          {0, std::nullopt});
+  std::cout << "vmap(dot) over rows of m = " << project({m, ft::ones({3})})[0] << "\n";
 
   // Bad input is an ft::Error that names the op and the shapes.
   try {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ft.h"
+#include "tensor/copy.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
 
@@ -17,6 +18,9 @@ TEST(Readme, Taste) {
   EXPECT_EQ(x.dtype(), kFloat32);
   EXPECT_EQ(y.dtype(), kFloat32);
   EXPECT_EQ(ft::ToString(ft::sum(g, {1})), "tensor([19., 64.])");
+  auto f = [](const ft::Tensor& v) { return ft::sum(ft::sin(v) * v); };
+  ft::Tensor per_example = ft::vmap(ft::TensorFn(f))(m);
+  EXPECT_TENSOR_NEAR(per_example, ft::sum(ft::sin(m) * m, {1}), 1e-5);
 }
 
 TEST(DocsApi, Tensors) {
@@ -88,6 +92,56 @@ TEST(DocsApi, Errors) {
                           "must equal dim -2 of the second (2)",
                           0),
             0u);
+}
+
+TEST(DocsApi, Vmap) {
+  auto f = [](const ft::Tensor& x) { return ft::sum(ft::sin(x) * x); };
+  ft::Tensor xs = ft::rand_like(ft::zeros({64, 5}));
+  ft::Tensor ys = ft::vmap(ft::TensorFn(f))(xs);
+  EXPECT_EQ(ys.sizes(), (IntArrayRef{64}));
+  EXPECT_TENSOR_NEAR(ys, ft::sum(ft::sin(xs) * xs, {1}), 1e-5);
+
+  auto g = ft::vmap(ft::TensorListFn([](const ft::TensorList& a) {
+                      return ft::TensorList{ft::matmul(a[1], a[0])};
+                    }),
+                    {0, std::nullopt});
+  ft::Tensor out = g({xs, ft::ones({3, 5})})[0];
+  EXPECT_EQ(out.sizes(), (IntArrayRef{64, 3}));
+  EXPECT_TENSOR_NEAR(out, ft::matmul(xs, ft::transpose(ft::ones({3, 5}), 0, 1)), 1e-5);
+
+  auto mul =
+      ft::TensorListFn([](const ft::TensorList& a) { return ft::TensorList{a[0] * a[1]}; });
+  auto outer = ft::vmap(ft::vmap(mul, {0, std::nullopt}), {std::nullopt, 0});
+  EXPECT_TENSOR_EQ(outer({ft::tensor({1.0, 2.0, 3.0}), ft::tensor({10.0, 20.0})})[0],
+                   ft::tensor({10.0, 20.0, 30.0, 20.0, 40.0, 60.0}, {2, 3}));
+
+  auto noisy = ft::TensorFn([](const ft::Tensor& x) { return x + ft::randn_like(x); });
+  ft::manual_seed(7);
+  ft::Tensor a = ft::vmap(noisy, 0, 0, ft::Randomness::kDifferent)(xs);
+  ft::manual_seed(7);
+  ft::Tensor b = ft::vmap(noisy, 0, 0, ft::Randomness::kDifferent, /*chunk_size=*/16)(xs);
+  EXPECT_TENSOR_EQ(a, b);
+  EXPECT_FALSE(ft::allclose(ft::select(a - xs, 0, 0), ft::select(a - xs, 0, 1)));
+}
+
+// The docs' user-op example: an elementwise kernel with its own batching rule.
+ft::Tensor MyKernel(const ft::Tensor& x) { return ft::kernels::clone(x); }
+ft::Tensor my_op(const ft::Tensor& x) { return ft::Call<&MyKernel>(x); }
+
+TEST(DocsApi, UserBatchRule) {
+  ft::RegisterAllOps();
+  static const bool registered = [] {
+    ft::RegisterOp<&MyKernel>(ft::OpRegistry::Global(), "docs_my_op", {"self"});
+    ft::SetBatchRule(ft::OpFor<&MyKernel>(), [](const ft::VmapContext& ctx, ft::BatchedArgs& a) {
+      return ft::BatchedResult{{ft::Value(my_op(a.tensor(0)))}, {a.bdim(0)}};
+    });
+    return true;
+  }();
+  (void)registered;
+  ft::SetVmapFallbackMode(ft::VmapFallbackMode::kError);  // proves the rule, not the loop, ran
+  ft::Tensor x = ft::rand_like(ft::zeros({4, 3}));
+  EXPECT_TENSOR_EQ(ft::vmap(ft::TensorFn(&my_op), 1)(x), ft::transpose(x, 0, 1));
+  ft::SetVmapFallbackMode(ft::VmapFallbackMode::kWarn);
 }
 
 class Logger : public ft::Interpreter {

@@ -8,6 +8,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rules=(
   "//tensor|"
   "//dispatch|+ //tensor/..."
+  "//vmap_rules|+ //tensor/... + //dispatch/... + //interpreters/vmap:core"
+  "//interpreters/vmap|+ //tensor/... + //dispatch/... + //vmap_rules/..."
 )
 
 status=0
