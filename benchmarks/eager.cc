@@ -12,6 +12,7 @@
 #include "Eigen/Core"
 #include "benchmark/benchmark.h"
 #include "benchmarks/compare.h"
+#include "benchmarks/workloads.h"
 #include "ft.h"
 
 namespace ft::bench {
@@ -20,27 +21,11 @@ namespace {
 using EigenArray = Eigen::Array<float, Eigen::Dynamic, 1>;
 using EigenMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-Tensor RandomTensor(IntArrayRef shape, uint64_t seed) {
-  Generator g(seed);
-  return rand_like(zeros(shape), &g);
-}
-
-// ---- Framework cost: chain(x) = 25 x (sin, *0.9, +0.1, *x): 100 ops, 1 element. ----
-
-Tensor Chain(const Tensor& x) {
-  Tensor y = x;
-  for (int i = 0; i < 25; ++i) {
-    y = sin(y);
-    y = y * 0.9;
-    y = y + 0.1;
-    y = y * x;
-  }
-  return y;
-}
+// ---- Framework cost: Chain100 (workloads.h): 100 ops on 1 element. ----
 
 void BM_ChainFt(benchmark::State& state) {
   Tensor x = full({state.range(0)}, 0.5f);
-  for (auto _ : state) benchmark::DoNotOptimize(Chain(x).impl());
+  for (auto _ : state) benchmark::DoNotOptimize(Chain100(x).impl());
 }
 
 // The hand-written chain allocates every intermediate result, as an eager library must.

@@ -9,16 +9,14 @@
 
 #include "benchmark/benchmark.h"
 #include "benchmarks/compare.h"
+#include "benchmarks/workloads.h"
 #include "ft.h"
 #include "interpreters/vmap/vmap.h"
 
 namespace ft::bench {
 namespace {
 
-Tensor Random(IntArrayRef shape, uint64_t seed) {
-  Generator g(seed);
-  return rand_like(zeros(shape), &g) + 0.5;
-}
+Tensor Random(IntArrayRef shape, uint64_t seed) { return RandomTensor(shape, seed, 0.5); }
 
 // Ten elementwise ops.
 Tensor Chain10(const Tensor& x) {
@@ -32,18 +30,6 @@ Tensor Chain10(const Tensor& x) {
   y = abs(y);
   y = sqrt(y);
   return neg(y);
-}
-
-// 100 ops: 25 x (sin, *0.9, +0.1, *x), as in the eager and peer benchmarks.
-Tensor Chain100(const Tensor& x) {
-  Tensor y = x;
-  for (int i = 0; i < 25; ++i) {
-    y = sin(y);
-    y = y * 0.9;
-    y = y + 0.1;
-    y = y * x;
-  }
-  return y;
 }
 
 void BM_Chain10Vmap(benchmark::State& state) {

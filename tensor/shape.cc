@@ -94,6 +94,31 @@ Shape BroadcastShapes(absl::string_view op, IntArrayRef a, IntArrayRef b) {
   return out;
 }
 
+std::optional<Shape> TryInferSize(absl::string_view op, IntArrayRef shape, int64_t numel) {
+  Shape out(shape.begin(), shape.end());
+  std::optional<size_t> infer;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer) {
+        ThrowError(op, ": only one dimension can be inferred, got shape ", ShapeToString(shape));
+      }
+      infer = i;
+    } else if (shape[i] < 0) {
+      ThrowError(op, ": invalid shape dimension ", shape[i], " in shape ", ShapeToString(shape));
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      ThrowError(op, ": shape ", ShapeToString(shape), " has too many elements (int64 overflow)");
+    }
+  }
+  if (infer) {
+    if (known == 0 || numel % known != 0) return std::nullopt;
+    out[*infer] = numel / known;
+  } else if (known != numel) {
+    return std::nullopt;
+  }
+  return out;
+}
+
 void CheckShapeValid(absl::string_view op, IntArrayRef shape) {
   for (int64_t s : shape) {
     if (s < 0) ThrowError(op, ": negative size in shape ", ShapeToString(shape));

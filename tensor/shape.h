@@ -15,6 +15,7 @@
 #define FT_TENSOR_SHAPE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,13 @@ Shape WrapDims(absl::string_view op, IntArrayRef dims, int64_t rank, bool empty_
 // BroadcastShapes returns the broadcast of two shapes (numpy rules). Throws naming `op` and
 // both shapes when a dim is neither equal nor 1.
 Shape BroadcastShapes(absl::string_view op, IntArrayRef a, IntArrayRef b);
+
+// TryInferSize resolves the (at most one) -1 in `shape` so that the result holds `numel`
+// elements (PyTorch's infer_size). It throws naming `op` for malformed shapes (two -1s, sizes
+// below -1, int64 overflow) and returns nullopt when the shape cannot hold `numel` elements;
+// a -1 next to a size-0 dim is ambiguous and also yields nullopt, as in PyTorch. Used by
+// reshape/view and by their batching rules (which apply it per example).
+std::optional<Shape> TryInferSize(absl::string_view op, IntArrayRef shape, int64_t numel);
 
 // CheckShapeValid throws naming `op` if a size is negative.
 void CheckShapeValid(absl::string_view op, IntArrayRef shape);

@@ -33,35 +33,6 @@ int64_t CheckedNumel(absl::string_view op, IntArrayRef shape) {
   return n;
 }
 
-// TryInferSize resolves one -1 in `shape` so that the result has `numel` elements (PyTorch's
-// infer_size). It throws for malformed shapes (two -1s, sizes below -1, overflow) and returns
-// nullopt when the shape cannot hold `numel` elements; a -1 next to a size-0 dim is
-// ambiguous and also yields nullopt, as in PyTorch.
-std::optional<Shape> TryInferSize(absl::string_view op, IntArrayRef shape, int64_t numel) {
-  Shape out(shape.begin(), shape.end());
-  std::optional<size_t> infer;
-  int64_t known = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1) {
-      if (infer) {
-        ThrowError(op, ": only one dimension can be inferred, got shape ", ShapeToString(shape));
-      }
-      infer = i;
-    } else if (shape[i] < 0) {
-      ThrowError(op, ": invalid shape dimension ", shape[i], " in shape ", ShapeToString(shape));
-    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
-      ThrowError(op, ": shape ", ShapeToString(shape), " has too many elements (int64 overflow)");
-    }
-  }
-  if (infer) {
-    if (known == 0 || numel % known != 0) return std::nullopt;
-    out[*infer] = numel / known;
-  } else if (known != numel) {
-    return std::nullopt;
-  }
-  return out;
-}
-
 Shape InferSize(absl::string_view op, IntArrayRef shape, int64_t numel) {
   std::optional<Shape> out = TryInferSize(op, shape, numel);
   if (!out) {

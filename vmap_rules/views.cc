@@ -52,35 +52,6 @@ std::optional<int64_t> OptionalInt(const Value& v) {
   return v.to_int();
 }
 
-// TryInferSize resolves the (at most one) -1 of `shape` so that it holds `numel` elements, or
-// returns nullopt when it cannot (a -1 beside a size-0 dim is ambiguous); malformed shapes
-// throw naming `op`. It is the eager kernels' rule, applied per example: the -1 must never
-// absorb the batch, and a batch of 0 examples must not make it ambiguous.
-std::optional<Shape> TryInferSize(const char* op, IntArrayRef shape, int64_t numel) {
-  Shape out(shape.begin(), shape.end());
-  std::optional<size_t> infer;
-  int64_t known = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1) {
-      if (infer) {
-        ThrowError(op, ": only one dimension can be inferred, got shape ", ShapeToString(shape));
-      }
-      infer = i;
-    } else if (shape[i] < 0) {
-      ThrowError(op, ": invalid shape dimension ", shape[i], " in shape ", ShapeToString(shape));
-    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
-      ThrowError(op, ": shape ", ShapeToString(shape), " has too many elements (int64 overflow)");
-    }
-  }
-  if (infer) {
-    if (known == 0 || numel % known != 0) return std::nullopt;
-    out[*infer] = numel / known;
-  } else if (known != numel) {
-    return std::nullopt;
-  }
-  return out;
-}
-
 // ReshapeTarget is the physical shape reshape/view produce: [B] + the resolved logical shape.
 Shape ReshapeTarget(const char* op, const Batch& b, IntArrayRef shape) {
   const int64_t numel = Numel(b.logical());
