@@ -39,10 +39,11 @@ uint64_t BatchedDrawOffset(const VmapContext& ctx, Generator& gen, int64_t per_e
   }
   const RandomDrawLog::Draw& draw = log.draws[log.next++];
   if (draw.generator != &gen || draw.per_example != per_example) {
-    ThrowError("vmap: ", ctx.op.name(), ": with chunk_size and randomness='different', every ",
-               "chunk must make the same random calls (this call draws ", per_example,
+    ThrowError("vmap: ", ctx.op.name(), ": with chunk_size and randomness='",
+               RandomnessName(ctx.randomness),
+               "', every chunk must make the same random calls (this call draws ", per_example,
                " numbers per example; the first chunk's call ", log.next - 1, " drew ",
-               draw.per_example, ")");
+               draw.per_example, "; vmap level ", ctx.level, ")");
   }
   gen.set_offset(draw.first + static_cast<uint64_t>(ctx.chunk_start) * n);
   return draw.first + static_cast<uint64_t>(ctx.total_batch_size) * n;
