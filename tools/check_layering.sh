@@ -10,6 +10,8 @@ rules=(
   "//dispatch|+ //tensor/..."
   "//vmap_rules|+ //tensor/... + //dispatch/... + //interpreters/vmap:core"
   "//interpreters/vmap|+ //tensor/... + //dispatch/... + //vmap_rules/..."
+  "//autograd|+ //tensor/... + //dispatch/..."
+  "//interpreters/grad|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
 )
 
 status=0

@@ -1,0 +1,132 @@
+// vjp formulas: elementwise ops (unary, binary, where, clamp) and the non-differentiable
+// comparisons and logical ops. Binary gradients are summed back to each input's shape
+// (sum_to_size), undoing broadcasting.
+#include "autograd/formulas.h"
+#include "dispatch/ops.h"
+
+namespace ft::autograd {
+namespace {
+
+const Operator& Op(const char* name) { return OpRegistry::Global().Get(name); }
+
+// ReduceTo: g summed to the shape of `like` (undoing broadcasting), in like's dtype.
+Tensor ReduceTo(const Tensor& g, const Tensor& like) {
+  Tensor r = g;
+  if (!std::equal(g.sizes().begin(), g.sizes().end(), like.sizes().begin(), like.sizes().end())) {
+    r = sum_to_size(g, like.sizes());
+  }
+  if (IsFloating(like.dtype()) && r.dtype() != like.dtype()) r = to(r, like.dtype());
+  return r;
+}
+
+// Unary formula from a function of (grad, input, output).
+void Unary(const char* name, Tensor (*f)(const Tensor& g, const Tensor& x, const Tensor& y)) {
+  SetVjp(Op(name), [f](const VjpContext& c, const TensorList& g) {
+    return TensorList{f(g[0], c.input(0), c.output(0))};
+  });
+}
+
+void Binary(const char* name,
+            std::pair<Tensor, Tensor> (*f)(const Tensor& g, const Tensor& a, const Tensor& b,
+                                           const Tensor& y)) {
+  SetVjp(Op(name), [f](const VjpContext& c, const TensorList& g) {
+    auto [ga, gb] = f(g[0], c.input(0), c.input(1), c.output(0));
+    return TensorList{ReduceTo(ga, c.input(0)), ReduceTo(gb, c.input(1))};
+  });
+}
+
+}  // namespace
+
+void RegisterElementwiseFormulas() {
+  Unary("neg", [](const Tensor& g, const Tensor&, const Tensor&) { return neg(g); });
+  Unary("abs", [](const Tensor& g, const Tensor& x, const Tensor&) { return g * sign(x); });
+  // Piecewise-constant functions: zero gradient (as PyTorch).
+  for (const char* name : {"sign", "floor", "round"}) {
+    Unary(name, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); });
+  }
+  Unary("exp", [](const Tensor& g, const Tensor&, const Tensor& y) { return g * y; });
+  Unary("expm1", [](const Tensor& g, const Tensor&, const Tensor& y) { return g * (y + 1.0); });
+  Unary("log", [](const Tensor& g, const Tensor& x, const Tensor&) { return g / x; });
+  Unary("log1p", [](const Tensor& g, const Tensor& x, const Tensor&) { return g / (x + 1.0); });
+  Unary("sin", [](const Tensor& g, const Tensor& x, const Tensor&) { return g * cos(x); });
+  Unary("cos", [](const Tensor& g, const Tensor& x, const Tensor&) { return neg(g * sin(x)); });
+  Unary("tan", [](const Tensor& g, const Tensor&, const Tensor& y) {
+    return g * (square(y) + 1.0);
+  });
+  Unary("tanh", [](const Tensor& g, const Tensor&, const Tensor& y) {
+    return g * (1.0 - square(y));
+  });
+  Unary("sigmoid", [](const Tensor& g, const Tensor&, const Tensor& y) {
+    return g * y * (1.0 - y);
+  });
+  Unary("relu", [](const Tensor& g, const Tensor&, const Tensor& y) {
+    return where(gt(y, 0), g, 0);
+  });
+  Unary("sqrt", [](const Tensor& g, const Tensor&, const Tensor& y) { return g / (y * 2.0); });
+  Unary("rsqrt", [](const Tensor& g, const Tensor&, const Tensor& y) {
+    return g * (y * square(y)) * -0.5;
+  });
+  Unary("square", [](const Tensor& g, const Tensor& x, const Tensor&) { return g * x * 2.0; });
+  Unary("reciprocal", [](const Tensor& g, const Tensor&, const Tensor& y) {
+    return neg(g * square(y));
+  });
+
+  Binary("add", [](const Tensor& g, const Tensor&, const Tensor&, const Tensor&) {
+    return std::pair{g, g};
+  });
+  Binary("sub", [](const Tensor& g, const Tensor&, const Tensor&, const Tensor&) {
+    return std::pair{g, neg(g)};
+  });
+  Binary("mul", [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor&) {
+    return std::pair{g * b, g * a};
+  });
+  Binary("div", [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor&) {
+    return std::pair{g / b, neg(g * a / square(b))};
+  });
+  Binary("pow", [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& y) {
+    // d/db a^b = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch's convention).
+    Tensor gb = where(logical_and(eq(a, 0), ge(b, 0)), 0, g * y * log(a));
+    return std::pair{g * b * pow(a, b - 1.0), gb};
+  });
+  Binary("maximum", [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor&) {
+    // Ties split the gradient evenly (PyTorch's convention).
+    Tensor half = where(eq(a, b), g * 0.5, g);
+    return std::pair{where(lt(a, b), 0, half), where(gt(a, b), 0, half)};
+  });
+  Binary("minimum", [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor&) {
+    Tensor half = where(eq(a, b), g * 0.5, g);
+    return std::pair{where(gt(a, b), 0, half), where(lt(a, b), 0, half)};
+  });
+  Binary("atan2", [](const Tensor& g, const Tensor& a, const Tensor& b, const Tensor&) {
+    Tensor denom = square(a) + square(b);
+    return std::pair{g * b / denom, neg(g * a / denom)};
+  });
+  SetVjp(Op("where"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& cond = c.input(0);
+    return TensorList{Tensor(), ReduceTo(where(cond, g[0], 0), c.input(1)),
+                      ReduceTo(where(cond, 0, g[0]), c.input(2))};
+  });
+  SetVjp(Op("clamp"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    Tensor keep = ones_like(x, kBool);
+    if (!c.inputs[1].is_none()) keep = logical_and(keep, ge(x, c.inputs[1].scalar()));
+    if (!c.inputs[2].is_none()) keep = logical_and(keep, le(x, c.inputs[2].scalar()));
+    return TensorList{where(keep, g[0], 0)};
+  });
+  for (const char* name : {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+                           "logical_not"}) {
+    MarkNonDifferentiable(Op(name));
+  }
+  // Outputs that do not depend differentiably on the inputs' values.
+  for (const char* name : {"zeros_like", "ones_like", "full_like", "full_like_dtype",
+                           "rand_like", "randn_like", "randint"}) {
+    MarkNonDifferentiable(Op(name));
+  }
+  // to(dtype): the gradient converts back (none for a non-floating input).
+  SetVjp(Op("to"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    return TensorList{IsFloating(x.dtype()) ? to(g[0], x.dtype()) : Tensor()};
+  });
+}
+
+}  // namespace ft::autograd

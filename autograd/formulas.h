@@ -1,0 +1,52 @@
+// ft/autograd/formulas.h
+//
+// Derivative formulas: for each op, a vjp formula mapping the gradients of its outputs to the
+// gradients of its tensor inputs, written with the public ops so that it is itself
+// differentiable and batchable (grad of grad and vmap of grad need nothing more). Ops whose
+// outputs carry no gradient (comparisons, argmax, ...) are marked non-differentiable.
+//
+// A formula receives the op's (unwrapped) inputs and outputs and returns one gradient per
+// tensor input, in argument order, with TensorList arguments expanded element by element; an
+// undefined tensor means "no gradient" (e.g. for an integer index argument).
+//
+// Example (sin):
+//   SetVjp(OpFor<&kernels::sin>(), [](const VjpContext& c, const TensorList& g) {
+//     return TensorList{g[0] * cos(c.input(0))};
+//   });
+#ifndef FT_AUTOGRAD_FORMULAS_H_
+#define FT_AUTOGRAD_FORMULAS_H_
+
+#include <functional>
+
+#include "dispatch/operator.h"
+#include "dispatch/value.h"
+#include "tensor/tensor.h"
+
+namespace ft::autograd {
+
+struct VjpContext {
+  const Operator& op;
+  const ValueList& inputs;   // the op's arguments, one level down (tensors unwrapped)
+  const ValueList& outputs;  // the op's results, one level down
+
+  const Tensor& input(size_t i) const { return inputs[i].tensor(); }
+  const Tensor& output(size_t i) const { return outputs[i].tensor(); }
+};
+
+using VjpFormula = std::function<TensorList(const VjpContext& ctx, const TensorList& grads)>;
+
+// SetVjp installs op's formula; MarkNonDifferentiable marks op's outputs as carrying no
+// gradient.
+void SetVjp(const Operator& op, VjpFormula formula);
+void MarkNonDifferentiable(const Operator& op);
+
+// GetVjp returns op's formula or nullptr; IsNonDifferentiable tells the mark.
+const VjpFormula* GetVjp(const Operator& op);
+bool IsNonDifferentiable(const Operator& op);
+
+// RegisterDerivatives installs every built-in formula (idempotent, thread-safe).
+void RegisterDerivatives();
+
+}  // namespace ft::autograd
+
+#endif  // FT_AUTOGRAD_FORMULAS_H_

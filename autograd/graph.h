@@ -1,0 +1,105 @@
+// ft/autograd/graph.h
+//
+// The autograd graph and its backward engine, as the grad transform (interpreters/grad)
+// records it: one Node per differentiable op call, whose Apply maps the gradients of its
+// outputs to the gradients of its inputs; Edges point from a node to the nodes that produced
+// its inputs. A LeafNode marks an input being differentiated: gradients collect there.
+//
+// NOTE: [Deterministic backward]
+// Every node gets a sequence number from a per-process counter when it is created, and an
+// edge always points to an older node (an op's inputs exist before it runs). Processing the
+// nodes reachable from the outputs in decreasing sequence number is therefore a topological
+// order in which every node's incoming gradients are complete when it runs, and gradient
+// contributions are summed in a fixed order: results are bit-identical run to run. Nodes
+// that reach no requested input are pruned (never run).
+//
+// Node::Apply is written with the public ops, so a backward run while outer transforms are
+// active is itself transformed (grad of grad, vmap of grad).
+//
+// Example:
+//   auto leaf = std::make_shared<LeafNode>();
+//   ... build nodes whose edges reach Edge{leaf, 0} ...
+//   TensorList g = RunBackward({{Edge{node, 0}, ones_like(y)}}, {Edge{leaf, 0}});
+#ifndef FT_AUTOGRAD_GRAPH_H_
+#define FT_AUTOGRAD_GRAPH_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace ft::autograd {
+
+class Node;
+
+// Edge: input `input_nr` of `node` (a node's inputs are its op's outputs' gradients).
+struct Edge {
+  std::shared_ptr<Node> node;
+  int input_nr = 0;
+  bool valid() const { return node != nullptr; }
+};
+
+class Node {
+ public:
+  Node(std::string name, std::vector<Edge> next_edges, int num_inputs);
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  const std::string& name() const { return name_; }
+  uint64_t sequence_nr() const { return sequence_nr_; }
+  // next_edges[i]: where the gradient of the op's i-th differentiable input goes.
+  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  // num_inputs: how many gradients flow into this node (one per output of the op).
+  int num_inputs() const { return num_inputs_; }
+
+  // Apply maps the gradients of the op's outputs (undefined: no gradient reached that
+  // output) to one gradient per next edge (undefined: none).
+  virtual TensorList Apply(const TensorList& grad_outputs) = 0;
+
+ private:
+  std::string name_;
+  uint64_t sequence_nr_;
+  std::vector<Edge> next_edges_;
+  int num_inputs_;
+};
+
+// LeafNode: an input being differentiated; gradients arriving here are the results.
+class LeafNode : public Node {
+ public:
+  LeafNode() : Node("AccumulateGrad", {}, 1) {}
+  TensorList Apply(const TensorList&) override { return {}; }
+};
+
+// FunctionNode: a node whose backward is a function (the op's derivative formula with the
+// values it saved captured).
+class FunctionNode : public Node {
+ public:
+  using Backward = std::function<TensorList(const TensorList& grad_outputs)>;
+  FunctionNode(std::string name, std::vector<Edge> next_edges, int num_inputs,
+               Backward backward)
+      : Node(std::move(name), std::move(next_edges), num_inputs),
+        backward_(std::move(backward)) {}
+  TensorList Apply(const TensorList& grad_outputs) override { return backward_(grad_outputs); }
+
+ private:
+  Backward backward_;
+};
+
+// RunBackward propagates `roots` (an edge and the gradient flowing into it) back to
+// `inputs` and returns the gradient that reached each input (undefined when none did).
+// See NOTE: [Deterministic backward].
+TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
+                       const std::vector<Edge>& inputs);
+
+// GraphString: the nodes reachable from `root`, newest first, one per line
+// ("MulBackward -> SinBackward, AccumulateGrad"), for debugging and tests.
+std::string GraphString(const Edge& root);
+
+}  // namespace ft::autograd
+
+#endif  // FT_AUTOGRAD_GRAPH_H_

@@ -1,0 +1,132 @@
+// vjp formulas: reductions, softmax-like ops, matmul-like ops and the common view ops.
+// Non-differentiable: argmax, argmin.
+#include <algorithm>
+
+#include "autograd/formulas.h"
+#include "dispatch/ops.h"
+
+namespace ft::autograd {
+namespace {
+
+const Operator& Op(const char* name) { return OpRegistry::Global().Get(name); }
+
+// ExpandReduced: a reduction's gradient (or output) broadcast back to the input's shape:
+// with keepdim false the reduced dims are re-inserted as size 1 first.
+Tensor ExpandReduced(const Tensor& g, const Tensor& x, IntArrayRef dims, bool keepdim) {
+  Tensor r = g;
+  if (!keepdim && x.dim() > 0) {
+    Shape wrapped = WrapDims("sum", dims, x.dim(), /*empty_means_all=*/true);
+    std::sort(wrapped.begin(), wrapped.end());
+    for (int64_t d : wrapped) r = unsqueeze(r, d);
+  }
+  return expand(r, x.sizes());
+}
+
+int64_t ReducedCount(const Tensor& x, IntArrayRef dims) {
+  if (x.dim() == 0) return 1;
+  int64_t n = 1;
+  for (int64_t d : WrapDims("mean", dims, x.dim(), true)) n *= x.size(d);
+  return n;
+}
+
+// MatmulGrads: gradients of matmul(a, b) with torch.matmul's 1-D rules: a 1-D operand is a
+// row (left) or column (right) vector whose added dim is removed again.
+std::pair<Tensor, Tensor> MatmulGrads(const Tensor& g, const Tensor& a, const Tensor& b) {
+  const bool a1 = a.dim() == 1, b1 = b.dim() == 1;
+  const Tensor a2 = a1 ? unsqueeze(a, 0) : a;
+  const Tensor b2 = b1 ? unsqueeze(b, 1) : b;
+  Tensor g2 = g;
+  if (a1 && b1) {
+    g2 = reshape(g, {1, 1});
+  } else if (a1) {
+    g2 = unsqueeze(g, -2);
+  } else if (b1) {
+    g2 = unsqueeze(g, -1);
+  }
+  Tensor ga = sum_to_size(matmul(g2, transpose(b2, -1, -2)), a2.sizes());
+  Tensor gb = sum_to_size(matmul(transpose(a2, -1, -2), g2), b2.sizes());
+  if (a1) ga = squeeze_dim(ga, 0);
+  if (b1) gb = squeeze_dim(gb, 1);
+  return {ga, gb};
+}
+
+}  // namespace
+
+void RegisterReductionAndLinalgFormulas() {
+  SetVjp(Op("sum"), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{ExpandReduced(g[0], c.input(0), c.inputs[1].shape(), c.inputs[2].to_bool())};
+  });
+  SetVjp(Op("mean"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const Shape& dims = c.inputs[1].shape();
+    return TensorList{ExpandReduced(g[0], x, dims, c.inputs[2].to_bool()) /
+                      static_cast<double>(ReducedCount(x, dims))};
+  });
+  SetVjp(Op("logsumexp"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const Shape& dims = c.inputs[1].shape();
+    const bool keepdim = c.inputs[2].to_bool();
+    return TensorList{ExpandReduced(g[0], x, dims, keepdim) *
+                      exp(x - ExpandReduced(c.output(0), x, dims, keepdim))};
+  });
+  SetVjp(Op("softmax"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& y = c.output(0);
+    const int64_t dim = c.inputs[1].to_int();
+    return TensorList{y * (g[0] - sum(g[0] * y, {dim}, true))};
+  });
+  SetVjp(Op("log_softmax"), [](const VjpContext& c, const TensorList& g) {
+    const int64_t dim = c.inputs[1].to_int();
+    return TensorList{g[0] - exp(c.output(0)) * sum(g[0], {dim}, true)};
+  });
+  for (const char* name : {"argmax", "argmin"}) MarkNonDifferentiable(Op(name));
+
+  for (const char* name : {"matmul", "mm", "bmm"}) {
+    SetVjp(Op(name), [](const VjpContext& c, const TensorList& g) {
+      auto [ga, gb] = MatmulGrads(g[0], c.input(0), c.input(1));
+      return TensorList{ga, gb};
+    });
+  }
+  SetVjp(Op("dot"), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{g[0] * c.input(1), g[0] * c.input(0)};
+  });
+  SetVjp(Op("linear"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const Tensor& w = c.input(1);
+    const Tensor x2 = reshape(x, {-1, x.size(-1)});
+    const Tensor g2 = reshape(g[0], {-1, w.size(0)});
+    TensorList out = {matmul(g[0], w), matmul(transpose(g2, 0, 1), x2)};
+    if (!c.inputs[2].is_none()) out.push_back(sum_to_size(g[0], c.input(2).sizes()));
+    return out;
+  });
+
+  // Views and copies: the gradient takes the input's layout back.
+  for (const char* name : {"reshape", "view", "flatten", "contiguous", "clone"}) {
+    SetVjp(Op(name), [](const VjpContext& c, const TensorList& g) {
+      return TensorList{reshape(g[0], c.input(0).sizes())};
+    });
+  }
+  SetVjp(Op("expand"), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{sum_to_size(g[0], c.input(0).sizes())};
+  });
+  SetVjp(Op("transpose"), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{transpose(g[0], c.inputs[1].to_int(), c.inputs[2].to_int())};
+  });
+  SetVjp(Op("t"), [](const VjpContext&, const TensorList& g) { return TensorList{t(g[0])}; });
+  SetVjp(Op("unsqueeze"), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{squeeze_dim(g[0], c.inputs[1].to_int())};
+  });
+  for (const char* name : {"squeeze", "squeeze_dim", "squeeze_dims"}) {
+    SetVjp(Op(name), [](const VjpContext& c, const TensorList& g) {
+      return TensorList{reshape(g[0], c.input(0).sizes())};
+    });
+  }
+  SetVjp(Op("permute"), [](const VjpContext& c, const TensorList& g) {
+    const Shape& dims = c.inputs[1].shape();
+    Shape inverse(dims.size());
+    const int64_t rank = static_cast<int64_t>(dims.size());
+    for (int64_t i = 0; i < rank; ++i) inverse[WrapDim("permute", dims[i], rank)] = i;
+    return TensorList{permute(g[0], inverse)};
+  });
+}
+
+}  // namespace ft::autograd

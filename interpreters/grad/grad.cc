@@ -1,0 +1,133 @@
+#include "interpreters/grad/grad.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "autograd/formulas.h"
+#include "autograd/graph.h"
+#include "dispatch/ops.h"
+#include "interpreters/grad/grad_interpreter.h"
+
+namespace ft {
+namespace {
+
+// Runs f with the primals at `wrap` wrapped at a fresh grad level; returns the outputs one
+// level down and where their gradients go.
+struct Traced {
+  TensorList outputs;
+  std::vector<autograd::Edge> output_edges;
+  std::vector<autograd::Edge> input_edges;  // one per wrapped primal
+};
+
+Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector<bool>& wrap,
+             const char* api) {
+  autograd::RegisterDerivatives();
+  GradInterpreter interp(LayerStack::NewLevel());
+  Traced t;
+  TensorList raw;
+  {
+    InterpreterScope scope(&interp);
+    TensorList wrapped;
+    for (size_t i = 0; i < primals.size(); ++i) {
+      if (!wrap[i]) {
+        wrapped.push_back(primals[i]);
+        continue;
+      }
+      if (!IsFloating(primals[i].dtype())) {
+        ThrowError(api, ": only floating point inputs can be differentiated, got argument ", i,
+                   " of dtype ", DTypeName(primals[i].dtype()), " (level ", interp.level(), ")");
+      }
+      autograd::Edge leaf{std::make_shared<autograd::LeafNode>(), 0};
+      t.input_edges.push_back(leaf);
+      wrapped.push_back(MakeGradWrapper(primals[i], interp.level(), interp.alive_flag(), leaf));
+    }
+    raw = f(wrapped);
+  }
+  for (const Tensor& o : raw) {
+    if (const GradWrapperImpl* w = MaybeGradWrapperAt(o, interp.level())) {
+      t.outputs.push_back(w->value());
+      t.output_edges.push_back(w->grad_edge());
+    } else {
+      t.outputs.push_back(o);
+      t.output_edges.emplace_back();
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+VjpResult vjp(const TensorListFn& f, const TensorList& primals) {
+  Traced t = Trace(f, primals, std::vector<bool>(primals.size(), true), "vjp");
+  VjpResult r;
+  r.outputs = t.outputs;
+  r.vjp_fn = [t, primals](const TensorList& cotangents) {
+    if (cotangents.size() != t.outputs.size()) {
+      ThrowError("vjp: vjp_fn expected ", t.outputs.size(), " cotangents (one per output), got ",
+                 cotangents.size());
+    }
+    std::vector<std::pair<autograd::Edge, Tensor>> roots;
+    for (size_t i = 0; i < cotangents.size(); ++i) {
+      const Tensor& c = cotangents[i];
+      const Tensor& o = t.outputs[i];
+      if (!std::equal(c.sizes().begin(), c.sizes().end(), o.sizes().begin(), o.sizes().end())) {
+        ThrowError("vjp: Mismatch in shape: grad_output[", i, "] has a shape of ",
+                   ShapeToString(c.sizes()), " and output[", i, "] has a shape of ",
+                   ShapeToString(o.sizes()), ".");
+      }
+      roots.push_back({t.output_edges[i], c});
+    }
+    TensorList grads = autograd::RunBackward(roots, t.input_edges);
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].defined()) grads[i] = zeros_like(primals[i]);
+    }
+    return grads;
+  };
+  return r;
+}
+
+TensorListFn grad(ScalarFn f, std::vector<int64_t> argnums) {
+  return [f = std::move(f), argnums](const TensorList& args) {
+    if (argnums.empty()) ThrowError("grad: argnums must name at least one argument");
+    std::vector<bool> wrap(args.size(), false);
+    std::vector<int64_t> order;
+    for (int64_t a : argnums) {
+      const int64_t n = static_cast<int64_t>(args.size());
+      if (a < -n || a >= n) {
+        ThrowError("grad: argnums ", a, " is out of range for a function of ", n,
+                   " arguments (expected -", n, " <= argnum < ", n, ")");
+      }
+      const int64_t w = a < 0 ? a + n : a;
+      if (wrap[static_cast<size_t>(w)]) ThrowError("grad: argnums contains ", w, " twice");
+      wrap[static_cast<size_t>(w)] = true;
+      order.push_back(w);
+    }
+    TensorListFn as_list = [&f](const TensorList& a) { return TensorList{f(a)}; };
+    Traced t = Trace(as_list, args, wrap, "grad");
+    const Tensor& out = t.outputs[0];
+    if (out.dim() != 0) {
+      ThrowError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                 "tensor with ", out.dim(), " dims. Maybe you wanted to use the vjp or jacrev "
+                 "APIs instead?");
+    }
+    TensorList grads = autograd::RunBackward({{t.output_edges[0], ones_like(out)}}, t.input_edges);
+    // input_edges are in argument order; return them in argnums order.
+    TensorList by_arg(args.size());
+    size_t k = 0;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!wrap[i]) continue;
+      by_arg[i] = grads[k].defined() ? grads[k] : zeros_like(args[i]);
+      ++k;
+    }
+    TensorList result;
+    for (int64_t w : order) result.push_back(by_arg[static_cast<size_t>(w)]);
+    return result;
+  };
+}
+
+TensorFn grad(TensorFn f) {
+  TensorListFn g = grad(ScalarFn([f = std::move(f)](const TensorList& a) { return f(a[0]); }));
+  return [g](const Tensor& x) { return g({x})[0]; };
+}
+
+}  // namespace ft

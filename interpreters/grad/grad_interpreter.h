@@ -1,0 +1,68 @@
+// ft/interpreters/grad/grad_interpreter.h
+//
+// The reverse-mode transform's machinery: GradWrapperImpl (functorch's GradTrackingTensor)
+// and GradInterpreter.
+//
+// A GradWrapper holds a value one level down, its level, and the Edge its gradient flows
+// into (autograd/graph.h): a LeafNode for an input being differentiated, the producing op's
+// node for an intermediate, none for a constant at this level. GradInterpreter::Process
+// unwraps its level, lowers, runs the op for the levels below, and, when an input carries a
+// gradient, records a node whose backward is the op's vjp formula (autograd/formulas.h) over
+// the values one level down, then wraps the outputs. Because those values may themselves be
+// wrappers of outer levels, the backward (run after this level is popped) is seen by the
+// outer levels: grad of grad and vmap of grad need nothing else.
+//
+// A wrapper whose level died (e.g. saved in a vjp_fn used after vjp returned) unwraps itself
+// when an op meets it (NOTE: [Dead wrappers] in tensor/tensor.h).
+//
+// Not yet supported (ft::Error): in-place ops on tensors that carry a gradient at the level.
+#ifndef FT_INTERPRETERS_GRAD_GRAD_INTERPRETER_H_
+#define FT_INTERPRETERS_GRAD_GRAD_INTERPRETER_H_
+
+#include <memory>
+#include <string>
+
+#include "autograd/graph.h"
+#include "dispatch/interpreter.h"
+#include "tensor/tensor.h"
+
+namespace ft {
+
+class GradWrapperImpl : public TensorImpl {
+ public:
+  GradWrapperImpl(Tensor value, int64_t level, std::shared_ptr<const bool> alive,
+                  autograd::Edge grad_edge);
+
+  const Tensor& value() const { return value_; }
+  int64_t level() const { return level_; }
+  const autograd::Edge& grad_edge() const { return grad_edge_; }
+  bool requires_grad() const { return grad_edge_.valid(); }
+
+  bool is_alive_wrapper() const override { return *alive_; }
+  // A dead grad wrapper behaves exactly like its value.
+  Tensor UnwrapDead(const std::string& op) const override { return value_; }
+  // "GradTrackingTensor(lvl=2, value=...)".
+  std::string WrapperRepr() const override;
+
+ private:
+  Tensor value_;
+  int64_t level_;
+  std::shared_ptr<const bool> alive_;
+  autograd::Edge grad_edge_;
+};
+
+Tensor MakeGradWrapper(Tensor value, int64_t level, std::shared_ptr<const bool> alive,
+                       autograd::Edge grad_edge);
+
+// MaybeGradWrapperAt: t's GradWrapperImpl when t is a grad wrapper of exactly `level`.
+const GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level);
+
+class GradInterpreter : public Interpreter {
+ public:
+  explicit GradInterpreter(int64_t level);
+  ValueList Process(const Operator& op, ValueList& args) override;
+};
+
+}  // namespace ft
+
+#endif  // FT_INTERPRETERS_GRAD_GRAD_INTERPRETER_H_

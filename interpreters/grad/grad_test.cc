@@ -1,0 +1,228 @@
+// ft::grad / ft::vjp against independent oracles: float64 central differences, closed forms,
+// and loops of grad for vmap(grad).
+#include "interpreters/grad/grad.h"
+
+#include <cmath>
+#include <string>
+
+#include "autograd/graph.h"
+#include "dispatch/ops.h"
+#include "gtest/gtest.h"
+#include "interpreters/vmap/vmap.h"
+#include "tensor/allclose.h"
+#include "tensor/factories.h"
+#include "tensor/generator.h"
+#include "tests/test_util.h"
+#include "tests/vmap_oracle.h"
+
+namespace ft {
+namespace {
+
+Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1.0) {
+  Generator g(seed);
+  return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
+}
+
+// Central differences of the scalar function f at args, for argument `arg`.
+Tensor NumericalGrad(const ScalarFn& f, TensorList args, size_t arg, double eps = 1e-6) {
+  Tensor x = clone(args[arg]);
+  std::vector<double> values = x.to_vector<double>();
+  std::vector<double> grad(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    auto eval = [&](double v) {
+      std::vector<double> moved = values;
+      moved[i] = v;
+      args[arg] = tensor(moved, x.sizes());
+      return f(args).item<double>();
+    };
+    grad[i] = (eval(values[i] + eps) - eval(values[i] - eps)) / (2 * eps);
+  }
+  return tensor(grad, x.sizes());
+}
+
+// gradcheck: grad of sum(f(args) * w) for a fixed random w, against central differences,
+// for every argument.
+::testing::AssertionResult GradCheck(const std::function<Tensor(const TensorList&)>& op,
+                                     const TensorList& args, double tol = 1e-6) {
+  Tensor probe = op(args);
+  Tensor w = Rand(probe.sizes(), 99);
+  ScalarFn f = [&](const TensorList& a) { return sum(op(a) * w); };
+  std::vector<int64_t> argnums;
+  for (size_t i = 0; i < args.size(); ++i) argnums.push_back(static_cast<int64_t>(i));
+  TensorList g = grad(f, argnums)(args);
+  for (size_t i = 0; i < args.size(); ++i) {
+    Tensor num = NumericalGrad(f, args, i);
+    ::testing::AssertionResult r = testing::TensorNear(g[i], num, tol, tol);
+    if (!r) return ::testing::AssertionFailure() << "argument " << i << ": " << r.message();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Grad, ClosedFormSinTimesW) {
+  Tensor x = Rand({3}, 1), w = Rand({3}, 2);
+  auto f = [](const TensorList& a) { return sum(sin(a[0]) * a[1]); };
+  TensorList g = grad(ScalarFn(f), {0, 1})({x, w});
+  EXPECT_TENSOR_NEAR(g[0], cos(x) * w, 1e-14);
+  EXPECT_TENSOR_NEAR(g[1], sin(x), 1e-14);
+  // argnums order is respected, negative argnums allowed.
+  TensorList g2 = grad(ScalarFn(f), {-1, 0})({x, w});
+  EXPECT_TENSOR_NEAR(g2[0], sin(x), 1e-14);
+}
+
+TEST(Grad, UnaryOpsAgainstFiniteDifferences) {
+  using Unary = Tensor (*)(const Tensor&);
+  const std::vector<std::pair<const char*, Unary>> ops = {
+      {"neg", &neg},   {"abs", &abs},       {"exp", &exp},        {"expm1", &expm1},
+      {"log", &log},   {"log1p", &log1p},   {"sin", &sin},        {"cos", &cos},
+      {"tan", &tan},   {"tanh", &tanh},     {"sigmoid", &sigmoid}, {"relu", &relu},
+      {"sqrt", &sqrt}, {"rsqrt", &rsqrt},   {"square", &square},  {"reciprocal", &reciprocal}};
+  for (const auto& [name, op] : ops) {
+    SCOPED_TRACE(name);
+    Tensor x = Rand({2, 3}, 3, 0.2, 1.2);
+    EXPECT_TRUE(GradCheck([op = op](const TensorList& a) { return op(a[0]); }, {x}));
+  }
+}
+
+TEST(Grad, BinaryOpsWithBroadcastingAgainstFiniteDifferences) {
+  using Binary = Tensor (*)(const Tensor&, const Tensor&);
+  const std::vector<std::pair<const char*, Binary>> ops = {
+      {"add", &add}, {"sub", &sub}, {"mul", &mul}, {"div", &div}, {"pow", &pow},
+      {"maximum", &maximum}, {"minimum", &minimum}, {"atan2", &atan2}};
+  for (const auto& [name, op] : ops) {
+    SCOPED_TRACE(name);
+    Tensor a = Rand({2, 3}, 4, 0.2, 1.2), b = Rand({3}, 5, 0.2, 1.2);
+    EXPECT_TRUE(GradCheck([op = op](const TensorList& t) { return op(t[0], t[1]); }, {a, b}));
+  }
+  EXPECT_TRUE(GradCheck(
+      [](const TensorList& t) { return where(gt(t[0], 0.5), t[0] * 2.0, t[1]); },
+      {Rand({4}, 6, 0.0, 1.0), Rand({4}, 7)}));
+  EXPECT_TRUE(GradCheck([](const TensorList& t) { return clamp(t[0], -0.3, 0.4); },
+                        {Rand({5}, 8)}));
+}
+
+TEST(Grad, ReductionsLinalgAndViewsAgainstFiniteDifferences) {
+  Tensor x = Rand({2, 3, 4}, 9);
+  EXPECT_TRUE(GradCheck([](const TensorList& a) { return sum(a[0], {1}); }, {x}));
+  EXPECT_TRUE(GradCheck([](const TensorList& a) { return sum(a[0], {0, 2}, true); }, {x}));
+  EXPECT_TRUE(GradCheck([](const TensorList& a) { return mean(a[0], {-1}); }, {x}));
+  EXPECT_TRUE(GradCheck([](const TensorList& a) { return logsumexp(a[0], {1}); }, {x}));
+  EXPECT_TRUE(GradCheck([](const TensorList& a) { return softmax(a[0], 1); }, {x}));
+  EXPECT_TRUE(GradCheck([](const TensorList& a) { return log_softmax(a[0], -1); }, {x}));
+  for (auto [sa, sb] : std::vector<std::pair<Shape, Shape>>{
+           {{3}, {3}}, {{2, 3}, {3}}, {{3}, {3, 4}}, {{2, 3}, {3, 4}}, {{5, 2, 3}, {3, 4}},
+           {{2, 3}, {5, 3, 4}}}) {
+    EXPECT_TRUE(GradCheck([](const TensorList& a) { return matmul(a[0], a[1]); },
+                          {Rand(sa, 10), Rand(sb, 11)}));
+  }
+  EXPECT_TRUE(GradCheck([](const TensorList& a) { return linear(a[0], a[1], a[2]); },
+                        {Rand({4, 3}, 12), Rand({2, 3}, 13), Rand({2}, 14)}));
+  EXPECT_TRUE(GradCheck(
+      [](const TensorList& a) {
+        return permute(reshape(transpose(unsqueeze(a[0], 0), 1, 2), {3, 2, 4}), {2, 0, 1});
+      },
+      {x}));
+  EXPECT_TRUE(GradCheck([](const TensorList& a) { return expand(a[0], {3, 2, 4}); },
+                        {Rand({2, 1}, 15)}));
+}
+
+TEST(Grad, HigherOrderClosedForms) {
+  // x^4 -> 4x^3 -> 12x^2 -> 24x.
+  auto x4 = TensorFn([](const Tensor& t) { return t * t * t * t; });
+  Tensor x = scalar_tensor(1.5, kFloat64);
+  EXPECT_NEAR(grad(x4)(x).item<double>(), 4 * 1.5 * 1.5 * 1.5, 1e-12);
+  EXPECT_NEAR(grad(grad(x4))(x).item<double>(), 12 * 1.5 * 1.5, 1e-12);
+  EXPECT_NEAR(grad(grad(grad(x4)))(x).item<double>(), 24 * 1.5, 1e-12);
+  // grad(grad(x^3))(2) = 12; second derivative of sin is -sin.
+  auto x3 = TensorFn([](const Tensor& t) { return t * t * t; });
+  EXPECT_NEAR(grad(grad(x3))(scalar_tensor(2.0, kFloat64)).item<double>(), 12.0, 1e-12);
+  auto s = TensorFn([](const Tensor& t) { return sin(t); });
+  EXPECT_NEAR(grad(grad(s))(scalar_tensor(0.7, kFloat64)).item<double>(), -std::sin(0.7), 1e-12);
+}
+
+TEST(Grad, PerSampleGradientsWithVmap) {
+  // ((x . w) - t)^2 with w = [1, 2]: per-example gradients w.r.t. w.
+  auto loss = ScalarFn([](const TensorList& a) {
+    return square(sum(a[1] * a[0]) - a[2]);
+  });
+  Tensor w = tensor({1.0, 2.0});
+  Tensor xs = tensor({1.0, 0.0, 0.0, 1.0, 1.0, 1.0}, {3, 2});
+  Tensor ts = tensor({0.0, 1.0, 2.0});
+  TensorListFn per_example = vmap(grad(loss, {0}), {std::nullopt, 0, 0});
+  Tensor g = per_example({w, xs, ts})[0];
+  EXPECT_TENSOR_NEAR(g, tensor({2.0, 0.0, 0.0, 2.0, 2.0, 2.0}, {3, 2}), 1e-14);
+  // And against a loop of grad over random data.
+  Tensor x = Rand({5, 4}, 16), t = Rand({5}, 17), w2 = Rand({4}, 18);
+  Tensor batched = vmap(grad(loss, {0}), {std::nullopt, 0, 0})({w2, x, t})[0];
+  TensorList want = testing::LoopVmap(
+      [&](const TensorList& a) { return grad(loss, {0})({a[0], a[1], a[2]}); }, {w2, x, t},
+      {std::nullopt, 0, 0}, {0});
+  EXPECT_TENSOR_NEAR(batched, want[0], 1e-14);
+}
+
+TEST(Vjp, TranspositionIdentityAndDeadWrappers) {
+  Tensor x = Rand({3, 2}, 19), v = Rand({2, 4}, 20);
+  auto f = TensorListFn([](const TensorList& a) { return TensorList{tanh(matmul(a[0], a[1]))}; });
+  VjpResult r = vjp(f, {x, v});
+  EXPECT_TENSOR_NEAR(r.outputs[0], tanh(matmul(x, v)), 1e-15);
+  // vjp_fn works after vjp returned, any number of times.
+  Tensor c = Rand({3, 4}, 21);
+  TensorList g1 = r.vjp_fn({c});
+  TensorList g2 = r.vjp_fn({c});
+  EXPECT_TENSOR_EQ(g1[0], g2[0]);
+  // <J t, c> == <t, J^T c>, with J t from central differences along a random direction.
+  Tensor tx = Rand({3, 2}, 22), tv = Rand({2, 4}, 23);
+  const double eps = 1e-6;
+  Tensor jt = (f({x + tx * eps, v + tv * eps})[0] - f({x - tx * eps, v - tv * eps})[0]) /
+              (2 * eps);
+  const double lhs = sum(jt * c).item<double>();
+  const double rhs = (sum(tx * g1[0]) + sum(tv * g1[1])).item<double>();
+  EXPECT_NEAR(lhs, rhs, 1e-7);
+  // vjp(sin, [0, 1]) then vjp_fn(ones) -> cos.
+  VjpResult rs = vjp(TensorListFn([](const TensorList& a) { return TensorList{sin(a[0])}; }),
+                     {tensor({0.0, 1.0})});
+  EXPECT_TENSOR_NEAR(rs.vjp_fn({ones({2}, kFloat64)})[0], tensor({1.0, std::cos(1.0)}), 1e-15);
+}
+
+TEST(Grad, UnusedInputGetsZerosAndConstantsAreNotTracked) {
+  auto f = ScalarFn([](const TensorList& a) { return sum(a[0] * 3.0); });
+  TensorList g = grad(f, {0, 1})({tensor({1.0, 2.0}), tensor({5.0})});
+  EXPECT_TENSOR_EQ(g[0], tensor({3.0, 3.0}));
+  EXPECT_TENSOR_EQ(g[1], tensor({0.0}));
+  // Non-differentiable ops (argmax, comparisons) inside do not break the graph.
+  auto h = ScalarFn([](const TensorList& a) {
+    Tensor mask = to(gt(a[0], 0.0), kFloat64);
+    return sum(a[0] * mask) + to(argmax(a[0]), kFloat64) * 0.0;
+  });
+  EXPECT_TENSOR_EQ(grad(h)({tensor({-1.0, 2.0})})[0], tensor({0.0, 1.0}));
+}
+
+TEST(Grad, Errors) {
+  auto vec = ScalarFn([](const TensorList& a) { return a[0] * 2.0; });
+  EXPECT_FT_ERROR(grad(vec)({tensor({1.0, 2.0})}),
+                  "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                  "tensor with 1 dims. Maybe you wanted to use the vjp or jacrev APIs instead?");
+  auto f = ScalarFn([](const TensorList& a) { return sum(a[0]); });
+  EXPECT_FT_ERROR(grad(f, {1})({tensor({1.0})}), "grad: argnums 1 is out of range");
+  EXPECT_FT_ERROR(grad(f, {0, 0})({tensor({1.0})}), "grad: argnums contains 0 twice");
+  EXPECT_FT_ERROR(grad(f)({tensor(std::vector<int64_t>{1})}),
+                  "grad: only floating point inputs can be differentiated, got argument 0 of "
+                  "dtype int64");
+  VjpResult r = vjp(TensorListFn([](const TensorList& a) { return TensorList{a[0] * 2.0}; }),
+                    {tensor({1.0, 2.0})});
+  EXPECT_FT_ERROR(r.vjp_fn({ones({3}, kFloat64)}),
+                  "vjp: Mismatch in shape: grad_output[0] has a shape of [3] and output[0] has "
+                  "a shape of [2].");
+  EXPECT_FT_ERROR(r.vjp_fn({}), "vjp: vjp_fn expected 1 cotangents (one per output), got 0");
+  auto inplace = ScalarFn([](const TensorList& a) {
+    Tensor y = a[0] * 2.0;
+    add_(y, 1.0);
+    return sum(y);
+  });
+  EXPECT_FT_ERROR(grad(inplace)({tensor({1.0})}), "grad: in-place op 'add_'");
+  auto throws = ScalarFn([](const TensorList& a) { return sum(sin(to(a[0], kBool))); });
+  EXPECT_FT_ERROR(grad(throws)({tensor({1.0})}), "sin: not supported for bool");
+  EXPECT_TRUE(LayerStack::empty());
+}
+
+}  // namespace
+}  // namespace ft
