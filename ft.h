@@ -2,8 +2,8 @@
 //
 // ft is PyTorch functorch's composable function transforms rebuilt as a C++ library. This
 // header gathers the eager tensor library: tensors and factories (//tensor), every op
-// (//dispatch), and the transforms that have landed: vmap (//interpreters/vmap). grad, jvp,
-// jacrev, jacfwd, hessian and custom functions join it as they land.
+// (//dispatch), and the transforms that have landed: vmap (//interpreters/vmap), grad and vjp
+// (//interpreters/grad). jvp, jacrev, jacfwd, hessian and custom functions join as they land.
 //
 // Example:
 //   #include "ft.h"
@@ -14,6 +14,7 @@
 #define FT_FT_H_
 
 #include "dispatch/ops.h"
+#include "interpreters/grad/grad.h"
 #include "interpreters/vmap/vmap.h"
 #include "tensor/allclose.h"
 #include "tensor/dtype.h"

@@ -17,6 +17,7 @@
 #define FT_AUTOGRAD_FORMULAS_H_
 
 #include <functional>
+#include <vector>
 
 #include "dispatch/operator.h"
 #include "dispatch/value.h"
@@ -28,9 +29,14 @@ struct VjpContext {
   const Operator& op;
   const ValueList& inputs;   // the op's arguments, one level down (tensors unwrapped)
   const ValueList& outputs;  // the op's results, one level down
+  // needs_grad[k]: whether the k-th tensor input (argument order, lists expanded) wants a
+  // gradient. A formula may return an undefined tensor for the others and skip their work
+  // (e.g. the constant in x * 0.9). Empty means "all".
+  std::vector<bool> needs_grad = {};
 
   const Tensor& input(size_t i) const { return inputs[i].tensor(); }
   const Tensor& output(size_t i) const { return outputs[i].tensor(); }
+  bool needs(size_t k) const { return needs_grad.empty() || needs_grad[k]; }
 };
 
 using VjpFormula = std::function<TensorList(const VjpContext& ctx, const TensorList& grads)>;

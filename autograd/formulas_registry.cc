@@ -9,6 +9,8 @@ namespace ft::autograd {
 // Defined in the family files (unary_formulas.cc, ...).
 void RegisterElementwiseFormulas();
 void RegisterReductionAndLinalgFormulas();
+void RegisterShapeFormulas();
+void RegisterMoreReductionFormulas();
 
 namespace {
 
@@ -52,6 +54,8 @@ void RegisterDerivatives() {
     RegisterAllOps();
     RegisterElementwiseFormulas();
     RegisterReductionAndLinalgFormulas();
+    RegisterShapeFormulas();
+    RegisterMoreReductionFormulas();
   });
 }
 

@@ -41,7 +41,9 @@ namespace ft {
 
 // DispatchBoxed runs `op` on boxed arguments at the current position of the layer stack:
 // the top interpreter's Process, or the base kernel when the stack is empty. Interpreters
-// call it (under a LowerGuard) to pass an op to the levels below.
+// call it (under a LowerGuard) to pass an op to the levels below. The only change it makes
+// to `args` is replacing wrappers of dead levels by their values; callers may keep using
+// the list afterwards (the grad interpreter saves it for the backward).
 ValueList DispatchBoxed(const Operator& op, ValueList& args);
 
 // RegisterAllOps registers every built-in op (idempotent, thread-safe). Code that walks the

@@ -144,6 +144,34 @@ TEST(DocsApi, UserBatchRule) {
   ft::SetVmapFallbackMode(ft::VmapFallbackMode::kWarn);
 }
 
+TEST(DocsApi, GradAndVjp) {
+  ft::Tensor x = ft::tensor({0.3, -1.2, 2.0}), w = ft::tensor({1.5, 0.5, -2.0});
+  auto f = [](const ft::TensorList& a) { return ft::sum(ft::sin(a[0]) * a[1]); };
+  ft::TensorList g = ft::grad(ft::ScalarFn(f), {0, 1})({x, w});
+  EXPECT_TENSOR_NEAR(g[0], ft::cos(x) * w, 1e-15);
+  EXPECT_TENSOR_NEAR(g[1], ft::sin(x), 1e-15);
+
+  auto x4 = ft::TensorFn([](const ft::Tensor& t) { return t * t * t * t; });
+  EXPECT_NEAR(ft::grad(ft::grad(x4))(ft::scalar_tensor(1.5, ft::kFloat64)).item<double>(), 27.0,
+              1e-12);
+
+  auto loss = ft::ScalarFn([](const ft::TensorList& a) {
+    return ft::square(ft::sum(a[1] * a[0]) - a[2]);
+  });
+  ft::Tensor wv = ft::tensor({1.0, 2.0});
+  ft::Tensor xs = ft::tensor({1.0, 0.0, 0.0, 1.0, 1.0, 1.0}, {3, 2});
+  ft::Tensor ts = ft::tensor({0.0, 1.0, 2.0});
+  ft::Tensor per_example = ft::vmap(ft::grad(loss, {0}), {std::nullopt, 0, 0})({wv, xs, ts})[0];
+  EXPECT_TENSOR_NEAR(per_example, ft::tensor({2.0, 0.0, 0.0, 2.0, 2.0, 2.0}, {3, 2}), 1e-15);
+
+  ft::VjpResult r = ft::vjp(ft::TensorListFn([](const ft::TensorList& a) {
+                              return ft::TensorList{ft::tanh(a[0])};
+                            }),
+                            {x});
+  ft::Tensor gx = r.vjp_fn({ft::ones_like(x)})[0];
+  EXPECT_TENSOR_NEAR(gx, 1.0 - ft::square(ft::tanh(x)), 1e-15);
+}
+
 class Logger : public ft::Interpreter {
  public:
   explicit Logger(std::vector<std::string>* log)

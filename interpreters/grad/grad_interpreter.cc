@@ -107,25 +107,53 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   if (formula == nullptr) {
     ThrowError("grad: no derivative formula for '", op.name(), "' (level ", level(), ")");
   }
+  std::vector<bool> needs_grad(edges.size());
+  for (size_t k = 0; k < edges.size(); ++k) needs_grad[k] = edges[k].valid();
+  // Gradient slots: one per output tensor, TensorList outputs (split, chunk, ...) expanded
+  // element by element, so a formula gets one gradient per piece.
+  TensorList slot_values;
+  for (const Value& v : outputs) {
+    if (v.is_tensor()) {
+      slot_values.push_back(v.tensor());
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.tensor_list()) slot_values.push_back(t);
+    } else {
+      slot_values.emplace_back();
+    }
+  }
   auto node = std::make_shared<autograd::FunctionNode>(
-      NodeName(op.name()), edges, static_cast<int>(outputs.size()),
-      [&op, formula = *formula, inputs = inner, outs = outputs,
+      NodeName(op.name()), edges, static_cast<int>(slot_values.size()),
+      [&op, formula = *formula, inputs = inner, outs = outputs, slot_values, needs_grad,
        num_edges = edges.size()](const TensorList& grads) {
         TensorList g = grads;
+        g.resize(slot_values.size());
         for (size_t i = 0; i < g.size(); ++i) {
-          if (!g[i].defined() && outs[i].is_tensor()) g[i] = zeros_like(outs[i].tensor());
+          if (!g[i].defined() && slot_values[i].defined()) g[i] = zeros_like(slot_values[i]);
         }
-        TensorList result = formula(autograd::VjpContext{op, inputs, outs}, g);
+        TensorList result = formula(autograd::VjpContext{op, inputs, outs, needs_grad}, g);
         if (result.size() != num_edges) {
           ThrowError("grad: the derivative formula of '", op.name(), "' returned ",
                      result.size(), " gradients for ", num_edges, " tensor inputs");
         }
         return result;
       });
+  int slot = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].is_tensor_list()) {
+      TensorList wrapped;
+      for (const Tensor& t : outputs[i].tensor_list()) {
+        wrapped.push_back(IsFloating(t.dtype()) ? MakeGradWrapper(t, level(), alive_flag(),
+                                                                  autograd::Edge{node, slot})
+                                                : t);
+        ++slot;
+      }
+      outputs[i] = Value(std::move(wrapped));
+      continue;
+    }
+    const int this_slot = slot++;
     if (!outputs[i].is_tensor() || !IsFloating(outputs[i].tensor().dtype())) continue;
     outputs[i] = Value(MakeGradWrapper(outputs[i].tensor(), level(), alive_flag(),
-                                       autograd::Edge{node, static_cast<int>(i)}));
+                                       autograd::Edge{node, this_slot}));
   }
   return outputs;
 }

@@ -195,7 +195,9 @@ void SetBatchRule(const Operator& op, BatchRule rule) {
             batched.bdims.push_back(std::nullopt);
             batched.list_bdims[i] = std::move(bdims);
           } else {
-            batched.values.push_back(std::move(args[i]));  // args[i] is not read again
+            // A copy: callers (e.g. the grad interpreter, which saves its arguments for the
+            // backward) may read `args` again after dispatching them.
+            batched.values.push_back(v);
             batched.bdims.push_back(std::nullopt);
           }
         }

@@ -1,0 +1,280 @@
+// vjp formulas: shape, view, indexing and joining ops. Every formula is written with public
+// out-of-place ops (pad, narrow, scatter_add, gather, ...), never with an in-place write into a
+// buffer, so it is itself differentiable and batchable.
+// Non-differentiable: one_hot, argsort.
+#include <algorithm>
+#include <cstdint>
+
+#include "autograd/formulas.h"
+#include "dispatch/ops.h"
+
+namespace ft::autograd {
+namespace {
+
+const Operator& Op(const char* name) { return OpRegistry::Global().Get(name); }
+
+// PadDim pads (or, with negative amounts, crops) t along dim `dim` only: left / right.
+Tensor PadDim(const Tensor& t, int64_t dim, int64_t left, int64_t right) {
+  if (left == 0 && right == 0) return t;
+  const int64_t rank = t.dim();
+  Shape pads(static_cast<size_t>(2 * (rank - dim)), 0);
+  pads[static_cast<size_t>(2 * (rank - 1 - dim))] = left;
+  pads[static_cast<size_t>(2 * (rank - 1 - dim) + 1)] = right;
+  return pad(t, pads);
+}
+
+// CastLike: g converted to ref's dtype (joining ops promote their inputs).
+Tensor CastLike(const Tensor& g, const Tensor& ref) {
+  return g.dtype() == ref.dtype() ? g : to(g, ref.dtype());
+}
+
+// IndexAlong: a rank-1 int64 index (or rank 0) laid along `dim` of a tensor of `sizes`
+// (size 1 elsewhere) and expanded to `sizes`.
+Tensor IndexAlong(const Tensor& index, int64_t dim, IntArrayRef sizes) {
+  Shape view_shape(sizes.size(), 1);
+  view_shape[static_cast<size_t>(dim)] = index.numel();
+  return expand(reshape(index, view_shape), sizes);
+}
+
+// SplitBackward: the gradient of a list-output op (split, ...) is the concatenation of the
+// pieces' gradients along dim; a piece without a gradient contributes zeros.
+TensorList SplitBackward(const VjpContext& c, const TensorList& g, int64_t dim) {
+  const Tensor& x = c.input(0);
+  const TensorList& pieces = c.outputs[0].tensor_list();
+  TensorList parts;
+  parts.reserve(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (i < g.size() && g[i].defined()) {
+      parts.push_back(g[i]);
+    } else {
+      parts.push_back(zeros_like(pieces[i]));
+    }
+  }
+  const int64_t d = WrapDim("split", dim, x.dim());
+  Tensor r = cat(parts, d);
+  // A 1-D empty x gives empty 1-D pieces, which cat skips; the shape still matches.
+  return TensorList{reshape(r, x.sizes())};
+}
+
+}  // namespace
+
+void RegisterShapeFormulas() {
+  SetVjp(Op("unflatten"), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{reshape(g[0], c.input(0).sizes())};
+  });
+  SetVjp(Op("movedim"), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{movedim(g[0], c.inputs[2].shape(), c.inputs[1].shape())};
+  });
+  SetVjp(Op("flip"), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{flip(g[0], c.inputs[1].shape())};
+  });
+
+  // select / narrow / slice / diagonal: the gradient is written back into zeros of the
+  // input's shape at the view's position, built out-of-place by padding.
+  SetVjp(Op("select"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const int64_t d = WrapDim("select", c.inputs[1].to_int(), x.dim());
+    const int64_t size = x.size(d);
+    int64_t index = c.inputs[2].to_int();
+    if (index < 0) index += size;
+    return TensorList{PadDim(unsqueeze(g[0], d), d, index, size - 1 - index)};
+  });
+  SetVjp(Op("narrow"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const int64_t d = WrapDim("narrow", c.inputs[1].to_int(), x.dim());
+    const int64_t size = x.size(d);
+    int64_t start = c.inputs[2].to_int();
+    if (start < 0) start += size;
+    const int64_t length = c.inputs[3].to_int();
+    return TensorList{PadDim(g[0], d, start, size - start - length)};
+  });
+  SetVjp(Op("slice"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const int64_t d = WrapDim("slice", c.inputs[1].to_int(), x.dim());
+    const int64_t size = x.size(d);
+    const int64_t step = c.inputs[4].to_int();
+    // The kernel's Python-style normalization of the start bound.
+    auto normalize = [size](int64_t v) {
+      if (v < 0) v = v < -size ? 0 : v + size;
+      return std::min(v, size);
+    };
+    const int64_t b = c.inputs[2].is_none() ? 0 : normalize(c.inputs[2].to_int());
+    const int64_t n = g[0].size(d);
+    if (n == 0) return TensorList{zeros_like(x)};
+    Tensor r = g[0];
+    int64_t span = n;  // elements of x covered from b: (n - 1) * step + 1
+    if (step > 1) {
+      // [.., n, ..] -> [.., n, step, ..] (zeros after each element) -> [.., n * step, ..],
+      // then drop the trailing zeros after the last element.
+      Shape merged(r.sizes().begin(), r.sizes().end());
+      merged[static_cast<size_t>(d)] = n * step;
+      r = reshape(PadDim(unsqueeze(r, d + 1), d + 1, 0, step - 1), merged);
+      span = (n - 1) * step + 1;
+      r = narrow(r, d, 0, span);
+    }
+    return TensorList{PadDim(r, d, b, size - b - span)};
+  });
+  SetVjp(Op("diagonal"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const int64_t rank = x.dim();
+    const int64_t offset = c.inputs[1].to_int();
+    const int64_t d1 = WrapDim("diagonal", c.inputs[2].to_int(), rank);
+    const int64_t d2 = WrapDim("diagonal", c.inputs[3].to_int(), rank);
+    const int64_t rows = x.size(d1), cols = x.size(d2);
+    const int64_t len = g[0].size(-1);
+    if (len == 0) return TensorList{zeros_like(x)};
+    // [..., L] -> [..., L, L] diagonal matrices -> padded to [..., rows, cols] so that
+    // element i lands at (i, i + offset) -> the two matrix dims moved back to (d1, d2).
+    // The diagonal matrices without eye(): [..., L, 1] padded to [..., L, L + 1], flattened,
+    // cut to L * L and viewed as [..., L, L] puts g[..., i] at (i, i).
+    Shape lead(g[0].sizes().begin(), g[0].sizes().end() - 1);
+    Shape flat_shape = lead, square_shape = lead;
+    flat_shape.push_back(len * (len + 1));
+    square_shape.push_back(len);
+    square_shape.push_back(len);
+    Tensor m = reshape(PadDim(unsqueeze(g[0], -1), rank - 1, 0, len), flat_shape);
+    m = reshape(narrow(m, rank - 2, 0, len * len), square_shape);
+    const int64_t row0 = offset >= 0 ? 0 : -offset;
+    const int64_t col0 = offset >= 0 ? offset : 0;
+    m = PadDim(m, rank - 2, row0, rows - row0 - len);
+    m = PadDim(m, rank - 1, col0, cols - col0 - len);
+    const int64_t src[2] = {rank - 2, rank - 1};
+    const int64_t dst[2] = {d1, d2};
+    return TensorList{movedim(m, IntArrayRef(src, 2), IntArrayRef(dst, 2))};
+  });
+
+  // Indexing.
+  SetVjp(Op("index_select"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const Tensor& index = c.input(2);
+    if (x.dim() == 0) return TensorList{reshape(g[0], x.sizes()), Tensor()};
+    const int64_t d = WrapDim("index_select", c.inputs[1].to_int(), x.dim());
+    Tensor idx = IndexAlong(index, d, g[0].sizes());
+    return TensorList{scatter_add(zeros_like(x), d, idx, g[0]), Tensor()};
+  });
+  SetVjp(Op("gather"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    return TensorList{
+        scatter_add(zeros_like(x), c.inputs[1].to_int(), c.input(2), g[0]),
+        Tensor()};
+  });
+  SetVjp(Op("scatter_add"), [](const VjpContext& c, const TensorList& g) {
+    const int64_t dim = c.inputs[1].to_int();
+    const Tensor& index = c.input(2);
+    const Tensor& src = c.input(3);
+    if (!c.needs(2)) return TensorList{g[0], Tensor(), Tensor()};
+    // src elements outside index's extent are not used: zero gradient there.
+    Tensor gs = gather(g[0], dim, index);
+    if (gs.dim() == src.dim() && src.dim() > 0) {
+      Shape pads;
+      for (int64_t d = src.dim() - 1; d >= 0; --d) {
+        pads.push_back(0);
+        pads.push_back(src.size(d) - gs.size(d));
+      }
+      gs = pad(gs, pads);
+    } else {
+      gs = reshape(gs, src.sizes());
+    }
+    return TensorList{c.needs(0) ? g[0] : Tensor(), Tensor(), gs};
+  });
+  SetVjp(Op("take_along_dim"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const Tensor& indices = c.input(1);
+    if (c.inputs[2].is_none()) {
+      Tensor flat = scatter_add(zeros_like(reshape(x, {-1})), 0, reshape(indices, {-1}),
+                                reshape(g[0], {-1}));
+      return TensorList{reshape(flat, x.sizes()), Tensor()};
+    }
+    const int64_t d = WrapDim("take_along_dim", c.inputs[2].to_int(), x.dim());
+    // x broadcast to the output's shape on every dim but d.
+    Shape xb(g[0].sizes().begin(), g[0].sizes().end());
+    xb[static_cast<size_t>(d)] = x.size(d);
+    Tensor idx = expand(indices, g[0].sizes());
+    Tensor gx = scatter_add(expand(zeros_like(x), xb), d, idx, g[0]);
+    return TensorList{sum_to_size(gx, x.sizes()), Tensor()};
+  });
+
+  // Joining and splitting.
+  SetVjp(Op("cat"), [](const VjpContext& c, const TensorList& g) {
+    const TensorList& ts = c.inputs[0].tensor_list();
+    const int64_t d = WrapDim("cat", c.inputs[1].to_int(), g[0].dim());
+    TensorList out;
+    out.reserve(ts.size());
+    int64_t offset = 0;
+    for (size_t k = 0; k < ts.size(); ++k) {
+      const Tensor& t = ts[k];
+      if (!IsFloating(t.dtype()) || !c.needs(k)) {
+        out.emplace_back();
+        if (!(t.dim() == 1 && t.size(0) == 0)) offset += t.size(d);
+        continue;
+      }
+      if (t.dim() == 1 && t.size(0) == 0) {  // skipped by cat
+        out.push_back(zeros_like(t));
+        continue;
+      }
+      out.push_back(CastLike(narrow(g[0], d, offset, t.size(d)), t));
+      offset += t.size(d);
+    }
+    return out;
+  });
+  SetVjp(Op("stack"), [](const VjpContext& c, const TensorList& g) {
+    const TensorList& ts = c.inputs[0].tensor_list();
+    const int64_t d = WrapDim("stack", c.inputs[1].to_int(), g[0].dim());
+    TensorList out;
+    out.reserve(ts.size());
+    for (size_t i = 0; i < ts.size(); ++i) {
+      if (!IsFloating(ts[i].dtype()) || !c.needs(i)) {
+        out.emplace_back();
+        continue;
+      }
+      out.push_back(CastLike(select(g[0], d, static_cast<int64_t>(i)), ts[i]));
+    }
+    return out;
+  });
+  SetVjp(Op("split"), [](const VjpContext& c, const TensorList& g) {
+    return SplitBackward(c, g, c.inputs[2].to_int());
+  });
+  SetVjp(Op("split_with_sizes"), [](const VjpContext& c, const TensorList& g) {
+    return SplitBackward(c, g, c.inputs[2].to_int());
+  });
+  SetVjp(Op("chunk"), [](const VjpContext& c, const TensorList& g) {
+    return SplitBackward(c, g, c.inputs[2].to_int());
+  });
+
+  SetVjp(Op("repeat"), [](const VjpContext& c, const TensorList& g) {
+    // The repeats are read off the shapes (g.size(i) = repeats[i] * padded x.size(i)), not
+    // from the argument: a size-0 dim leaves g empty, where any repeat count gives zeros.
+    const Tensor& x = c.input(0);
+    const int64_t n = g[0].dim();
+    const int64_t lead = n - x.dim();
+    if (n == 0) return TensorList{reshape(g[0], x.sizes())};
+    // g: [r0 * s0, r1 * s1, ...] -> [r0, s0, r1, s1, ...], summed over the r dims.
+    Shape split_shape;
+    Shape sum_dims;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t s = i < lead ? 1 : x.size(i - lead);
+      const int64_t r = s == 0 ? 1 : g[0].size(i) / s;
+      sum_dims.push_back(static_cast<int64_t>(split_shape.size()));
+      split_shape.push_back(r);
+      split_shape.push_back(s);
+    }
+    if (g[0].numel() == 0) return TensorList{zeros_like(x)};
+    Tensor r = sum(reshape(g[0], split_shape), sum_dims);
+    return TensorList{reshape(r, x.sizes())};
+  });
+  SetVjp(Op("pad"), [](const VjpContext& c, const TensorList& g) {
+    // pad is a shift with crop along each dim: its adjoint is the opposite shift, i.e. pad by
+    // the negated amounts with zeros (positive pads crop the gradient, negative ones re-pad).
+    Shape pads = c.inputs[1].shape();
+    for (int64_t& p : pads) p = -p;
+    return TensorList{pad(g[0], pads)};
+  });
+  SetVjp(Op("outer"), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{c.needs(0) ? matmul(g[0], c.input(1)) : Tensor(),
+                      c.needs(1) ? matmul(t(g[0]), c.input(0)) : Tensor()};
+  });
+
+  for (const char* name : {"one_hot", "argsort"}) MarkNonDifferentiable(Op(name));
+}
+
+}  // namespace ft::autograd
