@@ -170,6 +170,18 @@ TEST(DocsApi, GradAndVjp) {
                             {x});
   ft::Tensor gx = r.vjp_fn({ft::ones_like(x)})[0];
   EXPECT_TENSOR_NEAR(gx, 1.0 - ft::square(ft::tanh(x)), 1e-15);
+
+  ft::Tensor W = ft::reshape(ft::linspace(-1.0, 1.0, 9, ft::kFloat64), {3, 3});
+  auto f2 = ft::TensorFnOfList([](const ft::TensorList& a) {
+    return ft::sin(ft::matmul(a[1], a[0])) + a[0];
+  });
+  ft::Tensor jac = ft::jacrev(f2)({x, W})[0];
+  EXPECT_TENSOR_NEAR(jac, ft::unsqueeze(ft::cos(ft::matmul(W, x)), 1) * W + ft::eye(3, ft::kFloat64),
+                     1e-14);
+  auto cube =
+      ft::TensorFnOfList([](const ft::TensorList& a) { return ft::sum(a[0] * a[0] * a[0]); });
+  ft::Tensor h = ft::hessian(cube)({x})[0];
+  EXPECT_TENSOR_NEAR(h, ft::unsqueeze(x * 6.0, 1) * ft::eye(3, ft::kFloat64), 1e-14);
 }
 
 class Logger : public ft::Interpreter {

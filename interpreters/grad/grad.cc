@@ -6,6 +6,7 @@
 #include "autograd/formulas.h"
 #include "autograd/graph.h"
 #include "dispatch/ops.h"
+#include "tensor/factories.h"
 #include "interpreters/grad/grad_interpreter.h"
 
 namespace ft {
@@ -86,42 +87,129 @@ VjpResult vjp(const TensorListFn& f, const TensorList& primals) {
   return r;
 }
 
+namespace {
+
+// ArgMask validates argnums (range, repeats) for `n` arguments and returns which arguments
+// are differentiated plus argnums wrapped to non-negative, in the caller's order.
+std::pair<std::vector<bool>, std::vector<int64_t>> ArgMask(const char* api,
+                                                           const std::vector<int64_t>& argnums,
+                                                           size_t n_args) {
+  if (argnums.empty()) ThrowError(api, ": argnums must name at least one argument");
+  const int64_t n = static_cast<int64_t>(n_args);
+  std::vector<bool> wrap(n_args, false);
+  std::vector<int64_t> order;
+  for (int64_t a : argnums) {
+    if (a < -n || a >= n) {
+      ThrowError(api, ": argnums ", a, " is out of range for a function of ", n,
+                 " arguments (expected -", n, " <= argnum < ", n, ")");
+    }
+    const int64_t w = a < 0 ? a + n : a;
+    if (wrap[static_cast<size_t>(w)]) ThrowError(api, ": argnums contains ", w, " twice");
+    wrap[static_cast<size_t>(w)] = true;
+    order.push_back(w);
+  }
+  return {wrap, order};
+}
+
+// InArgnumsOrder maps gradients (one per wrapped argument, in argument order) to argnums order,
+// filling zeros for arguments no gradient reached.
+TensorList InArgnumsOrder(const TensorList& grads, const std::vector<bool>& wrap,
+                          const std::vector<int64_t>& order, const TensorList& args) {
+  TensorList by_arg(args.size());
+  size_t k = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!wrap[i]) continue;
+    by_arg[i] = grads[k].defined() ? grads[k] : zeros_like(args[i]);
+    ++k;
+  }
+  TensorList result;
+  for (int64_t w : order) result.push_back(by_arg[static_cast<size_t>(w)]);
+  return result;
+}
+
+GradAndValue GradAndValueImpl(const ScalarFn& f, const std::vector<int64_t>& argnums,
+                              const TensorList& args) {
+  auto [wrap, order] = ArgMask("grad", argnums, args.size());
+  TensorListFn as_list = [&f](const TensorList& a) { return TensorList{f(a)}; };
+  Traced t = Trace(as_list, args, wrap, "grad");
+  const Tensor& out = t.outputs[0];
+  if (out.dim() != 0) {
+    ThrowError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+               "tensor with ", out.dim(), " dims. Maybe you wanted to use the vjp or jacrev "
+               "APIs instead?");
+  }
+  TensorList grads = autograd::RunBackward({{t.output_edges[0], ones_like(out)}}, t.input_edges);
+  return {InArgnumsOrder(grads, wrap, order, args), out};
+}
+
+}  // namespace
+
 TensorListFn grad(ScalarFn f, std::vector<int64_t> argnums) {
   return [f = std::move(f), argnums](const TensorList& args) {
-    if (argnums.empty()) ThrowError("grad: argnums must name at least one argument");
-    std::vector<bool> wrap(args.size(), false);
-    std::vector<int64_t> order;
-    for (int64_t a : argnums) {
-      const int64_t n = static_cast<int64_t>(args.size());
-      if (a < -n || a >= n) {
-        ThrowError("grad: argnums ", a, " is out of range for a function of ", n,
-                   " arguments (expected -", n, " <= argnum < ", n, ")");
-      }
-      const int64_t w = a < 0 ? a + n : a;
-      if (wrap[static_cast<size_t>(w)]) ThrowError("grad: argnums contains ", w, " twice");
-      wrap[static_cast<size_t>(w)] = true;
-      order.push_back(w);
-    }
+    return GradAndValueImpl(f, argnums, args).grads;
+  };
+}
+
+std::function<GradAndValue(const TensorList&)> grad_and_value(ScalarFn f,
+                                                             std::vector<int64_t> argnums) {
+  return [f = std::move(f), argnums](const TensorList& args) {
+    return GradAndValueImpl(f, argnums, args);
+  };
+}
+
+TensorListFn jacrev(TensorFnOfList f, std::vector<int64_t> argnums,
+                    std::optional<int64_t> chunk_size) {
+  return [f = std::move(f), argnums, chunk_size](const TensorList& args) {
+    auto [wrap, order] = ArgMask("jacrev", argnums, args.size());
     TensorListFn as_list = [&f](const TensorList& a) { return TensorList{f(a)}; };
-    Traced t = Trace(as_list, args, wrap, "grad");
+    Traced t = Trace(as_list, args, wrap, "jacrev");
     const Tensor& out = t.outputs[0];
-    if (out.dim() != 0) {
-      ThrowError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
-                 "tensor with ", out.dim(), " dims. Maybe you wanted to use the vjp or jacrev "
-                 "APIs instead?");
-    }
-    TensorList grads = autograd::RunBackward({{t.output_edges[0], ones_like(out)}}, t.input_edges);
-    // input_edges are in argument order; return them in argnums order.
+    const int64_t n = out.numel();
+    // One cotangent per output element: the rows of an identity, shaped like the output.
+    Shape basis_shape = {n};
+    basis_shape.insert(basis_shape.end(), out.sizes().begin(), out.sizes().end());
+    const Tensor basis = reshape(eye(n, IsFloating(out.dtype()) ? out.dtype() : kDefaultFloat),
+                                 basis_shape);
+    TensorListFn pullback = [&](const TensorList& c) {
+      TensorList grads = autograd::RunBackward({{t.output_edges[0], c[0]}}, t.input_edges);
+      TensorList result;
+      size_t k = 0;
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (!wrap[i]) continue;
+        result.push_back(grads[k].defined() ? grads[k] : zeros_like(args[i]));
+        ++k;
+      }
+      return result;
+    };
+    TensorList rows = vmap(pullback, 0, 0, Randomness::kError, chunk_size)({basis});
+    // rows[k]: [n, *arg.shape] -> out.shape + arg.shape, in argnums order.
     TensorList by_arg(args.size());
     size_t k = 0;
     for (size_t i = 0; i < args.size(); ++i) {
       if (!wrap[i]) continue;
-      by_arg[i] = grads[k].defined() ? grads[k] : zeros_like(args[i]);
+      Shape shape(out.sizes().begin(), out.sizes().end());
+      shape.insert(shape.end(), args[i].sizes().begin(), args[i].sizes().end());
+      by_arg[i] = reshape(rows[k], shape);
       ++k;
     }
     TensorList result;
     for (int64_t w : order) result.push_back(by_arg[static_cast<size_t>(w)]);
     return result;
+  };
+}
+
+TensorListFn hessian(TensorFnOfList f, std::vector<int64_t> argnums) {
+  return [f = std::move(f), argnums](const TensorList& args) {
+    TensorList blocks;
+    for (size_t a = 0; a < argnums.size(); ++a) {
+      // Row a: the Jacobian of d f / d args[argnums[a]].
+      TensorFnOfList first = [&f, &argnums, a](const TensorList& x) {
+        return jacrev(f, {argnums[a]})(x)[0];
+      };
+      TensorList row = jacrev(first, argnums)(args);
+      blocks.insert(blocks.end(), row.begin(), row.end());
+    }
+    return blocks;
   };
 }
 

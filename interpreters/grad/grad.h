@@ -7,7 +7,9 @@
 //       shapes) to the gradients w.r.t. each primal (zeros for a primal f does not use).
 //       vjp_fn may be called any number of times, also after vjp returned.
 //   grad(f, argnums) -> a function returning the gradient of f's scalar output w.r.t. the
-//       arguments at `argnums` (in that order).
+//       arguments at `argnums` (in that order); grad_and_value also returns f's value.
+//   jacrev(f, argnums, chunk_size), hessian(f, argnums): Jacobians by reverse mode (vmap of
+//       vjp over an identity basis) and Hessians (jacrev of jacrev).
 // They compose with each other and with vmap in any order: vmap(grad(f)) gives per-example
 // gradients in one batched computation; grad(grad(f)) higher derivatives.
 //
@@ -25,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "interpreters/vmap/vmap.h"
@@ -45,6 +48,27 @@ using ScalarFn = std::function<Tensor(const TensorList&)>;
 TensorListFn grad(ScalarFn f, std::vector<int64_t> argnums = {0});
 // grad of a function of one tensor.
 TensorFn grad(TensorFn f);
+
+// grad_and_value: the gradients (argnums order) and f's value, from one forward pass.
+struct GradAndValue {
+  TensorList grads;
+  Tensor value;
+};
+std::function<GradAndValue(const TensorList&)> grad_and_value(ScalarFn f,
+                                                             std::vector<int64_t> argnums = {0});
+
+// jacrev: the Jacobian of f's (single, any-shape) output w.r.t. each argument at `argnums`,
+// by reverse mode: one vjp, then vmap of its vjp_fn over the rows of an identity basis
+// (one batched backward, not a loop). Jacobian k has shape out.shape + args[argnums[k]].shape.
+// chunk_size bounds the basis rows processed at once (vmap's chunk_size).
+using TensorFnOfList = std::function<Tensor(const TensorList&)>;
+TensorListFn jacrev(TensorFnOfList f, std::vector<int64_t> argnums = {0},
+                    std::optional<int64_t> chunk_size = std::nullopt);
+
+// hessian: the second derivatives of a scalar f: jacrev of jacrev. For argnums {i, j, ...}
+// it returns the blocks H[a][b] = d2f / d args[a] d args[b] in row-major order (a list of
+// argnums.size()^2 tensors, block shape args[a].shape + args[b].shape).
+TensorListFn hessian(TensorFnOfList f, std::vector<int64_t> argnums = {0});
 
 }  // namespace ft
 

@@ -224,5 +224,67 @@ TEST(Grad, Errors) {
   EXPECT_TRUE(LayerStack::empty());
 }
 
+TEST(GradAndValue, ReturnsBothFromOnePass) {
+  auto f = ScalarFn([](const TensorList& a) { return sum(square(a[0])); });
+  GradAndValue r = grad_and_value(f)({tensor({1.0, -2.0})});
+  EXPECT_TENSOR_EQ(r.grads[0], tensor({2.0, -4.0}));
+  EXPECT_NEAR(r.value.item<double>(), 5.0, 0.0);
+}
+
+TEST(Jacrev, ClosedForms) {
+  // jacrev(x^3)([1, 2]) = diag(3, 12).
+  auto cube = TensorFnOfList([](const TensorList& a) { return a[0] * a[0] * a[0]; });
+  EXPECT_TENSOR_NEAR(jacrev(cube)({tensor({1.0, 2.0})})[0],
+                     tensor({3.0, 0.0, 0.0, 12.0}, {2, 2}), 1e-14);
+  // f(x) = sin(W x) + x: J = diag(cos(W x)) W + I.
+  Tensor w = Rand({4, 4}, 30), x = Rand({4}, 31);
+  auto f = TensorFnOfList([](const TensorList& a) { return sin(matmul(a[1], a[0])) + a[0]; });
+  Tensor j = jacrev(f)({x, w})[0];
+  Tensor want = unsqueeze(cos(matmul(w, x)), 1) * w + eye(4, kFloat64);
+  EXPECT_TENSOR_NEAR(j, want, 1e-14);
+  // Same with chunking, and the Jacobian w.r.t. W (shape [4, 4, 4]) against differences.
+  EXPECT_TENSOR_NEAR(jacrev(f, {0}, 3)({x, w})[0], want, 1e-14);
+  TensorList both = jacrev(f, {1, 0})({x, w});
+  EXPECT_EQ(both[0].sizes(), (IntArrayRef{4, 4, 4}));
+  EXPECT_TENSOR_NEAR(both[1], want, 1e-14);
+  for (int64_t i = 0; i < 4; ++i) {
+    ScalarFn fi = [&](const TensorList& a) { return select(f(a), 0, i); };
+    EXPECT_TRUE(testing::TensorNear(select(both[0], 0, i), NumericalGrad(fi, {x, w}, 1), 1e-6,
+                                    1e-6));
+  }
+}
+
+TEST(Hessian, ClosedForms) {
+  // hessian(sum x^3)([0.5, 1, 2]) = diag(3, 6, 12).
+  auto f = TensorFnOfList([](const TensorList& a) { return sum(a[0] * a[0] * a[0]); });
+  EXPECT_TENSOR_NEAR(hessian(f)({tensor({0.5, 1.0, 2.0})})[0],
+                     tensor({3.0, 0.0, 0.0, 0.0, 6.0, 0.0, 0.0, 0.0, 12.0}, {3, 3}), 1e-13);
+  // Quadratic form x^T A x: H = A + A^T; mixed blocks of f(x, y) = sum(x * y^2).
+  Tensor a = Rand({3, 3}, 32);
+  auto quad = TensorFnOfList([&a](const TensorList& t) {
+    return sum(t[0] * matmul(a, t[0]));
+  });
+  EXPECT_TENSOR_NEAR(hessian(quad)({Rand({3}, 33)})[0], a + transpose(a, 0, 1), 1e-13);
+  auto mixed = TensorFnOfList([](const TensorList& t) { return sum(t[0] * square(t[1])); });
+  Tensor x = tensor({1.0, 2.0}), y = tensor({3.0, -1.0});
+  TensorList h = hessian(mixed, {0, 1})({x, y});
+  ASSERT_EQ(h.size(), 4u);
+  EXPECT_TENSOR_NEAR(h[0], zeros({2, 2}, kFloat64), 0.0);                       // d2/dx2
+  EXPECT_TENSOR_NEAR(h[1], tensor({6.0, 0.0, 0.0, -2.0}, {2, 2}), 1e-14);        // d2/dxdy = 2y
+  EXPECT_TENSOR_NEAR(h[2], tensor({6.0, 0.0, 0.0, -2.0}, {2, 2}), 1e-14);
+  EXPECT_TENSOR_NEAR(h[3], tensor({2.0, 0.0, 0.0, 4.0}, {2, 2}), 1e-14);         // 2x
+  EXPECT_TRUE(LayerStack::empty());
+}
+
+TEST(Jacrev, UnderVmapMatchesLoop) {
+  auto f = TensorFnOfList([](const TensorList& a) { return tanh(a[0]) * a[0]; });
+  Tensor xs = Rand({3, 4}, 34);
+  TensorListFn per_example = vmap(jacrev(f));
+  Tensor batched = per_example({xs})[0];
+  TensorList want = testing::LoopVmap([&](const TensorList& a) { return jacrev(f)(a); }, {xs},
+                                      {0}, {0});
+  EXPECT_TENSOR_NEAR(batched, want[0], 1e-14);
+}
+
 }  // namespace
 }  // namespace ft
