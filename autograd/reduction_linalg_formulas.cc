@@ -31,7 +31,10 @@ int64_t ReducedCount(const Tensor& x, IntArrayRef dims) {
 
 // MatmulGrads: gradients of matmul(a, b) with torch.matmul's 1-D rules: a 1-D operand is a
 // row (left) or column (right) vector whose added dim is removed again.
-std::pair<Tensor, Tensor> MatmulGrads(const Tensor& g, const Tensor& a, const Tensor& b) {
+// Only the gradients asked for are computed (for a constant weight, the other one can be
+// an n^3-sized product under jacrev's batched backward).
+std::pair<Tensor, Tensor> MatmulGrads(const Tensor& g, const Tensor& a, const Tensor& b,
+                                      bool need_a, bool need_b) {
   const bool a1 = a.dim() == 1, b1 = b.dim() == 1;
   const Tensor a2 = a1 ? unsqueeze(a, 0) : a;
   const Tensor b2 = b1 ? unsqueeze(b, 1) : b;
@@ -43,10 +46,15 @@ std::pair<Tensor, Tensor> MatmulGrads(const Tensor& g, const Tensor& a, const Te
   } else if (b1) {
     g2 = unsqueeze(g, -1);
   }
-  Tensor ga = sum_to_size(matmul(g2, transpose(b2, -1, -2)), a2.sizes());
-  Tensor gb = sum_to_size(matmul(transpose(a2, -1, -2), g2), b2.sizes());
-  if (a1) ga = squeeze_dim(ga, 0);
-  if (b1) gb = squeeze_dim(gb, 1);
+  Tensor ga, gb;
+  if (need_a) {
+    ga = sum_to_size(matmul(g2, transpose(b2, -1, -2)), a2.sizes());
+    if (a1) ga = squeeze_dim(ga, 0);
+  }
+  if (need_b) {
+    gb = sum_to_size(matmul(transpose(a2, -1, -2), g2), b2.sizes());
+    if (b1) gb = squeeze_dim(gb, 1);
+  }
   return {ga, gb};
 }
 
@@ -82,20 +90,24 @@ void RegisterReductionAndLinalgFormulas() {
 
   for (const char* name : {"matmul", "mm", "bmm"}) {
     SetVjp(Op(name), [](const VjpContext& c, const TensorList& g) {
-      auto [ga, gb] = MatmulGrads(g[0], c.input(0), c.input(1));
+      auto [ga, gb] = MatmulGrads(g[0], c.input(0), c.input(1), c.needs(0), c.needs(1));
       return TensorList{ga, gb};
     });
   }
   SetVjp(Op("dot"), [](const VjpContext& c, const TensorList& g) {
-    return TensorList{g[0] * c.input(1), g[0] * c.input(0)};
+    return TensorList{c.needs(0) ? g[0] * c.input(1) : Tensor(),
+                      c.needs(1) ? g[0] * c.input(0) : Tensor()};
   });
   SetVjp(Op("linear"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
     const Tensor& w = c.input(1);
     const Tensor x2 = reshape(x, {-1, x.size(-1)});
     const Tensor g2 = reshape(g[0], {-1, w.size(0)});
-    TensorList out = {matmul(g[0], w), matmul(transpose(g2, 0, 1), x2)};
-    if (!c.inputs[2].is_none()) out.push_back(sum_to_size(g[0], c.input(2).sizes()));
+    TensorList out = {c.needs(0) ? matmul(g[0], w) : Tensor(),
+                      c.needs(1) ? matmul(transpose(g2, 0, 1), x2) : Tensor()};
+    if (!c.inputs[2].is_none()) {
+      out.push_back(c.needs(2) ? sum_to_size(g[0], c.input(2).sizes()) : Tensor());
+    }
     return out;
   });
 

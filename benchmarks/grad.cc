@@ -6,6 +6,7 @@
 // same chain run eagerly (forward only) on the same data.
 #include <string>
 
+#include "Eigen/Core"
 #include "benchmark/benchmark.h"
 #include "benchmarks/compare.h"
 #include "benchmarks/workloads.h"
@@ -44,6 +45,58 @@ void BM_GradGradFt(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(gg(x).impl());
 }
 
+// ---- Jacobians and Hessians (float32) ----
+// f(x) = sin(W x) + x; g(x) = sum(tanh(W x)^2). The baselines are what a transform that pushes
+// a dense identity basis through W pays, hand-written in Eigen: J = diag(cos(Wx)) W + I by one
+// n^3 product of W with the basis, and H = W^T diag(2(1 - t^2)(1 - 3t^2)) W.
+using EigenMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using EigenVector = Eigen::Matrix<float, Eigen::Dynamic, 1>;
+
+TensorFnOfList JacobianTarget() {
+  return [](const TensorList& a) { return sin(matmul(a[1], a[0])) + a[0]; };
+}
+
+void BM_JacrevFt(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
+  TensorListFn j = jacrev(JacobianTarget());
+  for (auto _ : state) benchmark::DoNotOptimize(j({x, w})[0].impl());
+}
+
+void BM_JacobianBasisEigen(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
+  Eigen::Map<const EigenMatrix> mw(w.data<float>(), n, n);
+  Eigen::Map<const EigenVector> mx(x.data<float>(), n);
+  const EigenMatrix basis = EigenMatrix::Identity(n, n);
+  for (auto _ : state) {
+    const EigenVector c = (mw * mx).array().cos().matrix();
+    EigenMatrix j = c.asDiagonal() * (mw * basis);  // the basis product a transform pays
+    j += basis;
+    benchmark::DoNotOptimize(j.data());
+  }
+}
+
+void BM_HessianFt(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
+  TensorListFn h = hessian([&w](const TensorList& a) { return sum(square(tanh(matmul(w, a[0])))); });
+  for (auto _ : state) benchmark::DoNotOptimize(h({x})[0].impl());
+}
+
+void BM_HessianEigen(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
+  Eigen::Map<const EigenMatrix> mw(w.data<float>(), n, n);
+  Eigen::Map<const EigenVector> mx(x.data<float>(), n);
+  for (auto _ : state) {
+    const Eigen::ArrayXf t = (mw * mx).array().tanh();
+    const EigenVector d = (2.0f * (1.0f - t.square()) * (1.0f - 3.0f * t.square())).matrix();
+    EigenMatrix h = mw.transpose() * d.asDiagonal() * mw;
+    benchmark::DoNotOptimize(h.data());
+  }
+}
+
 void Register() {
   auto reg = [](const std::string& name, void (*fn)(benchmark::State&)) {
     benchmark::RegisterBenchmark(name.c_str(), fn)
@@ -60,6 +113,25 @@ void Register() {
   SetFigure("grad_grad_chain100_n1", "<= 2.0 us per op (functorch 34.8)", 100, "op");
   reg("grad_grad_chain100_n1/ft", BM_GradGradFt);
   reg("grad_grad_chain100_n1/baseline", BM_EagerN1);
+  auto reg_n = [](const std::string& name, void (*fn)(benchmark::State&), int64_t n) {
+    benchmark::RegisterBenchmark(name.c_str(), fn)
+        ->Arg(n)
+        ->Repetitions(SmokeTest() ? 1 : kRepetitions)
+        ->ReportAggregatesOnly(true)
+        ->Unit(benchmark::kMicrosecond);
+  };
+  for (int64_t n : {int64_t{16}, int64_t{128}, SmokeTest() ? int64_t{16} : int64_t{512}}) {
+    const std::string fig = "jacrev_sinWx_n" + std::to_string(n);
+    SetFigure(fig, "<= 1.5x");
+    reg_n(fig + "/ft", BM_JacrevFt, n);
+    reg_n(fig + "/baseline", BM_JacobianBasisEigen, n);
+  }
+  for (int64_t n : {int64_t{16}, int64_t{128}}) {
+    const std::string fig = "hessian_tanh2_n" + std::to_string(n);
+    SetFigure(fig, "<= 1.5x");
+    reg_n(fig + "/ft", BM_HessianFt, n);
+    reg_n(fig + "/baseline", BM_HessianEigen, n);
+  }
 }
 
 }  // namespace
