@@ -44,6 +44,14 @@ int main() {
                           {0, std::nullopt});
   std::cout << "vmap(dot) over rows of m = " << project({m, ft::ones({3})})[0] << "\n";
 
+  // grad: d/dv energy(v) = v; vmap(grad(...)) gives every example's gradient at once.
+  std::cout << "vmap(grad(energy)) =\n"
+            << ft::vmap(ft::grad(ft::TensorFn(energy)))(batch) << "\n(equals the batch itself)\n";
+  // jacrev: the Jacobian of an elementwise tanh is diagonal.
+  auto act = ft::TensorFnOfList([](const ft::TensorList& a) { return ft::tanh(a[0]); });
+  std::cout << "jacrev(tanh)([0, 1]) =\n" << ft::jacrev(act)({ft::tensor({0.0f, 1.0f})})[0]
+            << "\n";
+
   // Bad input is an ft::Error that names the op and the shapes.
   try {
     ft::matmul(m, m);

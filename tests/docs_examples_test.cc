@@ -21,6 +21,8 @@ TEST(Readme, Taste) {
   auto f = [](const ft::Tensor& v) { return ft::sum(ft::sin(v) * v); };
   ft::Tensor per_example = ft::vmap(ft::TensorFn(f))(m);
   EXPECT_TENSOR_NEAR(per_example, ft::sum(ft::sin(m) * m, {1}), 1e-5);
+  ft::Tensor grads = ft::vmap(ft::grad(ft::TensorFn(f)))(m);
+  EXPECT_TENSOR_NEAR(grads, ft::sin(m) + m * ft::cos(m), 1e-5);
 }
 
 TEST(DocsApi, Tensors) {
