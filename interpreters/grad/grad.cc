@@ -58,11 +58,11 @@ Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector
 
 }  // namespace
 
-VjpResult vjp(const TensorListFn& f, const TensorList& primals) {
-  Traced t = Trace(f, primals, std::vector<bool>(primals.size(), true), "vjp");
-  VjpResult r;
-  r.outputs = t.outputs;
-  r.vjp_fn = [t, primals](const TensorList& cotangents) {
+namespace {
+
+// PullbackFor: the vjp_fn of a traced call (all primals wrapped).
+std::function<TensorList(const TensorList&)> PullbackFor(Traced t, TensorList primals) {
+  return [t = std::move(t), primals = std::move(primals)](const TensorList& cotangents) {
     if (cotangents.size() != t.outputs.size()) {
       ThrowError("vjp: vjp_fn expected ", t.outputs.size(), " cotangents (one per output), got ",
                  cotangents.size());
@@ -84,6 +84,33 @@ VjpResult vjp(const TensorListFn& f, const TensorList& primals) {
     }
     return grads;
   };
+}
+
+}  // namespace
+
+VjpResult vjp(const TensorListFn& f, const TensorList& primals) {
+  Traced t = Trace(f, primals, std::vector<bool>(primals.size(), true), "vjp");
+  VjpResult r;
+  r.outputs = t.outputs;
+  r.vjp_fn = PullbackFor(std::move(t), primals);
+  return r;
+}
+
+VjpWithAux vjp_with_aux(const OutputsWithAuxFn& f, const TensorList& primals) {
+  size_t num_outputs = 0;
+  TensorListFn flat = [&](const TensorList& a) {
+    auto [outs, aux] = f(a);
+    num_outputs = outs.size();
+    outs.insert(outs.end(), aux.begin(), aux.end());
+    return outs;
+  };
+  Traced t = Trace(flat, primals, std::vector<bool>(primals.size(), true), "vjp");
+  VjpWithAux r;
+  r.aux.assign(t.outputs.begin() + static_cast<int64_t>(num_outputs), t.outputs.end());
+  t.outputs.resize(num_outputs);
+  t.output_edges.resize(num_outputs);
+  r.outputs = t.outputs;
+  r.vjp_fn = PullbackFor(std::move(t), primals);
   return r;
 }
 
@@ -127,10 +154,15 @@ TensorList InArgnumsOrder(const TensorList& grads, const std::vector<bool>& wrap
   return result;
 }
 
-GradAndValue GradAndValueImpl(const ScalarFn& f, const std::vector<int64_t>& argnums,
-                              const TensorList& args) {
+GradWithAux GradImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
+                     const TensorList& args) {
   auto [wrap, order] = ArgMask("grad", argnums, args.size());
-  TensorListFn as_list = [&f](const TensorList& a) { return TensorList{f(a)}; };
+  TensorListFn as_list = [&f](const TensorList& a) {
+    auto [out, aux] = f(a);
+    TensorList all = {out};
+    all.insert(all.end(), aux.begin(), aux.end());
+    return all;
+  };
   Traced t = Trace(as_list, args, wrap, "grad");
   const Tensor& out = t.outputs[0];
   if (out.dim() != 0) {
@@ -139,21 +171,34 @@ GradAndValue GradAndValueImpl(const ScalarFn& f, const std::vector<int64_t>& arg
                "APIs instead?");
   }
   TensorList grads = autograd::RunBackward({{t.output_edges[0], ones_like(out)}}, t.input_edges);
-  return {InArgnumsOrder(grads, wrap, order, args), out};
+  TensorList aux(t.outputs.begin() + 1, t.outputs.end());
+  return {InArgnumsOrder(grads, wrap, order, args), out, aux};
+}
+
+AuxFn NoAux(const ScalarFn& f) {
+  return [f](const TensorList& a) { return std::pair<Tensor, TensorList>{f(a), {}}; };
 }
 
 }  // namespace
 
 TensorListFn grad(ScalarFn f, std::vector<int64_t> argnums) {
+  return [f = NoAux(f), argnums](const TensorList& args) {
+    return GradImpl(f, argnums, args).grads;
+  };
+}
+
+std::function<GradWithAux(const TensorList&)> grad_with_aux(AuxFn f,
+                                                           std::vector<int64_t> argnums) {
   return [f = std::move(f), argnums](const TensorList& args) {
-    return GradAndValueImpl(f, argnums, args).grads;
+    return GradImpl(f, argnums, args);
   };
 }
 
 std::function<GradAndValue(const TensorList&)> grad_and_value(ScalarFn f,
                                                              std::vector<int64_t> argnums) {
-  return [f = std::move(f), argnums](const TensorList& args) {
-    return GradAndValueImpl(f, argnums, args);
+  return [f = NoAux(f), argnums](const TensorList& args) {
+    GradWithAux r = GradImpl(f, argnums, args);
+    return GradAndValue{std::move(r.grads), std::move(r.value)};
   };
 }
 

@@ -57,6 +57,26 @@ struct GradAndValue {
 std::function<GradAndValue(const TensorList&)> grad_and_value(ScalarFn f,
                                                              std::vector<int64_t> argnums = {0});
 
+// has_aux: f returns (output, aux); the aux tensors come back one level down (not
+// differentiated), beside the gradients. The C++ type makes "has_aux without a pair"
+// impossible.
+using AuxFn = std::function<std::pair<Tensor, TensorList>(const TensorList&)>;
+struct GradWithAux {
+  TensorList grads;
+  Tensor value;
+  TensorList aux;
+};
+std::function<GradWithAux(const TensorList&)> grad_with_aux(AuxFn f,
+                                                           std::vector<int64_t> argnums = {0});
+struct VjpWithAux {
+  TensorList outputs;
+  std::function<TensorList(const TensorList& cotangents)> vjp_fn;
+  TensorList aux;
+};
+// vjp_with_aux: f returns (outputs, aux).
+using OutputsWithAuxFn = std::function<std::pair<TensorList, TensorList>(const TensorList&)>;
+VjpWithAux vjp_with_aux(const OutputsWithAuxFn& f, const TensorList& primals);
+
 // jacrev: the Jacobian of f's (single, any-shape) output w.r.t. each argument at `argnums`,
 // by reverse mode: one vjp, then vmap of its vjp_fn over the rows of an identity basis
 // (one batched backward, not a loop). Jacobian k has shape out.shape + args[argnums[k]].shape.

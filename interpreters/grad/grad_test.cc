@@ -231,6 +231,36 @@ TEST(GradAndValue, ReturnsBothFromOnePass) {
   EXPECT_NEAR(r.value.item<double>(), 5.0, 0.0);
 }
 
+TEST(HasAux, AuxComesBackUndifferentiatedAndUnwrapped) {
+  auto f = AuxFn([](const TensorList& a) {
+    Tensor y = sin(a[0]);
+    return std::pair<Tensor, TensorList>{sum(y), {y * 2.0}};
+  });
+  Tensor x = tensor({0.5, 1.0});
+  GradWithAux r = grad_with_aux(f)({x});
+  EXPECT_TENSOR_NEAR(r.grads[0], cos(x), 1e-15);
+  EXPECT_NEAR(r.value.item<double>(), std::sin(0.5) + std::sin(1.0), 1e-15);
+  ASSERT_EQ(r.aux.size(), 1u);
+  EXPECT_TRUE(r.aux[0].is_dense());  // unwrapped from the grad level
+  EXPECT_TENSOR_NEAR(r.aux[0], sin(x) * 2.0, 1e-15);
+  VjpWithAux v = vjp_with_aux(
+      [](const TensorList& a) {
+        return std::pair<TensorList, TensorList>{{square(a[0])}, {a[0] + 1.0}};
+      },
+      {x});
+  EXPECT_TENSOR_NEAR(v.vjp_fn({ones_like(x)})[0], x * 2.0, 1e-15);
+  EXPECT_TENSOR_NEAR(v.aux[0], x + 1.0, 1e-15);
+  // Under vmap, aux is batched like any output.
+  auto per_example = vmap(TensorListFn([&](const TensorList& a) {
+    GradWithAux g = grad_with_aux(f)(a);
+    return TensorList{g.grads[0], g.aux[0]};
+  }));
+  Tensor xs = Rand({3, 2}, 40);
+  TensorList out = per_example({xs});
+  EXPECT_TENSOR_NEAR(out[0], cos(xs), 1e-15);
+  EXPECT_TENSOR_NEAR(out[1], sin(xs) * 2.0, 1e-15);
+}
+
 TEST(Jacrev, ClosedForms) {
   // jacrev(x^3)([1, 2]) = diag(3, 12).
   auto cube = TensorFnOfList([](const TensorList& a) { return a[0] * a[0] * a[0]; });
