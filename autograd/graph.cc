@@ -23,28 +23,45 @@ Node::Node(std::string name, std::vector<Edge> next_edges, int num_inputs)
 
 namespace {
 
-// Reachable nodes, and whether each reaches one of the targets (needed).
-void Collect(Node* node, const std::unordered_set<Node*>& targets,
-             std::unordered_map<Node*, bool>& needed) {
-  // Iterative DFS (graphs can be deep: a long chain of ops).
-  std::vector<std::pair<Node*, size_t>> stack = {{node, 0}};
-  needed.emplace(node, targets.count(node) > 0);
+// The reachable part of a graph, indexed: nodes[i], and each node's index (one hash map for
+// the whole walk; everything else is a flat vector indexed like `nodes`).
+struct Reachable {
+  std::vector<Node*> nodes;
+  std::unordered_map<Node*, int> index;
+  std::vector<char> needed;  // reaches one of the targets
+};
+
+int Visit(Reachable& r, Node* node, const std::unordered_set<Node*>& targets) {
+  auto [it, inserted] = r.index.emplace(node, static_cast<int>(r.nodes.size()));
+  if (inserted) {
+    r.nodes.push_back(node);
+    r.needed.push_back(targets.count(node) > 0 ? 1 : 0);
+  }
+  return it->second;
+}
+
+// Collect: iterative DFS (graphs can be deep: a long chain of ops) that also decides which
+// nodes reach a target, children before parents.
+void Collect(Reachable& r, Node* root, const std::unordered_set<Node*>& targets) {
+  if (r.index.count(root)) return;
+  std::vector<std::pair<int, size_t>> stack = {{Visit(r, root, targets), 0}};
   while (!stack.empty()) {
-    auto& [n, next] = stack.back();
-    if (next < n->next_edges().size()) {
-      Node* child = n->next_edges()[next++].node.get();
-      if (child == nullptr) continue;
-      auto [it, inserted] = needed.emplace(child, targets.count(child) > 0);
-      if (inserted) stack.push_back({child, 0});
+    const int n = stack.back().first;
+    const size_t next = stack.back().second;
+    Node* node = r.nodes[static_cast<size_t>(n)];
+    if (next < node->next_edges().size()) {
+      ++stack.back().second;
+      Node* child = node->next_edges()[next].node.get();
+      if (child == nullptr || r.index.count(child)) continue;
+      stack.push_back({Visit(r, child, targets), 0});
       continue;
     }
-    Node* done = n;
     stack.pop_back();
-    bool any = needed[done];
-    for (const Edge& e : done->next_edges()) {
-      if (e.node && needed[e.node.get()]) any = true;
+    char any = r.needed[static_cast<size_t>(n)];
+    for (const Edge& e : node->next_edges()) {
+      if (e.node && r.needed[static_cast<size_t>(r.index.at(e.node.get()))]) any = 1;
     }
-    needed[done] = any;
+    r.needed[static_cast<size_t>(n)] = any;
   }
 }
 
@@ -61,60 +78,69 @@ TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
   for (const Edge& e : inputs) {
     if (e.valid()) targets.insert(e.node.get());
   }
-  std::unordered_map<Node*, bool> needed;
+  Reachable r;
   for (const auto& [edge, grad] : roots) {
-    if (edge.valid()) Collect(edge.node.get(), targets, needed);
+    if (edge.valid()) Collect(r, edge.node.get(), targets);
   }
-  // Gradient buffers, keyed by node; processed newest first (NOTE: [Deterministic backward]).
-  std::map<uint64_t, Node*, std::greater<uint64_t>> order;
-  for (const auto& [node, need] : needed) {
-    if (need) order.emplace(node->sequence_nr(), node);
-  }
-  std::unordered_map<Node*, TensorList> buffers;
+  const size_t count = r.nodes.size();
+  std::vector<TensorList> buffers(count);
+  auto buffer = [&](int i) -> TensorList& {
+    TensorList& buf = buffers[static_cast<size_t>(i)];
+    buf.resize(static_cast<size_t>(r.nodes[static_cast<size_t>(i)]->num_inputs()));
+    return buf;
+  };
   for (const auto& [edge, grad] : roots) {
-    if (!edge.valid() || !needed[edge.node.get()]) continue;
-    TensorList& buf = buffers[edge.node.get()];
-    buf.resize(static_cast<size_t>(edge.node->num_inputs()));
-    Accumulate(buf[static_cast<size_t>(edge.input_nr)], grad);
+    if (!edge.valid()) continue;
+    const int i = r.index.at(edge.node.get());
+    if (r.needed[static_cast<size_t>(i)]) Accumulate(buffer(i)[static_cast<size_t>(edge.input_nr)], grad);
   }
-  std::unordered_map<Node*, TensorList> results;
-  for (const auto& [seq, node] : order) {
-    TensorList grads = std::move(buffers[node]);
-    grads.resize(static_cast<size_t>(node->num_inputs()));
-    if (targets.count(node)) {
-      results[node] = grads;
-      continue;  // a leaf: nothing flows further
-    }
+  // Newest first (NOTE: [Deterministic backward]).
+  std::vector<int> order;
+  for (size_t i = 0; i < count; ++i) {
+    if (r.needed[i]) order.push_back(static_cast<int>(i));
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return r.nodes[static_cast<size_t>(a)]->sequence_nr() >
+           r.nodes[static_cast<size_t>(b)]->sequence_nr();
+  });
+  for (int i : order) {
+    Node* node = r.nodes[static_cast<size_t>(i)];
+    if (targets.count(node)) continue;  // a leaf: its buffer is the result
+    TensorList& grads = buffer(i);
     bool any = false;
     for (const Tensor& g : grads) any = any || g.defined();
     if (!any) continue;
     TensorList out = node->Apply(grads);
+    grads.clear();  // free the incoming gradients early
     FT_CHECK(out.size() == node->next_edges().size());
-    for (size_t i = 0; i < out.size(); ++i) {
-      const Edge& e = node->next_edges()[i];
-      if (!e.valid() || !out[i].defined() || !needed[e.node.get()]) continue;
-      TensorList& buf = buffers[e.node.get()];
-      buf.resize(static_cast<size_t>(e.node->num_inputs()));
-      Accumulate(buf[static_cast<size_t>(e.input_nr)], out[i]);
+    for (size_t k = 0; k < out.size(); ++k) {
+      const Edge& e = node->next_edges()[k];
+      if (!e.valid() || !out[k].defined()) continue;
+      const int j = r.index.at(e.node.get());
+      if (!r.needed[static_cast<size_t>(j)]) continue;
+      Accumulate(buffer(j)[static_cast<size_t>(e.input_nr)], out[k]);
     }
   }
-  TensorList out;
+  TensorList result;
   for (const Edge& e : inputs) {
-    if (!e.valid() || !results.count(e.node.get())) {
-      out.emplace_back();
+    auto it = e.valid() ? r.index.find(e.node.get()) : r.index.end();
+    if (it == r.index.end()) {
+      result.emplace_back();
       continue;
     }
-    out.push_back(results[e.node.get()][static_cast<size_t>(e.input_nr)]);
+    TensorList& buf = buffers[static_cast<size_t>(it->second)];
+    result.push_back(static_cast<size_t>(e.input_nr) < buf.size() ? buf[static_cast<size_t>(e.input_nr)]
+                                                                   : Tensor());
   }
-  return out;
+  return result;
 }
 
 std::string GraphString(const Edge& root) {
   if (!root.valid()) return "";
-  std::unordered_map<Node*, bool> seen;
-  Collect(root.node.get(), {}, seen);
+  Reachable r;
+  Collect(r, root.node.get(), {});
   std::map<uint64_t, Node*, std::greater<uint64_t>> order;
-  for (const auto& [node, unused] : seen) order.emplace(node->sequence_nr(), node);
+  for (Node* node : r.nodes) order.emplace(node->sequence_nr(), node);
   std::vector<std::string> lines;
   for (const auto& [seq, node] : order) {
     std::vector<std::string> next;
