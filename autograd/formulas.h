@@ -46,7 +46,8 @@ using VjpFormula = std::function<TensorList(const VjpContext& ctx, const TensorL
 void SetVjp(const Operator& op, VjpFormula formula);
 void MarkNonDifferentiable(const Operator& op);
 
-// GetVjp returns op's formula or nullptr; IsNonDifferentiable tells the mark.
+// GetVjp returns op's formula or nullptr (the pointer stays valid for the process, also when
+// later formulas are set); IsNonDifferentiable tells the mark.
 const VjpFormula* GetVjp(const Operator& op);
 bool IsNonDifferentiable(const Operator& op);
 

@@ -1,3 +1,4 @@
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -19,13 +20,15 @@ struct Entry {
   bool nondifferentiable = false;
 };
 
-std::vector<Entry>& Table() {
-  static auto* table = new std::vector<Entry>();
+// A deque: growing it keeps references valid, so GetVjp's pointers stay good (nodes keep
+// them for their backward).
+std::deque<Entry>& Table() {
+  static auto* table = new std::deque<Entry>();
   return *table;
 }
 
 Entry& EntryFor(const Operator& op) {
-  std::vector<Entry>& t = Table();
+  std::deque<Entry>& t = Table();
   if (static_cast<size_t>(op.id()) >= t.size()) t.resize(static_cast<size_t>(op.id()) + 1);
   return t[static_cast<size_t>(op.id())];
 }
@@ -37,14 +40,14 @@ void SetVjp(const Operator& op, VjpFormula formula) { EntryFor(op).vjp = std::mo
 void MarkNonDifferentiable(const Operator& op) { EntryFor(op).nondifferentiable = true; }
 
 const VjpFormula* GetVjp(const Operator& op) {
-  const std::vector<Entry>& t = Table();
+  const std::deque<Entry>& t = Table();
   if (static_cast<size_t>(op.id()) >= t.size()) return nullptr;
   const Entry& e = t[static_cast<size_t>(op.id())];
   return e.vjp ? &e.vjp : nullptr;
 }
 
 bool IsNonDifferentiable(const Operator& op) {
-  const std::vector<Entry>& t = Table();
+  const std::deque<Entry>& t = Table();
   return static_cast<size_t>(op.id()) < t.size() && t[static_cast<size_t>(op.id())].nondifferentiable;
 }
 

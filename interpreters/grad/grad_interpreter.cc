@@ -1,6 +1,8 @@
 #include "interpreters/grad/grad_interpreter.h"
 
 #include <cctype>
+#include <deque>
+#include <mutex>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -41,11 +43,18 @@ GradInterpreter::GradInterpreter(int64_t level) : Interpreter(TransformType::kGr
 
 namespace {
 
-// "log_softmax" -> "LogSoftmaxBackward".
-std::string NodeName(const std::string& op) {
+// "log_softmax" -> "LogSoftmaxBackward" (built once per op).
+const std::string& NodeName(const Operator& op) {
+  static std::mutex mu;
+  static auto* names = new std::deque<std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (static_cast<size_t>(op.id()) < names->size() && !(*names)[op.id()].empty()) {
+    return (*names)[op.id()];
+  }
+  if (static_cast<size_t>(op.id()) >= names->size()) names->resize(op.id() + 1);
   std::string name;
   bool upper = true;
-  for (char c : op) {
+  for (char c : op.name()) {
     if (c == '_') {
       upper = true;
       continue;
@@ -53,8 +62,65 @@ std::string NodeName(const std::string& op) {
     name.push_back(upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c);
     upper = false;
   }
-  return name + "Backward";
+  (*names)[op.id()] = name + "Backward";
+  return (*names)[op.id()];
 }
+
+// GradientSlots: one per output tensor, TensorList outputs (split, chunk, ...) expanded
+// element by element, so a formula gets one gradient per piece.
+int GradientSlots(const ValueList& outputs) {
+  int n = 0;
+  for (const Value& v : outputs) {
+    n += v.is_tensor_list() ? static_cast<int>(v.tensor_list().size()) : 1;
+  }
+  return n;
+}
+
+// OpNode: the backward of one op call: the op's vjp formula over the values it saved (one
+// level down). Inputs that carry no gradient at the recording level are skipped
+// (VjpContext::needs); missing output gradients become zeros of the output's shape.
+class OpNode : public autograd::Node {
+ public:
+  OpNode(const std::string& name, std::vector<autograd::Edge> edges, int num_slots,
+         const Operator& op, const autograd::VjpFormula* formula, ValueList inputs,
+         ValueList outputs)
+      : Node(name, std::move(edges), num_slots),
+        op_(op),
+        formula_(formula),
+        inputs_(std::move(inputs)),
+        outputs_(std::move(outputs)) {}
+
+  TensorList Apply(const TensorList& grads) override {
+    TensorList g = grads;
+    g.resize(static_cast<size_t>(num_inputs()));
+    size_t slot = 0;
+    for (const Value& v : outputs_) {
+      if (v.is_tensor_list()) {
+        for (const Tensor& t : v.tensor_list()) {
+          if (!g[slot].defined()) g[slot] = zeros_like(t);
+          ++slot;
+        }
+        continue;
+      }
+      if (!g[slot].defined() && v.is_tensor()) g[slot] = zeros_like(v.tensor());
+      ++slot;
+    }
+    std::vector<bool> needs(next_edges().size());
+    for (size_t k = 0; k < needs.size(); ++k) needs[k] = next_edges()[k].valid();
+    TensorList result = (*formula_)(autograd::VjpContext{op_, inputs_, outputs_, needs}, g);
+    if (result.size() != next_edges().size()) {
+      ThrowError("grad: the derivative formula of '", op_.name(), "' returned ", result.size(),
+                 " gradients for ", next_edges().size(), " tensor inputs");
+    }
+    return result;
+  }
+
+ private:
+  const Operator& op_;
+  const autograd::VjpFormula* formula_;
+  ValueList inputs_;
+  ValueList outputs_;
+};
 
 }  // namespace
 
@@ -107,36 +173,9 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   if (formula == nullptr) {
     ThrowError("grad: no derivative formula for '", op.name(), "' (level ", level(), ")");
   }
-  std::vector<bool> needs_grad(edges.size());
-  for (size_t k = 0; k < edges.size(); ++k) needs_grad[k] = edges[k].valid();
-  // Gradient slots: one per output tensor, TensorList outputs (split, chunk, ...) expanded
-  // element by element, so a formula gets one gradient per piece.
-  TensorList slot_values;
-  for (const Value& v : outputs) {
-    if (v.is_tensor()) {
-      slot_values.push_back(v.tensor());
-    } else if (v.is_tensor_list()) {
-      for (const Tensor& t : v.tensor_list()) slot_values.push_back(t);
-    } else {
-      slot_values.emplace_back();
-    }
-  }
-  auto node = std::make_shared<autograd::FunctionNode>(
-      NodeName(op.name()), edges, static_cast<int>(slot_values.size()),
-      [&op, formula = *formula, inputs = inner, outs = outputs, slot_values, needs_grad,
-       num_edges = edges.size()](const TensorList& grads) {
-        TensorList g = grads;
-        g.resize(slot_values.size());
-        for (size_t i = 0; i < g.size(); ++i) {
-          if (!g[i].defined() && slot_values[i].defined()) g[i] = zeros_like(slot_values[i]);
-        }
-        TensorList result = formula(autograd::VjpContext{op, inputs, outs, needs_grad}, g);
-        if (result.size() != num_edges) {
-          ThrowError("grad: the derivative formula of '", op.name(), "' returned ",
-                     result.size(), " gradients for ", num_edges, " tensor inputs");
-        }
-        return result;
-      });
+  const int num_slots = GradientSlots(outputs);
+  auto node = std::make_shared<OpNode>(NodeName(op), std::move(edges), num_slots, op, formula,
+                                       std::move(inner), outputs);
   int slot = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].is_tensor_list()) {
