@@ -32,32 +32,17 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/formula_util.h"
 #include "autograd/formulas.h"
 #include "dispatch/ops.h"
 
 namespace ft::autograd {
 namespace {
 
-const Operator& Op(const char* name) { return OpRegistry::Global().Get(name); }
+using internal::ExpandReduced;
+using internal::Op;
+using internal::ReducedCount;
 
-// ExpandReduced: a reduction's gradient (or output) broadcast back to the input's shape:
-// with keepdim false the reduced dims are re-inserted as size 1 first.
-Tensor ExpandReduced(const Tensor& g, const Tensor& x, IntArrayRef dims, bool keepdim) {
-  Tensor r = g;
-  if (!keepdim && x.dim() > 0) {
-    Shape wrapped = WrapDims("sum", dims, x.dim(), /*empty_means_all=*/true);
-    std::sort(wrapped.begin(), wrapped.end());
-    for (int64_t d : wrapped) r = unsqueeze(r, d);
-  }
-  return expand(r, x.sizes());
-}
-
-int64_t ReducedCount(const Tensor& x, IntArrayRef dims) {
-  if (x.dim() == 0) return 1;
-  int64_t n = 1;
-  for (int64_t d : WrapDims("mean", dims, x.dim(), true)) n *= x.size(d);
-  return n;
-}
 
 // AsFloat converts a bool mask to x's dtype.
 Tensor AsFloat(const Tensor& mask, const Tensor& x) { return to(mask, x.dtype()); }

@@ -8,6 +8,7 @@
 #include "autograd/formulas.h"
 #include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "interpreters/grad/gradcheck.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/vmap/vmap.h"
 #include "tensor/factories.h"
@@ -22,42 +23,13 @@ Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1
   return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
 }
 
-// Central differences of the scalar function f at args, for argument `arg`.
-Tensor NumericalGrad(const ScalarFn& f, TensorList args, size_t arg, double eps = 1e-6) {
-  Tensor x = clone(args[arg]);
-  std::vector<double> values = x.to_vector<double>();
-  std::vector<double> grad(values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    auto eval = [&](double v) {
-      std::vector<double> moved = values;
-      moved[i] = v;
-      args[arg] = tensor(moved, x.sizes());
-      return f(args).item<double>();
-    };
-    grad[i] = (eval(values[i] + eps) - eval(values[i] - eps)) / (2 * eps);
-  }
-  return tensor(grad, x.sizes());
-}
-
-// gradcheck: grad of sum(f(args) * w) for a fixed random w, against central differences,
-// for every argument listed in `argnums` (default: all).
+// GradCheck: ft::gradcheck (interpreters/grad/gradcheck.h) as a gtest assertion.
 ::testing::AssertionResult GradCheck(const std::function<Tensor(const TensorList&)>& op,
                                      const TensorList& args, double tol = 1e-6,
                                      std::vector<int64_t> argnums = {}) {
-  Tensor probe = op(args);
-  Tensor w = Rand(probe.sizes(), 99);
-  ScalarFn f = [&](const TensorList& a) { return sum(op(a) * w); };
-  if (argnums.empty()) {
-    for (size_t i = 0; i < args.size(); ++i) argnums.push_back(static_cast<int64_t>(i));
-  }
-  TensorList g = grad(f, argnums)(args);
-  for (size_t k = 0; k < argnums.size(); ++k) {
-    const size_t i = static_cast<size_t>(argnums[k]);
-    Tensor num = NumericalGrad(f, args, i);
-    ::testing::AssertionResult r = testing::TensorNear(g[k], num, tol, tol);
-    if (!r) return ::testing::AssertionFailure() << "argument " << i << ": " << r.message();
-  }
-  return ::testing::AssertionSuccess();
+  const GradcheckResult r = gradcheck(op, args, std::move(argnums), tol, tol);
+  if (r.ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << r.message;
 }
 
 using Fn = std::function<Tensor(const TensorList&)>;

@@ -5,9 +5,13 @@
 #include <cmath>
 #include <string>
 
+#include "autograd/formulas.h"
 #include "autograd/graph.h"
+#include "dispatch/dispatch.h"
+#include "tensor/unary_kernels.h"
 #include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "interpreters/grad/gradcheck.h"
 #include "interpreters/vmap/vmap.h"
 #include "tensor/allclose.h"
 #include "tensor/factories.h"
@@ -23,39 +27,13 @@ Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1
   return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
 }
 
-// Central differences of the scalar function f at args, for argument `arg`.
-Tensor NumericalGrad(const ScalarFn& f, TensorList args, size_t arg, double eps = 1e-6) {
-  Tensor x = clone(args[arg]);
-  std::vector<double> values = x.to_vector<double>();
-  std::vector<double> grad(values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    auto eval = [&](double v) {
-      std::vector<double> moved = values;
-      moved[i] = v;
-      args[arg] = tensor(moved, x.sizes());
-      return f(args).item<double>();
-    };
-    grad[i] = (eval(values[i] + eps) - eval(values[i] - eps)) / (2 * eps);
-  }
-  return tensor(grad, x.sizes());
-}
-
-// gradcheck: grad of sum(f(args) * w) for a fixed random w, against central differences,
-// for every argument.
+// GradCheck: ft::gradcheck (interpreters/grad/gradcheck.h) as a gtest assertion.
 ::testing::AssertionResult GradCheck(const std::function<Tensor(const TensorList&)>& op,
-                                     const TensorList& args, double tol = 1e-6) {
-  Tensor probe = op(args);
-  Tensor w = Rand(probe.sizes(), 99);
-  ScalarFn f = [&](const TensorList& a) { return sum(op(a) * w); };
-  std::vector<int64_t> argnums;
-  for (size_t i = 0; i < args.size(); ++i) argnums.push_back(static_cast<int64_t>(i));
-  TensorList g = grad(f, argnums)(args);
-  for (size_t i = 0; i < args.size(); ++i) {
-    Tensor num = NumericalGrad(f, args, i);
-    ::testing::AssertionResult r = testing::TensorNear(g[i], num, tol, tol);
-    if (!r) return ::testing::AssertionFailure() << "argument " << i << ": " << r.message();
-  }
-  return ::testing::AssertionSuccess();
+                                     const TensorList& args, double tol = 1e-6,
+                                     std::vector<int64_t> argnums = {}) {
+  const GradcheckResult r = gradcheck(op, args, std::move(argnums), tol, tol);
+  if (r.ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << r.message;
 }
 
 TEST(Grad, ClosedFormSinTimesW) {
@@ -224,6 +202,28 @@ TEST(Grad, Errors) {
   EXPECT_TRUE(LayerStack::empty());
 }
 
+// A user op with a deliberately wrong formula: gradcheck must catch it.
+Tensor BadSquareKernel(const Tensor& x) { return kernels::square(x); }
+
+TEST(Gradcheck, CatchesAWrongFormula) {
+  RegisterAllOps();
+  autograd::RegisterDerivatives();
+  static const bool registered = [] {
+    const Operator& op = RegisterOp<&BadSquareKernel>(OpRegistry::Global(), "test_bad_square",
+                                                      {"self"});
+    autograd::SetVjp(op, [](const autograd::VjpContext& c, const TensorList& g) {
+      return TensorList{g[0] * c.input(0)};  // wrong: d/dx x^2 = 2x
+    });
+    return true;
+  }();
+  (void)registered;
+  auto bad = [](const TensorList& a) { return Call<&BadSquareKernel>(a[0]); };
+  GradcheckResult r = gradcheck(bad, {Rand({3}, 50)});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("gradcheck: argument 0, element"), std::string::npos);
+  EXPECT_TRUE(gradcheck([](const TensorList& a) { return square(a[0]); }, {Rand({3}, 50)}).ok);
+}
+
 TEST(GradAndValue, ReturnsBothFromOnePass) {
   auto f = ScalarFn([](const TensorList& a) { return sum(square(a[0])); });
   GradAndValue r = grad_and_value(f)({tensor({1.0, -2.0})});
@@ -279,7 +279,7 @@ TEST(Jacrev, ClosedForms) {
   EXPECT_TENSOR_NEAR(both[1], want, 1e-14);
   for (int64_t i = 0; i < 4; ++i) {
     ScalarFn fi = [&](const TensorList& a) { return select(f(a), 0, i); };
-    EXPECT_TRUE(testing::TensorNear(select(both[0], 0, i), NumericalGrad(fi, {x, w}, 1), 1e-6,
+    EXPECT_TRUE(testing::TensorNear(select(both[0], 0, i), numerical_grad(fi, {x, w}, 1), 1e-6,
                                     1e-6));
   }
 }

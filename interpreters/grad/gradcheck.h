@@ -1,0 +1,40 @@
+// ft/interpreters/grad/gradcheck.h
+//
+// gradcheck: checks ft::grad against float64 central differences, for users writing their
+// own ops or formulas and for ft's tests. numerical_grad is the oracle on its own.
+//
+// gradcheck(f, args) probes f (any output shape) through the scalar sum(f(args) * w) with a
+// fixed pseudo-random w (so every output element matters with a different weight), and
+// compares ft::grad of it with central differences for each argument in `argnums` (all
+// when empty). Use float64 inputs away from kinks; the result says which argument and
+// element disagreed.
+//
+// Example:
+//   GradcheckResult r = gradcheck([](const TensorList& a) { return ft::tanh(a[0]); }, {x});
+//   if (!r.ok) std::cerr << r.message;
+#ifndef FT_INTERPRETERS_GRAD_GRADCHECK_H_
+#define FT_INTERPRETERS_GRAD_GRADCHECK_H_
+
+#include <string>
+#include <vector>
+
+#include "interpreters/grad/grad.h"
+
+namespace ft {
+
+// numerical_grad: central differences (step eps) of the scalar f w.r.t. args[arg], in
+// float64, shaped like args[arg].
+Tensor numerical_grad(const ScalarFn& f, TensorList args, size_t arg, double eps = 1e-6);
+
+struct GradcheckResult {
+  bool ok = true;
+  std::string message;  // empty when ok
+};
+
+GradcheckResult gradcheck(const TensorFnOfList& f, const TensorList& args,
+                          std::vector<int64_t> argnums = {}, double atol = 1e-6,
+                          double rtol = 1e-6, double eps = 1e-6);
+
+}  // namespace ft
+
+#endif  // FT_INTERPRETERS_GRAD_GRADCHECK_H_
