@@ -46,6 +46,12 @@ using VjpFormula = std::function<TensorList(const VjpContext& ctx, const TensorL
 void SetVjp(const Operator& op, VjpFormula formula);
 void MarkNonDifferentiable(const Operator& op);
 
+// MarkInputValuesUnused: op's formula reads only its inputs' shapes and dtypes, never their
+// values (add, sum, reshape, ...), so writing an input in place after the op ran cannot
+// change its gradient (NOTE: [Saved tensor versions] in interpreters/grad).
+void MarkInputValuesUnused(const Operator& op);
+bool ReadsInputValues(const Operator& op);
+
 // GetVjp returns op's formula or nullptr (the pointer stays valid for the process, also when
 // later formulas are set); IsNonDifferentiable tells the mark.
 const VjpFormula* GetVjp(const Operator& op);

@@ -18,6 +18,7 @@ namespace {
 struct Entry {
   VjpFormula vjp;
   bool nondifferentiable = false;
+  bool reads_input_values = true;
 };
 
 // A deque: growing it keeps references valid, so GetVjp's pointers stay good (nodes keep
@@ -39,6 +40,14 @@ void SetVjp(const Operator& op, VjpFormula formula) { EntryFor(op).vjp = std::mo
 
 void MarkNonDifferentiable(const Operator& op) { EntryFor(op).nondifferentiable = true; }
 
+void MarkInputValuesUnused(const Operator& op) { EntryFor(op).reads_input_values = false; }
+
+bool ReadsInputValues(const Operator& op) {
+  const std::deque<Entry>& t = Table();
+  return static_cast<size_t>(op.id()) >= t.size() ||
+         t[static_cast<size_t>(op.id())].reads_input_values;
+}
+
 const VjpFormula* GetVjp(const Operator& op) {
   const std::deque<Entry>& t = Table();
   if (static_cast<size_t>(op.id()) >= t.size()) return nullptr;
@@ -59,6 +68,17 @@ void RegisterDerivatives() {
     RegisterReductionAndLinalgFormulas();
     RegisterShapeFormulas();
     RegisterMoreReductionFormulas();
+    // Formulas that use their inputs' shapes only (checked against the formula files: none of
+    // these reads an input's values; index arguments are integer tensors nobody differentiates
+    // but their values are read, so gather & co. are not listed).
+    for (const char* name :
+         {"neg", "sign", "floor", "round", "add", "sub", "sum", "mean", "sum_to_size", "cumsum",
+          "reshape", "view", "flatten", "unflatten", "contiguous", "clone", "expand", "transpose",
+          "t", "unsqueeze", "squeeze", "squeeze_dim", "squeeze_dims", "permute", "movedim",
+          "flip", "select", "narrow", "slice", "diagonal", "cat", "stack", "split",
+          "split_with_sizes", "chunk", "repeat", "pad", "to"}) {
+      MarkInputValuesUnused(OpRegistry::Global().Get(name));
+    }
   });
 }
 

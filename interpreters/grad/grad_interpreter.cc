@@ -88,9 +88,30 @@ class OpNode : public autograd::Node {
         op_(op),
         formula_(formula),
         inputs_(std::move(inputs)),
-        outputs_(std::move(outputs)) {}
+        outputs_(std::move(outputs)) {
+    // NOTE: [Saved tensor versions] Remember the version of every dense input the formula
+    // may read, so that an in-place write after the op ran (e.g. to a constant buffer made
+    // inside the function) is an error at backward time, not a silently wrong gradient.
+    // Ops whose formula reads only shapes are exempt (autograd::MarkInputValuesUnused).
+    if (!autograd::ReadsInputValues(op)) return;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (inputs_[i].is_tensor() && inputs_[i].tensor().defined() &&
+          inputs_[i].tensor().is_dense()) {
+        versions_.push_back({i, inputs_[i].tensor().version()});
+      }
+    }
+  }
 
   TensorList Apply(const TensorList& grads) override {
+    for (const auto& [i, version] : versions_) {
+      const int64_t now = inputs_[i].tensor().version();
+      if (now != version) {
+        ThrowError("grad: argument '", op_.schema().args[i].name, "' of '", op_.name(),
+                   "', which its backward needs, was modified by an in-place operation after ",
+                   "'", op_.name(), "' ran (its version went from ", version, " to ", now,
+                   "); clone it before modifying it");
+      }
+    }
     TensorList g = grads;
     g.resize(static_cast<size_t>(num_inputs()));
     size_t slot = 0;
@@ -120,6 +141,7 @@ class OpNode : public autograd::Node {
   const autograd::VjpFormula* formula_;
   ValueList inputs_;
   ValueList outputs_;
+  std::vector<std::pair<size_t, int64_t>> versions_;  // (input index, version when saved)
 };
 
 }  // namespace

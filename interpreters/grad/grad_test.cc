@@ -231,6 +231,36 @@ TEST(GradAndValue, ReturnsBothFromOnePass) {
   EXPECT_NEAR(r.value.item<double>(), 5.0, 0.0);
 }
 
+TEST(Grad, ModifyingASavedTensorIsAnErrorAtBackward) {
+  // c is a constant at the grad level (made inside f, not tracked), saved by mul for the
+  // backward of x * c; writing it afterwards would silently change the gradient.
+  auto f = ScalarFn([](const TensorList& a) {
+    Tensor c = ones_like(a[0]);
+    Tensor y = a[0] * c;
+    add_(c, 1.0);
+    return sum(y);
+  });
+  EXPECT_FT_ERROR(grad(f)({tensor({1.0, 2.0})}),
+                  "grad: argument 'other' of 'mul', which its backward needs, was modified by an "
+                  "in-place operation after 'mul' ran (its version went from 0 to 1)");
+  // An op whose backward reads no input values (add) does not care.
+  auto h = ScalarFn([](const TensorList& a) {
+    Tensor c = ones_like(a[0]);
+    Tensor y = a[0] + c;
+    add_(c, 1.0);
+    return sum(y * 3.0);
+  });
+  EXPECT_TENSOR_EQ(grad(h)({tensor({1.0, 2.0})})[0], tensor({3.0, 3.0}));
+  // Writing it before the op is fine.
+  auto g = ScalarFn([](const TensorList& a) {
+    Tensor c = ones_like(a[0]);
+    add_(c, 1.0);
+    return sum(a[0] * c);
+  });
+  EXPECT_TENSOR_EQ(grad(g)({tensor({1.0, 2.0})})[0], tensor({2.0, 2.0}));
+  EXPECT_TRUE(LayerStack::empty());
+}
+
 TEST(HasAux, AuxComesBackUndifferentiatedAndUnwrapped) {
   auto f = AuxFn([](const TensorList& a) {
     Tensor y = sin(a[0]);
