@@ -13,6 +13,7 @@
 #ifndef FT_FT_H_
 #define FT_FT_H_
 
+#include "autograd/grad_mode.h"
 #include "dispatch/ops.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/vmap/vmap.h"

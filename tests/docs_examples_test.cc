@@ -186,6 +186,18 @@ TEST(DocsApi, GradAndVjp) {
   EXPECT_TENSOR_NEAR(h, ft::unsqueeze(x * 6.0, 1) * ft::eye(3, ft::kFloat64), 1e-14);
 }
 
+TEST(DocsApi, GradMode) {
+  auto f = ft::TensorFn([](const ft::Tensor& x) {
+    ft::Tensor c;
+    {
+      ft::NoGradGuard no_grad;
+      c = x * x;
+    }
+    return x * x - c;
+  });
+  EXPECT_NEAR(ft::grad(f)(ft::scalar_tensor(1.5, ft::kFloat64)).item<double>(), 3.0, 1e-15);
+}
+
 class Logger : public ft::Interpreter {
  public:
   explicit Logger(std::vector<std::string>* log)

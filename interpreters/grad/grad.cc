@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "autograd/formulas.h"
+#include "autograd/grad_mode.h"
 #include "autograd/graph.h"
 #include "dispatch/ops.h"
 #include "tensor/factories.h"
@@ -23,7 +24,7 @@ struct Traced {
 Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector<bool>& wrap,
              const char* api) {
   autograd::RegisterDerivatives();
-  GradInterpreter interp(LayerStack::NewLevel());
+  GradInterpreter interp(LayerStack::NewLevel(), GradMode::is_enabled());
   Traced t;
   TensorList raw;
   {
@@ -42,6 +43,7 @@ Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector
       t.input_edges.push_back(leaf);
       wrapped.push_back(MakeGradWrapper(primals[i], interp.level(), interp.alive_flag(), leaf));
     }
+    EnableGradGuard enable_grad;  // inside the transform grad mode is on
     raw = f(wrapped);
   }
   for (const Tensor& o : raw) {

@@ -3,10 +3,12 @@
 #include <cctype>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "autograd/formulas.h"
+#include "autograd/grad_mode.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
 #include "tensor/print.h"
@@ -39,7 +41,8 @@ const GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level) {
   return w->level() == level ? w : nullptr;
 }
 
-GradInterpreter::GradInterpreter(int64_t level) : Interpreter(TransformType::kGrad, level) {}
+GradInterpreter::GradInterpreter(int64_t level, bool prev_grad_mode)
+    : Interpreter(TransformType::kGrad, level), prev_grad_mode_(prev_grad_mode) {}
 
 namespace {
 
@@ -171,25 +174,27 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
       inner.push_back(v);
     }
   }
+  // Ops run with grad mode off are not recorded (NOTE in autograd/grad_mode.h).
+  tracked = tracked && GradMode::is_enabled();
+  // A level entered with grad mode off passes its ops down with grad mode off.
+  auto lower_and_run = [&] {
+    LowerGuard lower(this);
+    std::optional<NoGradGuard> no_grad;
+    if (!prev_grad_mode_) no_grad.emplace();
+    return DispatchBoxed(op, inner);
+  };
   const std::optional<int> mutated = op.schema().mutated_arg;
   if (mutated) {
     if (tracked) {
       ThrowError("grad: in-place op '", op.name(), "' on tensors that carry a gradient at level ",
                  level(), " is not supported yet; use the out-of-place op");
     }
-    {
-      LowerGuard lower(this);
-      DispatchBoxed(op, inner);
-    }
+    lower_and_run();
     ValueList out;
     out.push_back(args[*mutated]);  // the very object that was passed
     return out;
   }
-  ValueList outputs;
-  {
-    LowerGuard lower(this);
-    outputs = DispatchBoxed(op, inner);
-  }
+  ValueList outputs = lower_and_run();
   if (!tracked || autograd::IsNonDifferentiable(op)) return outputs;  // constants here
   const autograd::VjpFormula* formula = autograd::GetVjp(op);
   if (formula == nullptr) {

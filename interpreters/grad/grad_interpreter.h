@@ -15,6 +15,10 @@
 // A wrapper whose level died (e.g. saved in a vjp_fn used after vjp returned) unwraps itself
 // when an op meets it (NOTE: [Dead wrappers] in tensor/tensor.h).
 //
+// Grad mode (autograd/grad_mode.h): ops run with grad mode off are not recorded; a level
+// entered with grad mode off lowers with grad mode off (functorch's GradInterpreter.lower,
+// without the seed's bug of testing the method instead of its value).
+//
 // Not yet supported (ft::Error): in-place ops on tensors that carry a gradient at the level.
 #ifndef FT_INTERPRETERS_GRAD_GRAD_INTERPRETER_H_
 #define FT_INTERPRETERS_GRAD_GRAD_INTERPRETER_H_
@@ -59,8 +63,14 @@ const GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level);
 
 class GradInterpreter : public Interpreter {
  public:
-  explicit GradInterpreter(int64_t level);
+  // prev_grad_mode: grad mode when the transform was entered (autograd/grad_mode.h): when
+  // it was off, this level passes ops down with grad mode off.
+  GradInterpreter(int64_t level, bool prev_grad_mode);
+  bool prev_grad_mode() const { return prev_grad_mode_; }
   ValueList Process(const Operator& op, ValueList& args) override;
+
+ private:
+  bool prev_grad_mode_;
 };
 
 }  // namespace ft

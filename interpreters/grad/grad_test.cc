@@ -6,6 +6,7 @@
 #include <string>
 
 #include "autograd/formulas.h"
+#include "autograd/grad_mode.h"
 #include "autograd/graph.h"
 #include "dispatch/dispatch.h"
 #include "tensor/unary_kernels.h"
@@ -259,6 +260,127 @@ TEST(Grad, ModifyingASavedTensorIsAnErrorAtBackward) {
   });
   EXPECT_TENSOR_EQ(grad(g)({tensor({1.0, 2.0})})[0], tensor({2.0, 2.0}));
   EXPECT_TRUE(LayerStack::empty());
+}
+
+// functorch's NOTE "grad and vjp interaction with no_grad" (semantics section 1.6): the
+// cases that apply to C++ (forward mode's are issue 4's next step). Where PyTorch says
+// "x.requires_grad", an outer grad level plays that part.
+Tensor Scalar1(double v) { return scalar_tensor(v, kFloat64); }
+double At(const TensorFn& f, double x) { return f(Scalar1(x)).item<double>(); }
+
+TEST(GradMode, GuardsNestAndRestore) {
+  EXPECT_TRUE(GradMode::is_enabled());
+  {
+    NoGradGuard off;
+    EXPECT_FALSE(GradMode::is_enabled());
+    {
+      EnableGradGuard on;
+      EXPECT_TRUE(GradMode::is_enabled());
+    }
+    EXPECT_FALSE(GradMode::is_enabled());
+  }
+  EXPECT_TRUE(GradMode::is_enabled());
+}
+
+TEST(GradMode, Case1GradUnderNoGradStillDifferentiatesButIsConstantOutside) {
+  auto s = TensorFn([](const Tensor& t) { return sin(t); });
+  {
+    NoGradGuard no_grad;
+    EXPECT_NEAR(At(grad(s), 0.7), std::cos(0.7), 1e-15);
+  }
+  // Seen from an outer grad level, a grad taken under no_grad is a constant.
+  auto outer = TensorFn([&](const Tensor& t) {
+    NoGradGuard no_grad;
+    return grad(s)(t);
+  });
+  EXPECT_NEAR(At(grad(outer), 0.7), 0.0, 0.0);
+}
+
+TEST(GradMode, Cases2And3NoGradBlockIsAConstant) {
+  auto f = TensorFn([](const Tensor& x) {
+    Tensor c;
+    {
+      NoGradGuard no_grad;
+      c = x * x;
+    }
+    return x * x - c;
+  });
+  EXPECT_NEAR(At(grad(f), 1.5), 3.0, 1e-15);        // 2x
+  EXPECT_NEAR(At(grad(grad(f)), 1.5), 2.0, 1e-15);  // 2
+  NoGradGuard no_grad;
+  EXPECT_NEAR(At(grad(f), 1.5), 3.0, 1e-15);        // case 3: the same under no_grad
+}
+
+TEST(GradMode, Case4InnerTransformUnderNoGradIsInvisibleOutside) {
+  auto quartic = TensorFn([](const Tensor& t) { return t * t * t * t * 0.25; });
+  auto h = TensorFn([&](const Tensor& x) {
+    Tensor inner;
+    {
+      NoGradGuard no_grad;
+      inner = grad(quartic)(x);  // x^3, but a constant for outer levels
+    }
+    return x * x * x - inner;
+  });
+  EXPECT_NEAR(At(grad(h), 1.5), 6.75, 1e-12);       // 3x^2
+  EXPECT_NEAR(At(grad(grad(h)), 1.5), 9.0, 1e-12);  // 6x
+}
+
+TEST(GradMode, Case5GradOfAFunctionUsingNoGradTwice) {
+  auto f = TensorFn([](const Tensor& x) {
+    Tensor c;
+    {
+      NoGradGuard no_grad;
+      c = x * x * x;
+    }
+    return x * x * x - c;
+  });
+  auto g = TensorFn([&](const Tensor& x) {
+    Tensor c;
+    {
+      NoGradGuard no_grad;
+      c = grad(f)(x);
+    }
+    return grad(f)(x) - c;
+  });
+  EXPECT_NEAR(At(grad(g), 1.5), 9.0, 1e-12);  // 6x
+}
+
+TEST(GradMode, Case6GradAndValueUnderNoGrad) {
+  auto cube = ScalarFn([](const TensorList& a) { return a[0] * a[0] * a[0]; });
+  auto h = TensorFn([&](const Tensor& x) {
+    Tensor value;
+    {
+      NoGradGuard no_grad;
+      value = grad_and_value(cube)({x}).value;
+    }
+    return x * x * x - value;
+  });
+  EXPECT_NEAR(At(grad(h), 1.6), 7.68, 1e-12);       // 3x^2
+  EXPECT_NEAR(At(grad(grad(h)), 1.6), 9.6, 1e-12);  // 6x
+}
+
+TEST(GradMode, Case7VjpAndVjpFnInsideAndOutsideNoGrad) {
+  auto sq = TensorListFn([](const TensorList& a) { return TensorList{a[0] * a[0]}; });
+  {
+    NoGradGuard no_grad;
+    VjpResult r = vjp(sq, {Scalar1(2.0)});
+    EXPECT_NEAR(r.vjp_fn({Scalar1(1.0)})[0].item<double>(), 4.0, 1e-15);
+  }
+  VjpResult outside = vjp(sq, {Scalar1(3.14)});
+  {
+    NoGradGuard no_grad;
+    EXPECT_NEAR(outside.vjp_fn({Scalar1(1.0)})[0].item<double>(), 6.28, 1e-12);
+  }
+  // vjp_fn called under an outer grad level with grad mode on is recorded there: the
+  // derivative of the pullback 2x is 2 (case 7's last line).
+  auto pullback_at = TensorFn([&](const Tensor& x) {
+    VjpResult r = [&] {
+      NoGradGuard no_grad;  // vjp itself under no_grad ...
+      return vjp(sq, {x});
+    }();
+    return r.vjp_fn({ones_like(x)})[0];  // ... its vjp_fn outside: 2x, seen by the outer level
+  });
+  EXPECT_NEAR(At(grad(pullback_at), 1.3), 2.0, 1e-12);
 }
 
 TEST(HasAux, AuxComesBackUndifferentiatedAndUnwrapped) {
