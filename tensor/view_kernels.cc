@@ -339,15 +339,36 @@ Tensor t(const Tensor& x) {
   return x.dim() == 2 ? transpose(x, 0, 1) : Alias(x);
 }
 
-Tensor select(const Tensor& x, int64_t dim, int64_t index) {
-  CheckNotScalar("select", x);
-  const int64_t d = WrapDim("select", dim, x.dim());
-  const int64_t size = x.sizes()[d];
+DimAndIndex CheckSelectArgs(IntArrayRef sizes, int64_t dim, int64_t index) {
+  if (sizes.empty()) ThrowError("select: cannot be applied to a 0-dim tensor");
+  const int64_t d = WrapDim("select", dim, static_cast<int64_t>(sizes.size()));
+  const int64_t size = sizes[d];
   if (index < -size || index >= size) {
     ThrowError("select: index ", index, " out of range for tensor of size ",
-               ShapeToString(x.sizes()), " at dimension ", dim);
+               ShapeToString(sizes), " at dimension ", dim);
   }
-  const int64_t i = index < 0 ? index + size : index;
+  return {d, index < 0 ? index + size : index};
+}
+
+DimAndIndex CheckNarrowArgs(IntArrayRef sizes, int64_t dim, int64_t start, int64_t length) {
+  if (sizes.empty()) ThrowError("narrow: cannot be applied to a 0-dim tensor");
+  const int64_t d = WrapDim("narrow", dim, static_cast<int64_t>(sizes.size()));
+  const int64_t size = sizes[d];
+  if (start < -size || start > size) {
+    ThrowError("narrow: start ", start, " is out of range for dimension ", dim, " of size ",
+               size, " (expected start in [", -size, ", ", size, "])");
+  }
+  const int64_t s = start < 0 ? start + size : start;
+  if (length < 0 || length > size - s) {
+    ThrowError("narrow: start (", s, ") + length (", length, ") exceeds dimension size (", size,
+               ") of dimension ", dim, " (or length is negative); tensor shape ",
+               ShapeToString(sizes));
+  }
+  return {d, s};
+}
+
+Tensor select(const Tensor& x, int64_t dim, int64_t index) {
+  const auto [d, i] = CheckSelectArgs(x.sizes(), dim, index);
   Shape sizes(x.sizes().begin(), x.sizes().end());
   Shape strides(x.strides().begin(), x.strides().end());
   const int64_t offset = x.storage_offset() + i * strides[d];
@@ -357,19 +378,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
-  CheckNotScalar("narrow", x);
-  const int64_t d = WrapDim("narrow", dim, x.dim());
-  const int64_t size = x.sizes()[d];
-  if (start < -size || start > size) {
-    ThrowError("narrow: start ", start, " is out of range for dimension ", dim, " of size ",
-               size, " (expected start in [", -size, ", ", size, "])");
-  }
-  const int64_t s = start < 0 ? start + size : start;
-  if (length < 0 || length > size - s) {
-    ThrowError("narrow: start (", s, ") + length (", length, ") exceeds dimension size (", size,
-               ") of dimension ", dim, " (or length is negative); tensor shape ",
-               ShapeToString(x.sizes()));
-  }
+  const auto [d, s] = CheckNarrowArgs(x.sizes(), dim, start, length);
   Shape sizes(x.sizes().begin(), x.sizes().end());
   Shape strides(x.strides().begin(), x.strides().end());
   sizes[d] = length;

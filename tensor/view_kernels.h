@@ -52,6 +52,18 @@ Tensor movedim(const Tensor& x, IntArrayRef source, IntArrayRef destination);
 Tensor permute(const Tensor& x, IntArrayRef dims);
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Tensor t(const Tensor& x);
+
+// Argument checks on sizes alone, shared by select/narrow below and by their batching rules
+// (vmap_rules/views.cc runs them on the per-example sizes, so errors under vmap read exactly
+// like the op's). Each throws the op's ft::Error; on success it returns the wrapped dim and,
+// for the index/start, the non-negative value.
+struct DimAndIndex {
+  int64_t dim;
+  int64_t index;
+};
+DimAndIndex CheckSelectArgs(IntArrayRef sizes, int64_t dim, int64_t index);
+DimAndIndex CheckNarrowArgs(IntArrayRef sizes, int64_t dim, int64_t start, int64_t length);
+
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start,

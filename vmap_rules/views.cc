@@ -15,6 +15,7 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batching_util.h"
+#include "tensor/view_kernels.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {
@@ -216,36 +217,17 @@ Tensor T(const Batch& b, const ValueList&) {
   return b.rank() == 2 ? transpose(b.x, 1, 2) : SameView(b.x);
 }
 
+// select / narrow: the kernels' own argument checks, on the per-example sizes.
 Tensor Select(const Batch& b, const ValueList& a) {
-  const int64_t dim = a[1].to_int();
   const int64_t index = a[2].to_int();
-  CheckNotScalar("select", b);
-  const int64_t d = WrapDim("select", dim, b.rank());
-  const int64_t size = b.logical()[d];
-  if (index < -size || index >= size) {
-    ThrowError("select: index ", index, " out of range for tensor of size ",
-               ShapeToString(b.logical()), " at dimension ", dim);
-  }
+  const int64_t d = kernels::CheckSelectArgs(b.logical(), a[1].to_int(), index).dim;
   return select(b.x, d + 1, index);
 }
 
 Tensor Narrow(const Batch& b, const ValueList& a) {
-  const int64_t dim = a[1].to_int();
   const int64_t start = a[2].to_int();
   const int64_t length = a[3].to_int();
-  CheckNotScalar("narrow", b);
-  const int64_t d = WrapDim("narrow", dim, b.rank());
-  const int64_t size = b.logical()[d];
-  if (start < -size || start > size) {
-    ThrowError("narrow: start ", start, " is out of range for dimension ", dim, " of size ",
-               size, " (expected start in [", -size, ", ", size, "])");
-  }
-  const int64_t s = start < 0 ? start + size : start;
-  if (length < 0 || length > size - s) {
-    ThrowError("narrow: start (", s, ") + length (", length, ") exceeds dimension size (", size,
-               ") of dimension ", dim, " (or length is negative); tensor shape ",
-               ShapeToString(b.logical()));
-  }
+  const int64_t d = kernels::CheckNarrowArgs(b.logical(), a[1].to_int(), start, length).dim;
   return narrow(b.x, d + 1, start, length);
 }
 
