@@ -17,6 +17,7 @@
 #define FT_AUTOGRAD_FORMULAS_H_
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "dispatch/operator.h"
@@ -51,6 +52,10 @@ void MarkNonDifferentiable(const Operator& op);
 // change its gradient (NOTE: [Saved tensor versions] in interpreters/grad).
 void MarkInputValuesUnused(const Operator& op);
 bool ReadsInputValues(const Operator& op);
+
+// BackwardName: the name of op's backward node, e.g. "LogSoftmaxBackward" for log_softmax
+// (built when the formula is set, so reading it on the hot path takes no lock).
+const std::string& BackwardName(const Operator& op);
 
 // GetVjp returns op's formula or nullptr (the pointer stays valid for the process, also when
 // later formulas are set); IsNonDifferentiable tells the mark.

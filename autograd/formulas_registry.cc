@@ -1,5 +1,7 @@
+#include <cctype>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "autograd/formulas.h"
@@ -17,6 +19,7 @@ namespace {
 
 struct Entry {
   VjpFormula vjp;
+  std::string backward_name;
   bool nondifferentiable = false;
   bool reads_input_values = true;
 };
@@ -34,9 +37,28 @@ Entry& EntryFor(const Operator& op) {
   return t[static_cast<size_t>(op.id())];
 }
 
+// "log_softmax" -> "LogSoftmaxBackward".
+std::string MakeBackwardName(const std::string& op) {
+  std::string name;
+  bool upper = true;
+  for (char c : op) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    name.push_back(upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c);
+    upper = false;
+  }
+  return name + "Backward";
+}
+
 }  // namespace
 
-void SetVjp(const Operator& op, VjpFormula formula) { EntryFor(op).vjp = std::move(formula); }
+void SetVjp(const Operator& op, VjpFormula formula) {
+  Entry& e = EntryFor(op);
+  e.vjp = std::move(formula);
+  e.backward_name = MakeBackwardName(op.name());
+}
 
 void MarkNonDifferentiable(const Operator& op) { EntryFor(op).nondifferentiable = true; }
 
@@ -46,6 +68,11 @@ bool ReadsInputValues(const Operator& op) {
   const std::deque<Entry>& t = Table();
   return static_cast<size_t>(op.id()) >= t.size() ||
          t[static_cast<size_t>(op.id())].reads_input_values;
+}
+
+const std::string& BackwardName(const Operator& op) {
+  FT_CHECK(GetVjp(op) != nullptr);  // set together with the formula
+  return Table()[static_cast<size_t>(op.id())].backward_name;
 }
 
 const VjpFormula* GetVjp(const Operator& op) {

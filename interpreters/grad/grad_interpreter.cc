@@ -1,8 +1,5 @@
 #include "interpreters/grad/grad_interpreter.h"
 
-#include <cctype>
-#include <deque>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -45,29 +42,6 @@ GradInterpreter::GradInterpreter(int64_t level, bool prev_grad_mode)
     : Interpreter(TransformType::kGrad, level), prev_grad_mode_(prev_grad_mode) {}
 
 namespace {
-
-// "log_softmax" -> "LogSoftmaxBackward" (built once per op).
-const std::string& NodeName(const Operator& op) {
-  static std::mutex mu;
-  static auto* names = new std::deque<std::string>();
-  std::lock_guard<std::mutex> lock(mu);
-  if (static_cast<size_t>(op.id()) < names->size() && !(*names)[op.id()].empty()) {
-    return (*names)[op.id()];
-  }
-  if (static_cast<size_t>(op.id()) >= names->size()) names->resize(op.id() + 1);
-  std::string name;
-  bool upper = true;
-  for (char c : op.name()) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    name.push_back(upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c);
-    upper = false;
-  }
-  (*names)[op.id()] = name + "Backward";
-  return (*names)[op.id()];
-}
 
 // GradientSlots: one per output tensor, TensorList outputs (split, chunk, ...) expanded
 // element by element, so a formula gets one gradient per piece.
@@ -201,7 +175,7 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     ThrowError("grad: no derivative formula for '", op.name(), "' (level ", level(), ")");
   }
   const int num_slots = GradientSlots(outputs);
-  auto node = std::make_shared<OpNode>(NodeName(op), std::move(edges), num_slots, op, formula,
+  auto node = std::make_shared<OpNode>(autograd::BackwardName(op), std::move(edges), num_slots, op, formula,
                                        std::move(inner), outputs);
   int slot = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -234,6 +234,13 @@ TEST(Grad, Errors) {
 // A user op with a deliberately wrong formula: gradcheck must catch it.
 Tensor BadSquareKernel(const Tensor& x) { return kernels::square(x); }
 
+TEST(Grad, BackwardNodesAreNamedAfterTheirOps) {
+  autograd::RegisterDerivatives();
+  EXPECT_EQ(autograd::BackwardName(OpRegistry::Global().Get("log_softmax")),
+            "LogSoftmaxBackward");
+  EXPECT_EQ(autograd::BackwardName(OpRegistry::Global().Get("mul")), "MulBackward");
+}
+
 TEST(Gradcheck, CatchesAWrongFormula) {
   RegisterAllOps();
   autograd::RegisterDerivatives();
