@@ -2,8 +2,10 @@
 //
 // ft is PyTorch functorch's composable function transforms rebuilt as a C++ library. This
 // header gathers the eager tensor library: tensors and factories (//tensor), every op
-// (//dispatch), and the transforms that have landed: vmap (//interpreters/vmap), grad and vjp
-// (//interpreters/grad). jvp, jacrev, jacfwd, hessian and custom functions join as they land.
+// (//dispatch), and the transforms: vmap (//interpreters/vmap), grad, vjp and jacrev
+// (//interpreters/grad), jvp, linearize, jacfwd and hessian (//interpreters/jvp), and the
+// check helpers gradcheck/jvpcheck/gradgradcheck (//interpreters/gradcheck). Custom
+// functions join when they land.
 //
 // Example:
 //   #include "ft.h"
@@ -16,6 +18,8 @@
 #include "autograd/grad_mode.h"
 #include "dispatch/ops.h"
 #include "interpreters/grad/grad.h"
+#include "interpreters/gradcheck/gradcheck.h"
+#include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
 #include "tensor/allclose.h"
 #include "tensor/dtype.h"

@@ -1,13 +1,20 @@
-// vjp formulas: elementwise ops (unary, binary, where, clamp) and the non-differentiable
-// comparisons and logical ops. Binary gradients are summed back to each input's shape
-// (sum_to_size), undoing broadcasting.
+// vjp and jvp formulas: elementwise ops (unary, binary, where, clamp, to) and the
+// non-differentiable comparisons and logical ops. Binary gradients are summed back to each
+// input's shape (sum_to_size), undoing broadcasting; binary tangents are left broadcastable
+// (the jvp interpreter expands them to the output's shape).
+//
+// An elementwise op's Jacobian is diagonal (after broadcasting), so one function
+// part(v, inputs, output) = D * v serves as both the vjp (v = grad, then summed to the
+// input's shape) and the jvp (v = tangent): Unary and Binary register both from it.
+#include "autograd/formula_util.h"
 #include "autograd/formulas.h"
 #include "dispatch/ops.h"
 
 namespace ft::autograd {
 namespace {
 
-const Operator& Op(const char* name) { return OpRegistry::Global().Get(name); }
+using internal::AddTangents;
+using internal::Op;
 
 // ReduceTo: g summed to the shape of `like` (undoing broadcasting), in like's dtype.
 Tensor ReduceTo(const Tensor& g, const Tensor& like) {
@@ -19,15 +26,19 @@ Tensor ReduceTo(const Tensor& g, const Tensor& like) {
   return r;
 }
 
-// Unary formula from a function of (grad, input, output).
+// Unary vjp and jvp formulas from one function of (grad or tangent, input, output).
 void Unary(const char* name, Tensor (*f)(const Tensor& g, const Tensor& x, const Tensor& y)) {
   SetVjp(Op(name), [f](const VjpContext& c, const TensorList& g) {
     return TensorList{f(g[0], c.input(0), c.output(0))};
   });
+  SetJvp(Op(name), [f](const JvpContext& c, const TensorList& t) {
+    return TensorList{f(t[0], c.input(0), c.output(0))};
+  });
 }
 
-// Binary formula from one function per input; an input that needs no gradient (a constant
-// at this level, e.g. the 0.9 in x * 0.9) costs nothing.
+// Binary vjp and jvp formulas from one function per input; an input that needs no gradient
+// or has no tangent (a constant at this level, e.g. the 0.9 in x * 0.9) costs nothing (and
+// cannot bring a NaN in: pow's log(a) for a constant exponent).
 using BinaryPart = Tensor (*)(const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& y);
 void Binary(const char* name, BinaryPart fa, BinaryPart fb) {
   SetVjp(Op(name), [fa, fb](const VjpContext& c, const TensorList& g) {
@@ -35,6 +46,21 @@ void Binary(const char* name, BinaryPart fa, BinaryPart fb) {
     return TensorList{c.needs(0) ? ReduceTo(fa(g[0], a, b, y), a) : Tensor(),
                       c.needs(1) ? ReduceTo(fb(g[0], a, b, y), b) : Tensor()};
   });
+  SetJvp(Op(name), [fa, fb](const JvpContext& c, const TensorList& t) {
+    const Tensor &a = c.input(0), &b = c.input(1), &y = c.output(0);
+    return TensorList{AddTangents(t[0].defined() ? fa(t[0], a, b, y) : Tensor(),
+                                  t[1].defined() ? fb(t[1], a, b, y) : Tensor())};
+  });
+}
+
+// ClampKeep: where clamp(x, min, max) passes x through (min <= x <= max; a None bound
+// always holds).
+Tensor ClampKeep(const ValueList& inputs) {
+  const Tensor& x = inputs[0].tensor();
+  Tensor keep = ones_like(x, kBool);
+  if (!inputs[1].is_none()) keep = logical_and(keep, ge(x, inputs[1].scalar()));
+  if (!inputs[2].is_none()) keep = logical_and(keep, le(x, inputs[2].scalar()));
+  return keep;
 }
 
 }  // namespace
@@ -42,7 +68,7 @@ void Binary(const char* name, BinaryPart fa, BinaryPart fb) {
 void RegisterElementwiseFormulas() {
   Unary("neg", [](const Tensor& g, const Tensor&, const Tensor&) { return neg(g); });
   Unary("abs", [](const Tensor& g, const Tensor& x, const Tensor&) { return g * sign(x); });
-  // Piecewise-constant functions: zero gradient (as PyTorch).
+  // Piecewise-constant functions: zero gradient and tangent (as PyTorch).
   for (const char* name : {"sign", "floor", "round"}) {
     Unary(name, [](const Tensor& g, const Tensor&, const Tensor&) { return zeros_like(g); });
   }
@@ -99,12 +125,20 @@ void RegisterElementwiseFormulas() {
     return TensorList{Tensor(), ReduceTo(where(cond, g[0], 0), c.input(1)),
                       ReduceTo(where(cond, 0, g[0]), c.input(2))};
   });
+  SetJvp(Op("where"), [](const JvpContext& c, const TensorList& t) {
+    const Tensor& cond = c.input(0);  // t[0], the condition's, is undefined
+    const Tensor &ta = t[1], &tb = t[2];
+    if (!tb.defined()) return TensorList{where(cond, ta, 0)};
+    if (!ta.defined()) return TensorList{where(cond, 0, tb)};
+    return TensorList{where(cond, ta, tb)};
+  });
+  // clamp passes the gradient / tangent where min <= x <= max (both ends included, as
+  // PyTorch).
   SetVjp(Op("clamp"), [](const VjpContext& c, const TensorList& g) {
-    const Tensor& x = c.input(0);
-    Tensor keep = ones_like(x, kBool);
-    if (!c.inputs[1].is_none()) keep = logical_and(keep, ge(x, c.inputs[1].scalar()));
-    if (!c.inputs[2].is_none()) keep = logical_and(keep, le(x, c.inputs[2].scalar()));
-    return TensorList{where(keep, g[0], 0)};
+    return TensorList{where(ClampKeep(c.inputs), g[0], 0)};
+  });
+  SetJvp(Op("clamp"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{where(ClampKeep(c.inputs), t[0], 0)};
   });
   for (const char* name : {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
                            "logical_not"}) {
@@ -115,10 +149,15 @@ void RegisterElementwiseFormulas() {
                            "rand_like", "randn_like", "randint"}) {
     MarkNonDifferentiable(Op(name));
   }
-  // to(dtype): the gradient converts back (none for a non-floating input).
+  // to(dtype): the gradient converts back (none for a non-floating input); the tangent
+  // converts forward (none for a non-floating output).
   SetVjp(Op("to"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
     return TensorList{IsFloating(x.dtype()) ? to(g[0], x.dtype()) : Tensor()};
+  });
+  SetJvp(Op("to"), [](const JvpContext& c, const TensorList& t) {
+    const DType out = c.output(0).dtype();
+    return TensorList{IsFloating(out) ? to(t[0], out) : Tensor()};
   });
 }
 

@@ -34,6 +34,13 @@ inline int64_t ReducedCount(const Tensor& x, IntArrayRef dims) {
   return n;
 }
 
+// AddTangents: a + b where an undefined tangent is zero (jvp formulas sum per-input parts).
+inline Tensor AddTangents(const Tensor& a, const Tensor& b) {
+  if (!a.defined()) return b;
+  if (!b.defined()) return a;
+  return a + b;
+}
+
 }  // namespace ft::autograd::internal
 
 #endif  // FT_AUTOGRAD_FORMULA_UTIL_H_

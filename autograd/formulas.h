@@ -1,17 +1,28 @@
 // ft/autograd/formulas.h
 //
 // Derivative formulas: for each op, a vjp formula mapping the gradients of its outputs to the
-// gradients of its tensor inputs, written with the public ops so that it is itself
-// differentiable and batchable (grad of grad and vmap of grad need nothing more). Ops whose
-// outputs carry no gradient (comparisons, argmax, ...) are marked non-differentiable.
+// gradients of its tensor inputs (reverse mode), and a jvp formula mapping the tangents of its
+// tensor inputs to the tangents of its outputs (forward mode). Both are written with the
+// public ops so that they are themselves differentiable and batchable (grad of grad, jvp of
+// grad and vmap of either need nothing more). Ops whose outputs carry no gradient
+// (comparisons, argmax, ...) are marked non-differentiable and need neither.
 //
 // A formula receives the op's (unwrapped) inputs and outputs and returns one gradient per
 // tensor input, in argument order, with TensorList arguments expanded element by element; an
 // undefined tensor means "no gradient" (e.g. for an integer index argument).
 //
+// A jvp formula receives the same inputs and outputs and one tangent per tensor input (same
+// indexing as the vjp's gradients; an undefined tangent is zero, and at least one is defined)
+// and returns one tangent per output (TensorList outputs expanded; undefined = zero). The
+// JvpInterpreter broadcasts a returned tangent to its output's shape and converts it to the
+// output's dtype, so `ta + tb` is a valid tangent for add with broadcasting.
+//
 // Example (sin):
 //   SetVjp(OpFor<&kernels::sin>(), [](const VjpContext& c, const TensorList& g) {
 //     return TensorList{g[0] * cos(c.input(0))};
+//   });
+//   SetJvp(OpFor<&kernels::sin>(), [](const JvpContext& c, const TensorList& t) {
+//     return TensorList{t[0] * cos(c.input(0))};
 //   });
 #ifndef FT_AUTOGRAD_FORMULAS_H_
 #define FT_AUTOGRAD_FORMULAS_H_
@@ -42,16 +53,35 @@ struct VjpContext {
 
 using VjpFormula = std::function<TensorList(const VjpContext& ctx, const TensorList& grads)>;
 
+// JvpContext: what a jvp formula sees (values one level down, like VjpContext).
+struct JvpContext {
+  const Operator& op;
+  const ValueList& inputs;
+  const ValueList& outputs;
+
+  const Tensor& input(size_t i) const { return inputs[i].tensor(); }
+  const Tensor& output(size_t i) const { return outputs[i].tensor(); }
+};
+
+using JvpFormula = std::function<TensorList(const JvpContext& ctx, const TensorList& tangents)>;
+
 // SetVjp installs op's formula; MarkNonDifferentiable marks op's outputs as carrying no
 // gradient.
 void SetVjp(const Operator& op, VjpFormula formula);
 void MarkNonDifferentiable(const Operator& op);
+// SetJvp installs op's forward-mode formula.
+void SetJvp(const Operator& op, JvpFormula formula);
 
 // MarkInputValuesUnused: op's formula reads only its inputs' shapes and dtypes, never their
 // values (add, sum, reshape, ...), so writing an input in place after the op ran cannot
 // change its gradient (NOTE: [Saved tensor versions] in interpreters/grad).
 void MarkInputValuesUnused(const Operator& op);
 bool ReadsInputValues(const Operator& op);
+// ReadsOutputValues: op's vjp formula reads its outputs' values (exp: g * y), so writing an
+// output in place after the op ran is an error at backward. Set for the built-in ops by
+// RegisterDerivatives; off by default.
+void MarkOutputValuesRead(const Operator& op);
+bool ReadsOutputValues(const Operator& op);
 
 // BackwardName: the name of op's backward node, e.g. "LogSoftmaxBackward" for log_softmax
 // (built when the formula is set, so reading it on the hot path takes no lock).
@@ -61,6 +91,8 @@ const std::string& BackwardName(const Operator& op);
 // later formulas are set); IsNonDifferentiable tells the mark.
 const VjpFormula* GetVjp(const Operator& op);
 bool IsNonDifferentiable(const Operator& op);
+// GetJvp returns op's jvp formula or nullptr (stable pointer, like GetVjp).
+const JvpFormula* GetJvp(const Operator& op);
 
 // RegisterDerivatives installs every built-in formula (idempotent, thread-safe).
 void RegisterDerivatives();

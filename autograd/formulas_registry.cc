@@ -14,14 +14,17 @@ void RegisterElementwiseFormulas();
 void RegisterReductionAndLinalgFormulas();
 void RegisterShapeFormulas();
 void RegisterMoreReductionFormulas();
+void RegisterInplaceFormulas();  // last: reuses the out-of-place formulas
 
 namespace {
 
 struct Entry {
   VjpFormula vjp;
+  JvpFormula jvp;
   std::string backward_name;
   bool nondifferentiable = false;
   bool reads_input_values = true;
+  bool reads_output_values = false;
 };
 
 // A deque: growing it keeps references valid, so GetVjp's pointers stay good (nodes keep
@@ -60,6 +63,15 @@ void SetVjp(const Operator& op, VjpFormula formula) {
   e.backward_name = MakeBackwardName(op.name());
 }
 
+void SetJvp(const Operator& op, JvpFormula formula) { EntryFor(op).jvp = std::move(formula); }
+
+const JvpFormula* GetJvp(const Operator& op) {
+  const std::deque<Entry>& t = Table();
+  if (static_cast<size_t>(op.id()) >= t.size()) return nullptr;
+  const Entry& e = t[static_cast<size_t>(op.id())];
+  return e.jvp ? &e.jvp : nullptr;
+}
+
 void MarkNonDifferentiable(const Operator& op) { EntryFor(op).nondifferentiable = true; }
 
 void MarkInputValuesUnused(const Operator& op) { EntryFor(op).reads_input_values = false; }
@@ -68,6 +80,14 @@ bool ReadsInputValues(const Operator& op) {
   const std::deque<Entry>& t = Table();
   return static_cast<size_t>(op.id()) >= t.size() ||
          t[static_cast<size_t>(op.id())].reads_input_values;
+}
+
+void MarkOutputValuesRead(const Operator& op) { EntryFor(op).reads_output_values = true; }
+
+bool ReadsOutputValues(const Operator& op) {
+  const std::deque<Entry>& t = Table();
+  return static_cast<size_t>(op.id()) < t.size() &&
+         t[static_cast<size_t>(op.id())].reads_output_values;
 }
 
 const std::string& BackwardName(const Operator& op) {
@@ -106,6 +126,15 @@ void RegisterDerivatives() {
           "split_with_sizes", "chunk", "repeat", "pad", "to"}) {
       MarkInputValuesUnused(OpRegistry::Global().Get(name));
     }
+    // Formulas that read their outputs' values (checked against the formula files; ops whose
+    // formulas read only an output's shape or dtype are not listed).
+    for (const char* name :
+         {"exp", "expm1", "tan", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal", "pow",
+          "logsumexp", "softmax", "log_softmax", "prod", "amax", "amin", "std", "norm",
+          "dropout", "sort", "topk"}) {
+      MarkOutputValuesRead(OpRegistry::Global().Get(name));
+    }
+    RegisterInplaceFormulas();
   });
 }
 

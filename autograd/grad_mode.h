@@ -1,7 +1,8 @@
 // ft/autograd/grad_mode.h
 //
 // Grad mode: a per-thread switch that says whether the grad transform records ops, and the
-// RAII guards that flip it (torch.no_grad / torch.enable_grad).
+// RAII guards that flip it (torch.no_grad / torch.enable_grad); and forward grad mode, the
+// same switch for the jvp transform.
 //
 // Semantics (functorch's NOTE "grad and vjp interaction with no_grad"):
 //   - Inside a grad/vjp transform grad mode is on, whatever it was outside.
@@ -47,6 +48,40 @@ class EnableGradGuard {
   ~EnableGradGuard() { GradMode::set_enabled(prev_); }
   EnableGradGuard(const EnableGradGuard&) = delete;
   EnableGradGuard& operator=(const EnableGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// FwdGradMode: the forward-mode analogue (torch.autograd.forward_ad's fwd-grad switch).
+// Ops run while it is off carry no tangent: their results are constants for every jvp level
+// that sees them, and a jvp level entered while it was off passes its ops down with it off.
+// Inside a jvp/jacfwd transform it is on, whatever it was outside.
+class FwdGradMode {
+ public:
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+
+// NoFwdGradGuard turns forward grad mode off for a scope.
+class NoFwdGradGuard {
+ public:
+  NoFwdGradGuard() : prev_(FwdGradMode::is_enabled()) { FwdGradMode::set_enabled(false); }
+  ~NoFwdGradGuard() { FwdGradMode::set_enabled(prev_); }
+  NoFwdGradGuard(const NoFwdGradGuard&) = delete;
+  NoFwdGradGuard& operator=(const NoFwdGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// EnableFwdGradGuard turns forward grad mode on for a scope.
+class EnableFwdGradGuard {
+ public:
+  EnableFwdGradGuard() : prev_(FwdGradMode::is_enabled()) { FwdGradMode::set_enabled(true); }
+  ~EnableFwdGradGuard() { FwdGradMode::set_enabled(prev_); }
+  EnableFwdGradGuard(const EnableFwdGradGuard&) = delete;
+  EnableFwdGradGuard& operator=(const EnableFwdGradGuard&) = delete;
 
  private:
   bool prev_;

@@ -1,6 +1,7 @@
-// The vjp formulas of more_reduction_formulas.cc against independent oracles: float64 central
-// differences (GradCheck), closed forms (ties, zeros, dropout's mask), and loops of grad for
-// vmap(grad).
+// The vjp and jvp formulas of more_reduction_formulas.cc against independent oracles: float64
+// central differences (GradCheck, JvpCheck, GradGradCheck; JvpCheck also checks the
+// transposition <J v, w> = <v, J^T w> against the vjp), closed forms (ties, zeros, dropout's
+// mask), jacfwd against jacrev, and loops of grad / jvp for vmap(grad) / vmap(jvp).
 #include <cmath>
 #include <limits>
 #include <string>
@@ -9,8 +10,9 @@
 
 #include "dispatch/ops.h"
 #include "gtest/gtest.h"
-#include "interpreters/grad/gradcheck.h"
 #include "interpreters/grad/grad.h"
+#include "interpreters/gradcheck/gradcheck.h"
+#include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
@@ -24,7 +26,7 @@ Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1
   return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
 }
 
-// GradCheck: ft::gradcheck (interpreters/grad/gradcheck.h) as a gtest assertion.
+// GradCheck: ft::gradcheck (interpreters/gradcheck/gradcheck.h) as a gtest assertion.
 ::testing::AssertionResult GradCheck(const std::function<Tensor(const TensorList&)>& op,
                                      const TensorList& args, double tol = 1e-6,
                                      std::vector<int64_t> argnums = {}) {
@@ -33,15 +35,51 @@ Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1
   return ::testing::AssertionFailure() << r.message;
 }
 
+// JvpCheck: ft::jvpcheck (forward mode vs central differences, and transposed against the
+// vjp) as a gtest assertion.
+::testing::AssertionResult JvpCheck(const std::function<Tensor(const TensorList&)>& op,
+                                    const TensorList& args, double tol = 1e-6,
+                                    std::vector<int64_t> argnums = {}) {
+  const GradcheckResult r = jvpcheck(op, args, std::move(argnums), tol, tol);
+  if (r.ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << r.message;
+}
+
+// GradGradCheck: ft::gradgradcheck (second derivatives, reverse-over-reverse and
+// forward-over-reverse, vs central differences of grad) as a gtest assertion.
+::testing::AssertionResult GradGradCheck(const std::function<Tensor(const TensorList&)>& op,
+                                         const TensorList& args, double tol = 1e-5) {
+  const GradcheckResult r = gradgradcheck(op, args, {}, tol, tol);
+  if (r.ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << r.message;
+}
+
+// Tangent: the forward-mode derivative of the one-output f at x along v.
+Tensor Tangent(const TensorFn& f, const Tensor& x, const Tensor& v) {
+  return jvp([&f](const TensorList& a) { return TensorList{f(a[0])}; }, {x}, {v}).tangents[0];
+}
+
+// Layouts: x itself, a non-contiguous copy (stride 2) and a transposed view with x's values
+// and shape (the jvp formulas must not assume contiguous tangents or inputs).
+std::vector<Tensor> Layouts(const Tensor& x) {
+  std::vector<Tensor> out = {x, ::ft::testing::NonContiguousCopy(x)};
+  if (x.dim() >= 2) out.push_back(transpose(contiguous(transpose(x, 0, -1)), 0, -1));
+  return out;
+}
+
+// Broadcast: a [2, 3, 4] input expanded from [1, 3, 1] (stride 0; many ties, so only for ops
+// that are smooth there).
+Tensor Broadcast(uint64_t seed) { return expand(Rand({1, 3, 1}, seed, 0.5, 1.5), {2, 3, 4}); }
+
 // The dim / keepdim combinations used for the reductions over a [2, 3, 4] input.
 struct DimsCase {
   Shape dims;
   bool keepdim;
 };
 const std::vector<DimsCase>& Cases() {
-  static const auto* cases = new std::vector<DimsCase>{
-      {{}, false}, {{}, true},     {{0}, false},  {{1}, true},
-      {{-1}, false}, {{-1}, true}, {{0, 2}, false}, {{-3, -2}, true}};
+  static const auto* cases =
+      new std::vector<DimsCase>{{{}, false},   {{}, true},   {{0}, false},    {{1}, true},
+                                {{-1}, false}, {{-1}, true}, {{0, 2}, false}, {{-3, -2}, true}};
   return *cases;
 }
 
@@ -58,48 +96,77 @@ Tensor LoopGrad(const TensorFn& f, const Tensor& xs) {
   return stack(per, 0);
 }
 
+// JvpCheckAll: JvpCheck of f at each of `inputs` (layouts of one tensor).
+void JvpCheckAll(const TensorFnOfList& f, const std::vector<Tensor>& inputs, double tol = 1e-6) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    SCOPED_TRACE("layout " + std::to_string(i));
+    EXPECT_TRUE(JvpCheck(f, {inputs[i]}, tol));
+  }
+}
+
 TEST(MoreReductionGrad, ProdWithoutZeros) {
   Tensor x = Rand({2, 3, 4}, 1, 0.5, 1.5) * sign(Rand({2, 3, 4}, 2));  // negatives too
+  std::vector<Tensor> inputs = Layouts(x);
+  inputs.push_back(Broadcast(14));
   for (const DimsCase& c : Cases()) {
     SCOPED_TRACE(Describe(c));
-    EXPECT_TRUE(GradCheck([&](const TensorList& a) { return prod(a[0], c.dims, c.keepdim); },
-                          {x}));
+    auto f = [&](const TensorList& a) { return prod(a[0], c.dims, c.keepdim); };
+    EXPECT_TRUE(GradCheck(f, {x}));
+    JvpCheckAll(f, inputs);
+    EXPECT_TRUE(GradGradCheck(f, {x}));
   }
-  EXPECT_TRUE(GradCheck([](const TensorList& a) { return prod(a[0]); },
-                        {scalar_tensor(-1.5, kFloat64)}));
+  auto all = [](const TensorList& a) { return prod(a[0]); };
+  const Tensor s = scalar_tensor(-1.5, kFloat64);
+  EXPECT_TRUE(GradCheck(all, {s}));
+  EXPECT_TRUE(JvpCheck(all, {s}));
+  EXPECT_TRUE(GradGradCheck(all, {s}));
 }
 
 TEST(MoreReductionGrad, ProdWithZeros) {
   // Row 0: no zero; row 1: one zero; row 2: two zeros; row 3: all zeros.
   Tensor x = tensor({2.0, -3.0, 0.5, 1.5, 0.0, -2.0, 0.0, 4.0, 0.0, 0.0, 0.0, 0.0}, {4, 3});
-  EXPECT_TRUE(GradCheck([](const TensorList& a) { return prod(a[0], {1}); }, {x}));
-  EXPECT_TRUE(GradCheck([](const TensorList& a) { return prod(a[0], {-1}, true); }, {x}));
-  EXPECT_TRUE(GradCheck([](const TensorList& a) { return prod(a[0], {0}); }, {x}));
-  EXPECT_TRUE(GradCheck([](const TensorList& a) { return prod(a[0]); }, {x}));
+  const std::vector<TensorFnOfList> fns = {
+      [](const TensorList& a) { return prod(a[0], {1}); },
+      [](const TensorList& a) { return prod(a[0], {-1}, true); },
+      [](const TensorList& a) { return prod(a[0], {0}); },
+      [](const TensorList& a) { return prod(a[0]); },
+  };
+  for (size_t i = 0; i < fns.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_TRUE(GradCheck(fns[i], {x}));
+    JvpCheckAll(fns[i], Layouts(x));
+  }
   // Closed form for the product of a row: the product of the others.
   Tensor g = grad(TensorFn([](const Tensor& t) { return sum(prod(t, {1})); }))(x);
-  EXPECT_TENSOR_NEAR(g,
-                     tensor({-1.5, 1.0, -6.0, 0.0, -3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
-                            {4, 3}),
-                     1e-14);
+  EXPECT_TENSOR_NEAR(
+      g, tensor({-1.5, 1.0, -6.0, 0.0, -3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, {4, 3}), 1e-14);
+  // The same by forward mode along ones: per row, the sum of those products.
+  EXPECT_TENSOR_NEAR(Tangent([](const Tensor& t) { return prod(t, {1}); }, x, ones_like(x)),
+                     tensor({-6.5, -3.0, 0.0, 0.0}), 1e-14);
   // Second order (prod is a polynomial): the hessian-vector product through the formula
   // against central differences of the gradient.
   Tensor y = tensor({2.0, 0.0, -3.0});
   auto gfn = grad(TensorFn([](const Tensor& t) { return prod(t); }));
-  Tensor h = grad(TensorFn([&](const Tensor& t) { return sum(gfn(t) * tensor({1.0, 2.0, 3.0})); }))(y);
+  Tensor h = grad(TensorFn([&](const Tensor& t) {
+    return sum(gfn(t) * tensor({1.0, 2.0, 3.0}));
+  }))(y);
   // d/dy_j sum_i v_i prod_{k != i} y_k = sum_{i != j} v_i prod_{k != i, j} y_k.
-  EXPECT_TENSOR_NEAR(h, tensor({2.0 * -3.0 + 3.0 * 0.0, 1.0 * -3.0 + 3.0 * 2.0, 1.0 * 0.0 + 2.0 * 2.0}),
-                     1e-14);
+  const Tensor hv = tensor({2.0 * -3.0 + 3.0 * 0.0, 1.0 * -3.0 + 3.0 * 2.0, 1.0 * 0.0 + 2.0 * 2.0});
+  EXPECT_TENSOR_NEAR(h, hv, 1e-14);
+  // Forward-over-reverse gives the same product (the Hessian is symmetric).
+  EXPECT_TENSOR_NEAR(Tangent(gfn, y, tensor({1.0, 2.0, 3.0})), hv, 1e-14);
 }
 
 TEST(MoreReductionGrad, AmaxAminWithoutTies) {
   Tensor x = Rand({2, 3, 4}, 3);
   for (const DimsCase& c : Cases()) {
     SCOPED_TRACE(Describe(c));
-    EXPECT_TRUE(GradCheck([&](const TensorList& a) { return amax(a[0], c.dims, c.keepdim); },
-                          {x}));
-    EXPECT_TRUE(GradCheck([&](const TensorList& a) { return amin(a[0], c.dims, c.keepdim); },
-                          {x}));
+    auto fmax = [&](const TensorList& a) { return amax(a[0], c.dims, c.keepdim); };
+    auto fmin = [&](const TensorList& a) { return amin(a[0], c.dims, c.keepdim); };
+    EXPECT_TRUE(GradCheck(fmax, {x}));
+    EXPECT_TRUE(GradCheck(fmin, {x}));
+    JvpCheckAll(fmax, Layouts(x));
+    JvpCheckAll(fmin, Layouts(x));
   }
 }
 
@@ -111,44 +178,95 @@ TEST(MoreReductionGrad, AmaxAminTiesSplitEvenly) {
   EXPECT_TENSOR_NEAR(gall, tensor({0.0, 0.5, 0.5, 0.0, 0.0, 0.0}, {2, 3}), 1e-15);
   Tensor gmin = grad(TensorFn([](const Tensor& t) { return sum(amin(t, {0}, true) * 2.0); }))(x);
   EXPECT_TENSOR_NEAR(gmin, tensor({2.0, 0.0, 0.0, 0.0, 2.0, 2.0}, {2, 3}), 1e-15);
+  // Forward mode at the ties: the mean of the tangents of the tied extremes.
+  Tensor v = tensor({10.0, 20.0, 40.0, 1.0, 2.0, 6.0}, {2, 3});
+  EXPECT_TENSOR_NEAR(Tangent([](const Tensor& t) { return amax(t, {1}); }, x, v),
+                     tensor({30.0, 3.0}), 1e-14);
+  EXPECT_TENSOR_NEAR(Tangent([](const Tensor& t) { return amax(t); }, x, v),
+                     scalar_tensor(30.0, kFloat64), 1e-14);
+  EXPECT_TENSOR_NEAR(Tangent([](const Tensor& t) { return amin(t, {0}, true); }, x, v),
+                     tensor({10.0, 2.0, 6.0}, {1, 3}), 1e-14);
+  // ... which is the transpose of the even split: jacfwd == jacrev at the ties.
+  const std::vector<TensorFnOfList> fns = {
+      [](const TensorList& a) { return amax(a[0], {1}); },
+      [](const TensorList& a) { return amax(a[0]); },
+      [](const TensorList& a) { return amin(a[0], {0}, true); },
+      [](const TensorList& a) {
+        return amin(a[0], {-1, 0});
+      },
+  };
+  for (size_t i = 0; i < fns.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_TENSOR_NEAR(jacfwd(fns[i])({x})[0], jacrev(fns[i])({x})[0], 1e-15);
+  }
 }
 
 TEST(MoreReductionGrad, VarAndStd) {
   Tensor x = Rand({2, 3, 4}, 4);
+  std::vector<Tensor> var_inputs = Layouts(x);
+  var_inputs.push_back(Broadcast(15));  // zero variance along the broadcast dims: still smooth
   for (int64_t correction : {0, 1}) {
     for (const DimsCase& c : Cases()) {
       SCOPED_TRACE(Describe(c) + " correction " + std::to_string(correction));
-      EXPECT_TRUE(GradCheck(
-          [&](const TensorList& a) { return var(a[0], c.dims, correction, c.keepdim); }, {x}));
-      EXPECT_TRUE(GradCheck(
-          [&](const TensorList& a) { return std(a[0], c.dims, correction, c.keepdim); }, {x}));
+      auto fvar = [&](const TensorList& a) { return var(a[0], c.dims, correction, c.keepdim); };
+      auto fstd = [&](const TensorList& a) { return std(a[0], c.dims, correction, c.keepdim); };
+      EXPECT_TRUE(GradCheck(fvar, {x}));
+      EXPECT_TRUE(GradCheck(fstd, {x}));
+      JvpCheckAll(fvar, var_inputs);
+      JvpCheckAll(fstd, Layouts(x));
+      EXPECT_TRUE(GradGradCheck(fvar, {x}));
+      EXPECT_TRUE(GradGradCheck(fstd, {x}));
     }
   }
-  // A zero standard deviation gives a zero gradient (PyTorch).
+  // A zero standard deviation gives a zero gradient and a zero tangent (PyTorch).
   Tensor flat = full({3}, 2.0, kFloat64);
   EXPECT_TENSOR_EQ(grad(TensorFn([](const Tensor& t) { return std(t); }))(flat),
                    zeros({3}, kFloat64));
+  EXPECT_TENSOR_EQ(Tangent([](const Tensor& t) { return std(t); }, flat, tensor({1.0, -2.0, 4.0})),
+                   scalar_tensor(0.0, kFloat64));
+  // Closed form: d var(x) along v = 2 <x - mean, v> / (N - 1); d std = d var / (2 std).
+  Tensor a = tensor({1.0, 2.0, 6.0});    // mean 3, var 7
+  Tensor va = tensor({1.0, 0.0, -1.0});  // <x - mean, v> = -2 - 3 = -5
+  EXPECT_TENSOR_NEAR(Tangent([](const Tensor& t) { return var(t); }, a, va),
+                     scalar_tensor(-5.0, kFloat64), 1e-14);
+  EXPECT_TENSOR_NEAR(Tangent([](const Tensor& t) { return std(t); }, a, va),
+                     scalar_tensor(-5.0 / (2.0 * std::sqrt(7.0)), kFloat64), 1e-14);
+  // float32 in, float32 tangent out.
+  EXPECT_TENSOR_NEAR(
+      Tangent([](const Tensor& t) { return var(t); }, to(a, kFloat32), to(va, kFloat32)),
+      scalar_tensor(-5.0, kFloat32), 1e-5);
 }
 
 TEST(MoreReductionGrad, Norm) {
   Tensor x = Rand({2, 3, 4}, 5);
   const double inf = std::numeric_limits<double>::infinity();
+  std::vector<Tensor> smooth_inputs = Layouts(x);
+  smooth_inputs.push_back(Broadcast(16));
   for (double p : {1.0, 2.0, 3.0, 1.5, 0.5, inf, -inf}) {
     for (const DimsCase& c : Cases()) {
       SCOPED_TRACE(Describe(c) + " p " + std::to_string(p));
-      EXPECT_TRUE(GradCheck(
-          [&](const TensorList& a) { return norm(a[0], p, c.dims, c.keepdim); }, {x}, 1e-5));
+      auto f = [&](const TensorList& a) { return norm(a[0], p, c.dims, c.keepdim); };
+      EXPECT_TRUE(GradCheck(f, {x}, 1e-5));
+      const bool smooth = p == 2.0 || p == 3.0;
+      JvpCheckAll(f, smooth ? smooth_inputs : Layouts(x), 1e-5);
+      if (smooth) {
+        EXPECT_TRUE(GradGradCheck(f, {x}));
+      }
     }
   }
-  // p = 0 counts nonzeros: zero gradient.
+  // p = 0 counts nonzeros: zero gradient and zero tangent.
   EXPECT_TENSOR_EQ(grad(TensorFn([](const Tensor& t) { return norm(t, 0.0); }))(x),
                    zeros({2, 3, 4}, kFloat64));
-  // A zero norm gives a zero gradient for every p.
+  EXPECT_TENSOR_EQ(Tangent([](const Tensor& t) { return norm(t, 0.0); }, x, ones_like(x)),
+                   scalar_tensor(0.0, kFloat64));
+  // A zero norm gives a zero gradient and a zero tangent for every p.
   for (double p : {1.0, 2.0, 3.0, 0.5, inf}) {
     SCOPED_TRACE(p);
     Tensor z = zeros({2, 2}, kFloat64);
     Tensor g = grad(TensorFn([p](const Tensor& t) { return sum(norm(t, p, {1})); }))(z);
     EXPECT_TENSOR_EQ(g, zeros({2, 2}, kFloat64));
+    EXPECT_TENSOR_EQ(Tangent([p](const Tensor& t) { return norm(t, p, {1}); }, z, ones_like(z)),
+                     zeros({2}, kFloat64));
   }
   // Closed form: 2-norm gradient is x / |x|; inf-norm with a tie in |x| splits evenly.
   Tensor v = tensor({3.0, -4.0});
@@ -157,27 +275,47 @@ TEST(MoreReductionGrad, Norm) {
   Tensor tie = tensor({-2.0, 1.0, 2.0});
   EXPECT_TENSOR_NEAR(grad(TensorFn([inf](const Tensor& t) { return norm(t, inf); }))(tie),
                      tensor({-0.5, 0.0, 0.5}), 1e-15);
+  // ... and their tangents: <x, t> / |x|, and the mean of sign(x) t over the tie.
+  EXPECT_TENSOR_NEAR(Tangent([](const Tensor& t) { return norm(t); }, v, tensor({1.0, 1.0})),
+                     scalar_tensor(-0.2, kFloat64), 1e-15);
+  EXPECT_TENSOR_NEAR(
+      Tangent([inf](const Tensor& t) { return norm(t, inf); }, tie, tensor({1.0, 5.0, 3.0})),
+      scalar_tensor(1.0, kFloat64), 1e-15);
 }
 
 TEST(MoreReductionGrad, Cumsum) {
   Tensor x = Rand({2, 3, 4}, 6);
+  std::vector<Tensor> inputs = Layouts(x);
+  inputs.push_back(Broadcast(17));
   for (int64_t dim : {0, 1, 2, -1, -2, -3}) {
     SCOPED_TRACE(dim);
-    EXPECT_TRUE(GradCheck([dim](const TensorList& a) { return cumsum(a[0], dim); }, {x}));
+    auto f = [dim](const TensorList& a) { return cumsum(a[0], dim); };
+    EXPECT_TRUE(GradCheck(f, {x}));
+    JvpCheckAll(f, inputs);
+    EXPECT_TRUE(
+        GradGradCheck([dim](const TensorList& a) { return square(cumsum(a[0], dim)); }, {x}));
   }
-  EXPECT_TRUE(GradCheck([](const TensorList& a) { return cumsum(a[0], 0); },
-                        {scalar_tensor(0.5, kFloat64)}));
-  // Closed form: d sum(cumsum(x)) / dx_i = n - i.
-  EXPECT_TENSOR_EQ(grad(TensorFn([](const Tensor& t) { return sum(cumsum(t, 0)); }))(
-                       tensor({1.0, 2.0, 3.0})),
-                   tensor({3.0, 2.0, 1.0}));
+  auto f0 = [](const TensorList& a) { return cumsum(a[0], 0); };
+  EXPECT_TRUE(GradCheck(f0, {scalar_tensor(0.5, kFloat64)}));
+  EXPECT_TRUE(JvpCheck(f0, {scalar_tensor(0.5, kFloat64)}));
+  // Closed form: d sum(cumsum(x)) / dx_i = n - i; the tangent is the running sum of t.
+  EXPECT_TENSOR_EQ(
+      grad(TensorFn([](const Tensor& t) { return sum(cumsum(t, 0)); }))(tensor({1.0, 2.0, 3.0})),
+      tensor({3.0, 2.0, 1.0}));
+  EXPECT_TENSOR_EQ(Tangent([](const Tensor& t) { return cumsum(t, 0); }, tensor({1.0, 2.0, 3.0}),
+                           tensor({1.0, 2.0, 3.0})),
+                   tensor({1.0, 3.0, 6.0}));
 }
 
 TEST(MoreReductionGrad, SumToSize) {
   Tensor x = Rand({2, 3, 4}, 7);
+  std::vector<Tensor> inputs = Layouts(x);
+  inputs.push_back(Broadcast(18));
   for (const Shape& size : std::vector<Shape>{{3, 4}, {3, 1}, {1, 4}, {2, 1, 4}, {1}, {2, 3, 4}}) {
     SCOPED_TRACE(size.size());
-    EXPECT_TRUE(GradCheck([&](const TensorList& a) { return sum_to_size(a[0], size); }, {x}));
+    auto f = [&](const TensorList& a) { return sum_to_size(a[0], size); };
+    EXPECT_TRUE(GradCheck(f, {x}));
+    JvpCheckAll(f, inputs);
   }
 }
 
@@ -186,8 +324,9 @@ TEST(MoreReductionGrad, SortAndTopk) {
   for (int64_t dim : {0, 1, 2, -1, -2}) {
     for (bool descending : {false, true}) {
       SCOPED_TRACE(std::to_string(dim) + (descending ? " descending" : " ascending"));
-      EXPECT_TRUE(GradCheck(
-          [&](const TensorList& a) { return std::get<0>(sort(a[0], dim, descending)); }, {x}));
+      auto f = [&](const TensorList& a) { return std::get<0>(sort(a[0], dim, descending)); };
+      EXPECT_TRUE(GradCheck(f, {x}));
+      JvpCheckAll(f, Layouts(x));
     }
   }
   for (int64_t dim : {0, 1, -1}) {
@@ -195,22 +334,40 @@ TEST(MoreReductionGrad, SortAndTopk) {
       for (bool sorted : {true, false}) {
         SCOPED_TRACE(std::to_string(dim) + " largest " + std::to_string(largest) + " sorted " +
                      std::to_string(sorted));
-        EXPECT_TRUE(GradCheck(
-            [&](const TensorList& a) {
-              return std::get<0>(topk(a[0], 2, dim, largest, sorted));
-            },
-            {x}));
+        auto f = [&](const TensorList& a) {
+          return std::get<0>(topk(a[0], 2, dim, largest, sorted));
+        };
+        EXPECT_TRUE(GradCheck(f, {x}));
+        JvpCheckAll(f, Layouts(x));
       }
     }
   }
-  EXPECT_TRUE(GradCheck([](const TensorList& a) { return std::get<0>(topk(a[0], 4, -1)); }, {x}));
-  EXPECT_TRUE(GradCheck([](const TensorList& a) { return std::get<0>(sort(a[0], 0)); },
-                        {scalar_tensor(0.25, kFloat64)}));
-  // Closed form: the top-2 of [0.1, 0.9, 0.5, 0.7] get the gradient.
+  auto top4 = [](const TensorList& a) { return std::get<0>(topk(a[0], 4, -1)); };
+  EXPECT_TRUE(GradCheck(top4, {x}));
+  JvpCheckAll(top4, Layouts(x));
+  auto sort0 = [](const TensorList& a) { return std::get<0>(sort(a[0], 0)); };
+  EXPECT_TRUE(GradCheck(sort0, {scalar_tensor(0.25, kFloat64)}));
+  EXPECT_TRUE(JvpCheck(sort0, {scalar_tensor(0.25, kFloat64)}));
+  // Closed form: the top-2 of [0.1, 0.9, 0.5, 0.7] get the gradient; the tangents of the
+  // values are t read at the indices.
   Tensor v = tensor({0.1, 0.9, 0.5, 0.7});
-  EXPECT_TENSOR_EQ(
-      grad(TensorFn([](const Tensor& t) { return sum(std::get<0>(topk(t, 2))); }))(v),
-      tensor({0.0, 1.0, 0.0, 1.0}));
+  EXPECT_TENSOR_EQ(grad(TensorFn([](const Tensor& t) { return sum(std::get<0>(topk(t, 2))); }))(v),
+                   tensor({0.0, 1.0, 0.0, 1.0}));
+  const Tensor t = tensor({1.0, 2.0, 3.0, 4.0});
+  EXPECT_TENSOR_EQ(Tangent([](const Tensor& a) { return std::get<0>(topk(a, 2)); }, v, t),
+                   tensor({2.0, 4.0}));
+  EXPECT_TENSOR_EQ(Tangent([](const Tensor& a) { return std::get<0>(sort(a)); }, v, t),
+                   tensor({1.0, 3.0, 4.0, 2.0}));
+  // The int64 indices carry no tangent: jvp reports zeros of their dtype.
+  const JvpResult r = jvp(
+      [](const TensorList& a) {
+        auto [values, indices] = topk(a[0], 3, 0, false);
+        return TensorList{values, indices};
+      },
+      {v}, {t});
+  EXPECT_TENSOR_EQ(r.outputs[1], tensor({0, 2, 3}, {3}));
+  EXPECT_TENSOR_EQ(r.tangents[0], tensor({1.0, 3.0, 4.0}));
+  EXPECT_TENSOR_EQ(r.tangents[1], zeros({3}, kInt64));
 }
 
 TEST(MoreReductionGrad, DropoutUsesItsMask) {
@@ -228,12 +385,15 @@ TEST(MoreReductionGrad, DropoutUsesItsMask) {
     EXPECT_GT(sum(mask).item<double>(), 0.0);
     EXPECT_LT(sum(mask).item<double>(), 20.0);
     EXPECT_TENSOR_NEAR(grad(f)(x), w * mask / (1.0 - p), 1e-14);
-    EXPECT_TRUE(GradCheck(
-        [p](const TensorList& a) {
-          Generator gen(77);
-          return dropout(a[0], p, true, &gen);
-        },
-        {x}));
+    auto drop = [p](const TensorList& a) {
+      Generator gen(77);
+      return dropout(a[0], p, true, &gen);
+    };
+    EXPECT_TRUE(GradCheck(drop, {x}));
+    JvpCheckAll(drop, Layouts(x));
+    // The tangent uses the same mask and scale.
+    EXPECT_TENSOR_NEAR(Tangent([&](const Tensor& t) { return drop({t}); }, x, w),
+                       w * mask / (1.0 - p), 1e-14);
   }
   // Identity when dropout returned x (eval mode or p == 0); zeros when p == 1.
   auto with = [&](double p, bool train) {
@@ -245,6 +405,17 @@ TEST(MoreReductionGrad, DropoutUsesItsMask) {
   EXPECT_TENSOR_EQ(with(0.5, false), w);
   EXPECT_TENSOR_EQ(with(0.0, true), w);
   EXPECT_TENSOR_EQ(with(1.0, true), zeros({4, 5}, kFloat64));
+  auto tangent_with = [&](double p, bool train) {
+    return Tangent(
+        [p, train](const Tensor& t) {
+          Generator gen(3);
+          return dropout(t, p, train, &gen);
+        },
+        x, w);
+  };
+  EXPECT_TENSOR_EQ(tangent_with(0.5, false), w);
+  EXPECT_TENSOR_EQ(tangent_with(0.0, true), w);
+  EXPECT_TENSOR_EQ(tangent_with(1.0, true), zeros({4, 5}, kFloat64));
 }
 
 TEST(MoreReductionGrad, BernoulliIsNonDifferentiable) {
@@ -256,11 +427,142 @@ TEST(MoreReductionGrad, BernoulliIsNonDifferentiable) {
   Generator gen(5);
   Tensor b = bernoulli(sigmoid(x), &gen);
   EXPECT_TENSOR_EQ(grad(f)(x), b);
+  // Forward mode: the samples carry no tangent either.
+  Tensor v = Rand({3, 4}, 19);
+  EXPECT_TENSOR_EQ(Tangent(
+                       [](const Tensor& t) {
+                         Generator g(5);
+                         return t * bernoulli(sigmoid(t), &g);
+                       },
+                       x, v),
+                   v * b);
+}
+
+// jacfwd (vmap of jvp over a basis) against jacrev (vmap of vjp), through zeros and ties.
+TEST(MoreReductionJvp, JacfwdMatchesJacrev) {
+  const Tensor x = Rand({3, 4}, 20);
+  const Tensor with_zeros =
+      tensor({2.0, -3.0, 0.5, 0.0, 1.5, 0.0, -2.0, 1.0, 0.0, 4.0, 0.0, 0.5}, {3, 4});
+  const Tensor ties =
+      tensor({1.0, 3.0, 3.0, -3.0, 2.0, 2.0, 2.0, 2.0, 0.5, -1.0, 0.5, 1.0}, {3, 4});
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::pair<const char*, TensorFnOfList>> fns = {
+      {"prod", [](const TensorList& a) { return prod(a[0], {1}); }},
+      {"prod_all", [](const TensorList& a) { return prod(a[0]); }},
+      {"amax", [](const TensorList& a) { return amax(a[0], {-1}, true); }},
+      {"amin", [](const TensorList& a) { return amin(a[0], {0}); }},
+      {"var", [](const TensorList& a) { return var(a[0], {0}); }},
+      {"std", [](const TensorList& a) { return std(a[0], {1}, 0, true); }},
+      {"norm3", [](const TensorList& a) { return norm(a[0], 3.0, {1}); }},
+      {"norminf", [inf](const TensorList& a) { return norm(a[0], inf, {1}); }},
+      {"cumsum", [](const TensorList& a) { return cumsum(a[0], 1); }},
+      {"sum_to_size",
+       [](const TensorList& a) {
+         return sum_to_size(a[0], {1, 4});
+       }},
+      {"sort", [](const TensorList& a) { return std::get<0>(sort(a[0], 0, true)); }},
+      {"topk", [](const TensorList& a) { return std::get<0>(topk(a[0], 3, 1, false)); }},
+  };
+  for (const auto& [name, f] : fns) {
+    for (const Tensor& in : {x, with_zeros, ties}) {
+      SCOPED_TRACE(name);
+      try {
+        EXPECT_TENSOR_NEAR(jacfwd(f)({in})[0], jacrev(f)({in})[0], 1e-13);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+      }
+    }
+  }
+}
+
+// hessian (jacfwd of jacrev) of prod through a zero, in closed form: H_jk = prod_{i != j, k}
+// y_i off the diagonal, 0 on it.
+TEST(MoreReductionJvp, HessianOfProdThroughAZero) {
+  const Tensor y = tensor({2.0, 0.0, -3.0});
+  const Tensor h = hessian([](const TensorList& a) { return prod(a[0]); })({y})[0];
+  EXPECT_TENSOR_NEAR(h, tensor({0.0, -3.0, 0.0, -3.0, 0.0, 2.0, 0.0, 2.0, 0.0}, {3, 3}), 1e-14);
+}
+
+// LoopJvp: the vmap(jvp) oracle: a stack of jvp tangents, one per example; a nullopt dim
+// shares that input across the examples.
+Tensor LoopJvp(const TensorFn& f, const Tensor& xs, const Tensor& ts, std::optional<int64_t> xd,
+               std::optional<int64_t> td, int64_t n) {
+  TensorList per;
+  for (int64_t i = 0; i < n; ++i) {
+    per.push_back(Tangent(f, xd ? select(xs, *xd, i) : xs, td ? select(ts, *td, i) : ts));
+  }
+  return stack(per, 0);
+}
+
+// CheckVmapOfJvp: vmap over (primal, tangent) of f's jvp against LoopJvp, for in_dims 0,
+// last and none, batch sizes 1 and 4.
+void CheckVmapOfJvp(const std::vector<std::pair<const char*, TensorFn>>& fns, const Tensor& x,
+                    const Tensor& t) {
+  const int64_t last = x.dim();
+  const std::vector<std::pair<std::optional<int64_t>, std::optional<int64_t>>> in_dims = {
+      {0, 0}, {0, std::nullopt}, {std::nullopt, 0}, {last, last}, {last, 0}};
+  for (const auto& [name, f] : fns) {
+    for (int64_t n : {1, 4}) {
+      for (const auto& [xd, td] : in_dims) {
+        SCOPED_TRACE(std::string(name) + " batch " + std::to_string(n) + " in_dims " +
+                     (xd ? std::to_string(*xd) : "none") + ", " +
+                     (td ? std::to_string(*td) : "none"));
+        // Batched inputs: n perturbed copies of x / t stacked at the batch dim.
+        TensorList xs_list, ts_list;
+        for (int64_t i = 0; i < n; ++i) {
+          xs_list.push_back(x * (1.0 + 0.1 * static_cast<double>(i)));
+          ts_list.push_back(t + static_cast<double>(i));
+        }
+        const Tensor xs = xd ? stack(xs_list, *xd) : x;
+        const Tensor ts = td ? stack(ts_list, *td) : t;
+        TensorListFn jf = [f = f](const TensorList& a) {
+          return TensorList{Tangent(f, a[0], a[1])};
+        };
+        try {
+          Tensor batched = vmap(jf, Dims{xd, td})({xs, ts})[0];
+          EXPECT_TENSOR_NEAR(batched, LoopJvp(f, xs, ts, xd, td, n), 1e-12);
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << e.what();
+        }
+      }
+    }
+  }
+}
+
+TEST(MoreReductionJvp, VmapOfJvpMatchesLoop) {
+  const Tensor x = Rand({3, 4}, 21, 0.5, 1.5) * sign(Rand({3, 4}, 22));
+  const Tensor t = Rand({3, 4}, 23);
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::pair<const char*, TensorFn>> fns = {
+      {"prod", [](const Tensor& a) { return prod(a, {-1}); }},
+      {"prod_all", [](const Tensor& a) { return prod(a); }},
+      {"amax", [](const Tensor& a) { return amax(a, {0}); }},
+      {"amin", [](const Tensor& a) { return amin(a, {-1}, true); }},
+      {"var", [](const Tensor& a) { return var(a, {1}, 0); }},
+      {"std",
+       [](const Tensor& a) {
+         return std(a, {0, 1}, 1, true);
+       }},
+      {"norm3", [](const Tensor& a) { return norm(a, 3.0, {0}); }},
+      {"norminf", [inf](const Tensor& a) { return norm(a, inf); }},
+      {"cumsum", [](const Tensor& a) { return cumsum(a, 1); }},
+      {"sum_to_size",
+       [](const Tensor& a) {
+         return sum_to_size(a, {3, 1});
+       }},
+      {"sort", [](const Tensor& a) { return std::get<0>(sort(a, 0)); }},
+      {"topk", [](const Tensor& a) { return std::get<0>(topk(a, 2, -1)); }},
+  };
+  CheckVmapOfJvp(fns, x, t);
+  // prod with zeros in the input.
+  const Tensor zs = where(
+      tensor({false, true, false, false, true, true, false, false, true, true, true, true}, {3, 4}),
+      0.0, x);
+  CheckVmapOfJvp({fns[0], fns[1]}, zs, t);
 }
 
 // CheckVmapOfGrad: vmap(grad(f)) against a loop of grad(f), for each named f.
-void CheckVmapOfGrad(const std::vector<std::pair<const char*, TensorFn>>& fns,
-                     const Tensor& xs) {
+void CheckVmapOfGrad(const std::vector<std::pair<const char*, TensorFn>>& fns, const Tensor& xs) {
   for (const auto& [name, f] : fns) {
     SCOPED_TRACE(name);
     try {
@@ -305,10 +607,18 @@ TEST(MoreReductionGrad, VmapOfGradOverDimListsMatchesLoop) {
   const Tensor xs = VmapInput();
   CheckVmapOfGrad(
       {
-          {"sum", [](const Tensor& t) { return sum(sum(t, {-1}) * tensor({1.0, -2.0, 3.0})); }},
-          {"prod", [](const Tensor& t) { return sum(prod(t, {-1}) * tensor({1.0, -2.0, 3.0})); }},
+          {"sum",
+           [](const Tensor& t) {
+             return sum(sum(t, {-1}) * tensor({1.0, -2.0, 3.0}));
+           }},
+          {"prod",
+           [](const Tensor& t) {
+             return sum(prod(t, {-1}) * tensor({1.0, -2.0, 3.0}));
+           }},
           {"amax",
-           [](const Tensor& t) { return sum(amax(t, {0}) * tensor({1.0, 2.0, 3.0, 4.0})); }},
+           [](const Tensor& t) {
+             return sum(amax(t, {0}) * tensor({1.0, 2.0, 3.0, 4.0}));
+           }},
           {"std", [](const Tensor& t) { return sum(std(t, {1}, 1, true) * t); }},
           {"norm3", [](const Tensor& t) { return sum(norm(t, 3.0, {0})); }},
       },

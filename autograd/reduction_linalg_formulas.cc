@@ -1,5 +1,9 @@
-// vjp formulas: reductions, softmax-like ops, matmul-like ops and the common view ops.
-// Non-differentiable: argmax, argmin.
+// vjp and jvp formulas: reductions, softmax-like ops, matmul-like ops and the common view
+// ops. Non-differentiable: argmax, argmin.
+//
+// Linear ops (sum, mean, views, copies) are their own jvp: the same op applied to the
+// tangent. Products follow the product rule, each part skipped when its tangent is undefined
+// (zero).
 #include <algorithm>
 
 #include "autograd/formula_util.h"
@@ -9,10 +13,10 @@
 namespace ft::autograd {
 namespace {
 
+using internal::AddTangents;
 using internal::ExpandReduced;
 using internal::Op;
 using internal::ReducedCount;
-
 
 // MatmulGrads: gradients of matmul(a, b) with torch.matmul's 1-D rules: a 1-D operand is a
 // row (left) or column (right) vector whose added dim is removed again.
@@ -43,17 +47,28 @@ std::pair<Tensor, Tensor> MatmulGrads(const Tensor& g, const Tensor& a, const Te
   return {ga, gb};
 }
 
+// ReshapeTangent: the jvp of a view that only changes the shape (reshape, squeeze, ...).
+TensorList ReshapeTangent(const JvpContext& c, const TensorList& t) {
+  return TensorList{reshape(t[0], c.output(0).sizes())};
+}
+
 }  // namespace
 
 void RegisterReductionAndLinalgFormulas() {
   SetVjp(Op("sum"), [](const VjpContext& c, const TensorList& g) {
     return TensorList{ExpandReduced(g[0], c.input(0), c.inputs[1].shape(), c.inputs[2].to_bool())};
   });
+  SetJvp(Op("sum"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{sum(t[0], c.inputs[1].shape(), c.inputs[2].to_bool())};
+  });
   SetVjp(Op("mean"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
     const Shape& dims = c.inputs[1].shape();
     return TensorList{ExpandReduced(g[0], x, dims, c.inputs[2].to_bool()) /
                       static_cast<double>(ReducedCount(x, dims))};
+  });
+  SetJvp(Op("mean"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{mean(t[0], c.inputs[1].shape(), c.inputs[2].to_bool())};
   });
   SetVjp(Op("logsumexp"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
@@ -62,14 +77,32 @@ void RegisterReductionAndLinalgFormulas() {
     return TensorList{ExpandReduced(g[0], x, dims, keepdim) *
                       exp(x - ExpandReduced(c.output(0), x, dims, keepdim))};
   });
+  // d logsumexp = sum(t * softmax(x)) over the reduced dims.
+  SetJvp(Op("logsumexp"), [](const JvpContext& c, const TensorList& t) {
+    const Tensor& x = c.input(0);
+    const Shape& dims = c.inputs[1].shape();
+    const bool keepdim = c.inputs[2].to_bool();
+    return TensorList{
+        sum(t[0] * exp(x - ExpandReduced(c.output(0), x, dims, keepdim)), dims, keepdim)};
+  });
   SetVjp(Op("softmax"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& y = c.output(0);
     const int64_t dim = c.inputs[1].to_int();
     return TensorList{y * (g[0] - sum(g[0] * y, {dim}, true))};
   });
+  // softmax's Jacobian diag(y) - y y^T is symmetric: the jvp is the vjp's formula.
+  SetJvp(Op("softmax"), [](const JvpContext& c, const TensorList& t) {
+    const Tensor& y = c.output(0);
+    const int64_t dim = c.inputs[1].to_int();
+    return TensorList{y * (t[0] - sum(t[0] * y, {dim}, true))};
+  });
   SetVjp(Op("log_softmax"), [](const VjpContext& c, const TensorList& g) {
     const int64_t dim = c.inputs[1].to_int();
     return TensorList{g[0] - exp(c.output(0)) * sum(g[0], {dim}, true)};
+  });
+  SetJvp(Op("log_softmax"), [](const JvpContext& c, const TensorList& t) {
+    const int64_t dim = c.inputs[1].to_int();
+    return TensorList{t[0] - sum(t[0] * exp(c.output(0)), {dim}, true)};
   });
   for (const char* name : {"argmax", "argmin"}) MarkNonDifferentiable(Op(name));
 
@@ -77,6 +110,15 @@ void RegisterReductionAndLinalgFormulas() {
     SetVjp(Op(name), [](const VjpContext& c, const TensorList& g) {
       auto [ga, gb] = MatmulGrads(g[0], c.input(0), c.input(1), c.needs(0), c.needs(1));
       return TensorList{ga, gb};
+    });
+  }
+  // Product rule, with the op itself (its shape rules hold for tangents shaped like inputs).
+  using Product = Tensor (*)(const Tensor&, const Tensor&);
+  for (auto [name, product] : {std::pair<const char*, Product>{"matmul", &matmul},
+                               {"mm", &mm}, {"bmm", &bmm}, {"dot", &dot}}) {
+    SetJvp(Op(name), [product = product](const JvpContext& c, const TensorList& t) {
+      return TensorList{AddTangents(t[0].defined() ? product(t[0], c.input(1)) : Tensor(),
+                                    t[1].defined() ? product(c.input(0), t[1]) : Tensor())};
     });
   }
   SetVjp(Op("dot"), [](const VjpContext& c, const TensorList& g) {
@@ -95,27 +137,58 @@ void RegisterReductionAndLinalgFormulas() {
     }
     return out;
   });
+  // linear(x, w, b) = x w^T + b: tangent tx w^T + x tw^T + tb (no bias slot when b is None).
+  SetJvp(Op("linear"), [](const JvpContext& c, const TensorList& t) {
+    const Tensor &x = c.input(0), &w = c.input(1);
+    Tensor out = AddTangents(t[0].defined() ? linear(t[0], w) : Tensor(),
+                             t[1].defined() ? linear(x, t[1]) : Tensor());
+    if (t.size() > 2) out = AddTangents(out, t[2]);
+    return TensorList{out};
+  });
 
-  // Views and copies: the gradient takes the input's layout back.
+  // Views and copies: the gradient takes the input's layout back; the tangent takes the
+  // output's. Shape-only views get their tangent by reshape (which also accepts a
+  // non-contiguous tangent, where view would throw); copies copy the tangent, so that
+  // writing the output in place cannot touch the input's tangent.
   for (const char* name : {"reshape", "view", "flatten", "contiguous", "clone"}) {
     SetVjp(Op(name), [](const VjpContext& c, const TensorList& g) {
       return TensorList{reshape(g[0], c.input(0).sizes())};
     });
   }
+  for (const char* name : {"reshape", "view", "flatten"}) SetJvp(Op(name), ReshapeTangent);
+  SetJvp(Op("contiguous"), [](const JvpContext&, const TensorList& t) {
+    return TensorList{contiguous(t[0])};
+  });
+  SetJvp(Op("clone"), [](const JvpContext&, const TensorList& t) {
+    return TensorList{clone(t[0])};
+  });
   SetVjp(Op("expand"), [](const VjpContext& c, const TensorList& g) {
     return TensorList{sum_to_size(g[0], c.input(0).sizes())};
+  });
+  SetJvp(Op("expand"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{expand(t[0], c.output(0).sizes())};
   });
   SetVjp(Op("transpose"), [](const VjpContext& c, const TensorList& g) {
     return TensorList{transpose(g[0], c.inputs[1].to_int(), c.inputs[2].to_int())};
   });
+  SetJvp(Op("transpose"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{transpose(t[0], c.inputs[1].to_int(), c.inputs[2].to_int())};
+  });
   SetVjp(Op("t"), [](const VjpContext&, const TensorList& g) { return TensorList{t(g[0])}; });
+  SetJvp(Op("t"), [](const JvpContext&, const TensorList& tangents) {
+    return TensorList{t(tangents[0])};
+  });
   SetVjp(Op("unsqueeze"), [](const VjpContext& c, const TensorList& g) {
     return TensorList{squeeze_dim(g[0], c.inputs[1].to_int())};
+  });
+  SetJvp(Op("unsqueeze"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{unsqueeze(t[0], c.inputs[1].to_int())};
   });
   for (const char* name : {"squeeze", "squeeze_dim", "squeeze_dims"}) {
     SetVjp(Op(name), [](const VjpContext& c, const TensorList& g) {
       return TensorList{reshape(g[0], c.input(0).sizes())};
     });
+    SetJvp(Op(name), ReshapeTangent);
   }
   SetVjp(Op("permute"), [](const VjpContext& c, const TensorList& g) {
     const Shape& dims = c.inputs[1].shape();
@@ -123,6 +196,9 @@ void RegisterReductionAndLinalgFormulas() {
     const int64_t rank = static_cast<int64_t>(dims.size());
     for (int64_t i = 0; i < rank; ++i) inverse[WrapDim("permute", dims[i], rank)] = i;
     return TensorList{permute(g[0], inverse)};
+  });
+  SetJvp(Op("permute"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{permute(t[0], c.inputs[1].shape())};
   });
 }
 

@@ -1,17 +1,23 @@
-// vjp formulas: shape, view, indexing and joining ops. Every formula is written with public
-// out-of-place ops (pad, narrow, scatter_add, gather, ...), never with an in-place write into a
-// buffer, so it is itself differentiable and batchable.
+// vjp and jvp formulas: shape, view, indexing and joining ops. Every formula is written with
+// public out-of-place ops (pad, narrow, scatter_add, gather, ...), never with an in-place write
+// into a buffer, so it is itself differentiable and batchable.
+// Every op here but outer is linear (pad: affine) in its tensor inputs, so its jvp is the op
+// itself applied to the tangent with the same non-tensor arguments (pad pads the tangent with
+// 0, not with the value; integer index tensors have no tangent).
 // Non-differentiable: one_hot, argsort.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
+#include "autograd/formula_util.h"
 #include "autograd/formulas.h"
 #include "dispatch/ops.h"
 
 namespace ft::autograd {
 namespace {
 
-const Operator& Op(const char* name) { return OpRegistry::Global().Get(name); }
+using internal::AddTangents;
+using internal::Op;
 
 // PadDim pads (or, with negative amounts, crops) t along dim `dim` only: left / right.
 Tensor PadDim(const Tensor& t, int64_t dim, int64_t left, int64_t right) {
@@ -56,17 +62,44 @@ TensorList SplitBackward(const VjpContext& c, const TensorList& g, int64_t dim) 
   return TensorList{reshape(r, x.sizes())};
 }
 
+// OptInt: an optional int argument (slice's bounds, take_along_dim's dim).
+std::optional<int64_t> OptInt(const Value& v) {
+  if (v.is_none()) return std::nullopt;
+  return v.to_int();
+}
+
+// JoinTangents: the tangents of a joining op's (cat, stack) inputs, each undefined one (a
+// constant or integer piece) replaced by zeros like its primal, so the pieces still line up.
+TensorList JoinTangents(const JvpContext& c, const TensorList& t) {
+  const TensorList& ts = c.inputs[0].tensor_list();
+  TensorList parts;
+  parts.reserve(ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) {
+    parts.push_back(i < t.size() && t[i].defined() ? t[i] : zeros_like(ts[i]));
+  }
+  return parts;
+}
+
 }  // namespace
 
 void RegisterShapeFormulas() {
   SetVjp(Op("unflatten"), [](const VjpContext& c, const TensorList& g) {
     return TensorList{reshape(g[0], c.input(0).sizes())};
   });
+  SetJvp(Op("unflatten"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{unflatten(t[0], c.inputs[1].to_int(), c.inputs[2].shape())};
+  });
   SetVjp(Op("movedim"), [](const VjpContext& c, const TensorList& g) {
     return TensorList{movedim(g[0], c.inputs[2].shape(), c.inputs[1].shape())};
   });
+  SetJvp(Op("movedim"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{movedim(t[0], c.inputs[1].shape(), c.inputs[2].shape())};
+  });
   SetVjp(Op("flip"), [](const VjpContext& c, const TensorList& g) {
     return TensorList{flip(g[0], c.inputs[1].shape())};
+  });
+  SetJvp(Op("flip"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{flip(t[0], c.inputs[1].shape())};
   });
 
   // select / narrow / slice / diagonal: the gradient is written back into zeros of the
@@ -79,6 +112,9 @@ void RegisterShapeFormulas() {
     if (index < 0) index += size;
     return TensorList{PadDim(unsqueeze(g[0], d), d, index, size - 1 - index)};
   });
+  SetJvp(Op("select"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{select(t[0], c.inputs[1].to_int(), c.inputs[2].to_int())};
+  });
   SetVjp(Op("narrow"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
     const int64_t d = WrapDim("narrow", c.inputs[1].to_int(), x.dim());
@@ -87,6 +123,10 @@ void RegisterShapeFormulas() {
     if (start < 0) start += size;
     const int64_t length = c.inputs[3].to_int();
     return TensorList{PadDim(g[0], d, start, size - start - length)};
+  });
+  SetJvp(Op("narrow"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{
+        narrow(t[0], c.inputs[1].to_int(), c.inputs[2].to_int(), c.inputs[3].to_int())};
   });
   SetVjp(Op("slice"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
@@ -113,6 +153,10 @@ void RegisterShapeFormulas() {
       r = narrow(r, d, 0, span);
     }
     return TensorList{PadDim(r, d, b, size - b - span)};
+  });
+  SetJvp(Op("slice"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{slice(t[0], c.inputs[1].to_int(), OptInt(c.inputs[2]),
+                            OptInt(c.inputs[3]), c.inputs[4].to_int())};
   });
   SetVjp(Op("diagonal"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
@@ -142,6 +186,10 @@ void RegisterShapeFormulas() {
     const int64_t dst[2] = {d1, d2};
     return TensorList{movedim(m, IntArrayRef(src, 2), IntArrayRef(dst, 2))};
   });
+  SetJvp(Op("diagonal"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{diagonal(t[0], c.inputs[1].to_int(), c.inputs[2].to_int(),
+                               c.inputs[3].to_int())};
+  });
 
   // Indexing.
   SetVjp(Op("index_select"), [](const VjpContext& c, const TensorList& g) {
@@ -152,11 +200,20 @@ void RegisterShapeFormulas() {
     Tensor idx = IndexAlong(index, d, g[0].sizes());
     return TensorList{scatter_add(zeros_like(x), d, idx, g[0]), Tensor()};
   });
+  // The index's tangent (t[1]) is always undefined: only x's tangent flows.
+  SetJvp(Op("index_select"), [](const JvpContext& c, const TensorList& t) {
+    if (!t[0].defined()) return TensorList{Tensor()};
+    return TensorList{index_select(t[0], c.inputs[1].to_int(), c.input(2))};
+  });
   SetVjp(Op("gather"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
     return TensorList{
         scatter_add(zeros_like(x), c.inputs[1].to_int(), c.input(2), g[0]),
         Tensor()};
+  });
+  SetJvp(Op("gather"), [](const JvpContext& c, const TensorList& t) {
+    if (!t[0].defined()) return TensorList{Tensor()};
+    return TensorList{gather(t[0], c.inputs[1].to_int(), c.input(2))};
   });
   SetVjp(Op("scatter_add"), [](const VjpContext& c, const TensorList& g) {
     const int64_t dim = c.inputs[1].to_int();
@@ -177,6 +234,14 @@ void RegisterShapeFormulas() {
     }
     return TensorList{c.needs(0) ? g[0] : Tensor(), Tensor(), gs};
   });
+  // scatter_add is linear in (x, src): its tangent scatters src's tangent into x's.
+  SetJvp(Op("scatter_add"), [](const JvpContext& c, const TensorList& t) {
+    const Tensor& tx = t[0];
+    const Tensor& tsrc = t[2];
+    if (!tsrc.defined()) return TensorList{tx};
+    const Tensor base = tx.defined() ? tx : zeros_like(c.input(0));
+    return TensorList{scatter_add(base, c.inputs[1].to_int(), c.input(2), tsrc)};
+  });
   SetVjp(Op("take_along_dim"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
     const Tensor& indices = c.input(1);
@@ -192,6 +257,10 @@ void RegisterShapeFormulas() {
     Tensor idx = expand(indices, g[0].sizes());
     Tensor gx = scatter_add(expand(zeros_like(x), xb), d, idx, g[0]);
     return TensorList{sum_to_size(gx, x.sizes()), Tensor()};
+  });
+  SetJvp(Op("take_along_dim"), [](const JvpContext& c, const TensorList& t) {
+    if (!t[0].defined()) return TensorList{Tensor()};
+    return TensorList{take_along_dim(t[0], c.input(1), OptInt(c.inputs[2]))};
   });
 
   // Joining and splitting.
@@ -217,6 +286,9 @@ void RegisterShapeFormulas() {
     }
     return out;
   });
+  SetJvp(Op("cat"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{cat(JoinTangents(c, t), c.inputs[1].to_int())};
+  });
   SetVjp(Op("stack"), [](const VjpContext& c, const TensorList& g) {
     const TensorList& ts = c.inputs[0].tensor_list();
     const int64_t d = WrapDim("stack", c.inputs[1].to_int(), g[0].dim());
@@ -231,14 +303,26 @@ void RegisterShapeFormulas() {
     }
     return out;
   });
+  SetJvp(Op("stack"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{stack(JoinTangents(c, t), c.inputs[1].to_int())};
+  });
   SetVjp(Op("split"), [](const VjpContext& c, const TensorList& g) {
     return SplitBackward(c, g, c.inputs[2].to_int());
+  });
+  SetJvp(Op("split"), [](const JvpContext& c, const TensorList& t) {
+    return split(t[0], c.inputs[1].to_int(), c.inputs[2].to_int());
   });
   SetVjp(Op("split_with_sizes"), [](const VjpContext& c, const TensorList& g) {
     return SplitBackward(c, g, c.inputs[2].to_int());
   });
+  SetJvp(Op("split_with_sizes"), [](const JvpContext& c, const TensorList& t) {
+    return split_with_sizes(t[0], c.inputs[1].shape(), c.inputs[2].to_int());
+  });
   SetVjp(Op("chunk"), [](const VjpContext& c, const TensorList& g) {
     return SplitBackward(c, g, c.inputs[2].to_int());
+  });
+  SetJvp(Op("chunk"), [](const JvpContext& c, const TensorList& t) {
+    return chunk(t[0], c.inputs[1].to_int(), c.inputs[2].to_int());
   });
 
   SetVjp(Op("repeat"), [](const VjpContext& c, const TensorList& g) {
@@ -262,6 +346,9 @@ void RegisterShapeFormulas() {
     Tensor r = sum(reshape(g[0], split_shape), sum_dims);
     return TensorList{reshape(r, x.sizes())};
   });
+  SetJvp(Op("repeat"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{repeat(t[0], c.inputs[1].shape())};
+  });
   SetVjp(Op("pad"), [](const VjpContext& c, const TensorList& g) {
     // pad is a shift with crop along each dim: its adjoint is the opposite shift, i.e. pad by
     // the negated amounts with zeros (positive pads crop the gradient, negative ones re-pad).
@@ -269,9 +356,19 @@ void RegisterShapeFormulas() {
     for (int64_t& p : pads) p = -p;
     return TensorList{pad(g[0], pads)};
   });
+  SetJvp(Op("pad"), [](const JvpContext& c, const TensorList& t) {
+    // The padding value is a constant: the tangent is padded with zeros.
+    return TensorList{pad(t[0], c.inputs[1].shape())};
+  });
   SetVjp(Op("outer"), [](const VjpContext& c, const TensorList& g) {
     return TensorList{c.needs(0) ? matmul(g[0], c.input(1)) : Tensor(),
                       c.needs(1) ? matmul(t(g[0]), c.input(0)) : Tensor()};
+  });
+  // Product rule; an undefined tangent contributes nothing.
+  SetJvp(Op("outer"), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{
+        AddTangents(t[0].defined() ? outer(t[0], c.input(1)) : Tensor(),
+                    t[1].defined() ? outer(c.input(0), t[1]) : Tensor())};
   });
 
   for (const char* name : {"one_hot", "argsort"}) MarkNonDifferentiable(Op(name));

@@ -51,6 +51,12 @@ Tensor TensorImpl::UnwrapDead(const std::string& op) const {
              "returned (", WrapperRepr(), ")");
 }
 
+int64_t Tensor::data_version() const {
+  const TensorImpl* impl = impl_.get();
+  while (!impl->is_dense()) impl = impl->wrapped_value()->impl();
+  return impl->storage().version();
+}
+
 namespace {
 // DimIndex wraps `d` for size()/stride(). Unlike reductions, these read a dim, so a rank-0
 // tensor (which has none) accepts no dim at all, as in PyTorch.

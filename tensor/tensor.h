@@ -80,6 +80,10 @@ class TensorImpl {
   virtual bool is_alive_wrapper() const { return true; }
   virtual Tensor UnwrapDead(const std::string& op) const;
 
+  // wrapped_value: the value one level down a wrapper holds (a batched tensor's value, a
+  // grad wrapper's value, a dual's primal); nullptr for dense tensors.
+  virtual const Tensor* wrapped_value() const { return nullptr; }
+
  protected:
   // For wrapper subclasses: logical dtype and sizes, no storage. Strides are the contiguous
   // strides of the logical shape.
@@ -131,6 +135,10 @@ class Tensor {
   const Storage& storage() const { return impl_->storage(); }
   // version is the storage's version counter (bumped by in-place ops). Dense only.
   int64_t version() const { return impl_->storage().version(); }
+  // data_version: the version of the storage under every wrapper layer (a wrapper's
+  // innermost dense value). The transforms compare it to tell that a value was written in
+  // place behind their back (e.g. through a view).
+  int64_t data_version() const;
   // bump_version records an in-place write (in-place kernels call it once per write).
   void bump_version() const { impl_->storage().BumpVersion(); }
 

@@ -12,6 +12,7 @@ rules=(
   "//interpreters/vmap|+ //tensor/... + //dispatch/... + //vmap_rules/..."
   "//autograd|+ //tensor/... + //dispatch/..."
   "//interpreters/grad|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
+  "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/..."
 )
 
 status=0

@@ -1,8 +1,8 @@
 // coverage: prints, from the op registry, a Markdown table with one row per op and one
-// column per transform rule: `| op | base | vmap | vjp |`, each cell `yes` or `no` (`nondiff`
-// in the vjp column for an op whose outputs carry no gradient).
+// column per transform rule: `| op | base | vmap | vjp | jvp |`, each cell `yes` or `no`
+// (`nondiff` in the vjp and jvp columns for an op whose outputs carry no gradient).
 //   ./bazelw run //tools:coverage
-// Later transforms add their columns here (jvp, functionalize).
+// Later transforms add their columns here (functionalize).
 #include <cstdio>
 
 #include "autograd/formulas.h"
@@ -15,20 +15,23 @@ int main() {
   ft::RegisterVmapRules();
   ft::autograd::RegisterDerivatives();
   ft::OpRegistry& registry = ft::OpRegistry::Global();
-  std::printf("| op | base | vmap | vjp |\n|---|---|---|---|\n");
-  int with_vmap = 0, with_vjp = 0, total = 0;
+  std::printf("| op | base | vmap | vjp | jvp |\n|---|---|---|---|---|\n");
+  int with_vmap = 0, with_vjp = 0, with_jvp = 0, total = 0;
   for (const ft::Operator* op : registry.ops()) {
     if (!registry.is_builtin(*op)) continue;
     const bool vmap = op->has_rule(ft::TransformType::kVmap);
     const bool nondiff = ft::autograd::IsNonDifferentiable(*op);
     const bool vjp = ft::autograd::GetVjp(*op) != nullptr;
-    std::printf("| %s | yes | %s | %s |\n", op->name().c_str(), vmap ? "yes" : "no",
-                nondiff ? "nondiff" : (vjp ? "yes" : "no"));
+    const bool jvp = ft::autograd::GetJvp(*op) != nullptr;
+    std::printf("| %s | yes | %s | %s | %s |\n", op->name().c_str(), vmap ? "yes" : "no",
+                nondiff ? "nondiff" : (vjp ? "yes" : "no"),
+                nondiff ? "nondiff" : (jvp ? "yes" : "no"));
     ++total;
     with_vmap += vmap ? 1 : 0;
     with_vjp += (vjp || nondiff) ? 1 : 0;
+    with_jvp += (jvp || nondiff) ? 1 : 0;
   }
-  std::printf("\n%d ops: base %d/%d, vmap %d/%d, vjp (or nondiff) %d/%d\n", total, total, total,
-              with_vmap, total, with_vjp, total);
+  std::printf("\n%d ops: base %d/%d, vmap %d/%d, vjp (or nondiff) %d/%d, jvp (or nondiff) %d/%d\n",
+              total, total, total, with_vmap, total, with_vjp, total, with_jvp, total);
   return 0;
 }

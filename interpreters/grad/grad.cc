@@ -8,6 +8,7 @@
 #include "autograd/graph.h"
 #include "dispatch/ops.h"
 #include "tensor/factories.h"
+#include "interpreters/grad/argnums.h"
 #include "interpreters/grad/grad_interpreter.h"
 
 namespace ft {
@@ -118,47 +119,9 @@ VjpWithAux vjp_with_aux(const OutputsWithAuxFn& f, const TensorList& primals) {
 
 namespace {
 
-// ArgMask validates argnums (range, repeats) for `n` arguments and returns which arguments
-// are differentiated plus argnums wrapped to non-negative, in the caller's order.
-std::pair<std::vector<bool>, std::vector<int64_t>> ArgMask(const char* api,
-                                                           const std::vector<int64_t>& argnums,
-                                                           size_t n_args) {
-  if (argnums.empty()) ThrowError(api, ": argnums must name at least one argument");
-  const int64_t n = static_cast<int64_t>(n_args);
-  std::vector<bool> wrap(n_args, false);
-  std::vector<int64_t> order;
-  for (int64_t a : argnums) {
-    if (a < -n || a >= n) {
-      ThrowError(api, ": argnums ", a, " is out of range for a function of ", n,
-                 " arguments (expected -", n, " <= argnum < ", n, ")");
-    }
-    const int64_t w = a < 0 ? a + n : a;
-    if (wrap[static_cast<size_t>(w)]) ThrowError(api, ": argnums contains ", w, " twice");
-    wrap[static_cast<size_t>(w)] = true;
-    order.push_back(w);
-  }
-  return {wrap, order};
-}
-
-// InArgnumsOrder maps gradients (one per wrapped argument, in argument order) to argnums order,
-// filling zeros for arguments no gradient reached.
-TensorList InArgnumsOrder(const TensorList& grads, const std::vector<bool>& wrap,
-                          const std::vector<int64_t>& order, const TensorList& args) {
-  TensorList by_arg(args.size());
-  size_t k = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!wrap[i]) continue;
-    by_arg[i] = grads[k].defined() ? grads[k] : zeros_like(args[i]);
-    ++k;
-  }
-  TensorList result;
-  for (int64_t w : order) result.push_back(by_arg[static_cast<size_t>(w)]);
-  return result;
-}
-
 GradWithAux GradImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
                      const TensorList& args) {
-  auto [wrap, order] = ArgMask("grad", argnums, args.size());
+  auto [wrap, order] = internal::ArgMask("grad", argnums, args.size());
   TensorListFn as_list = [&f](const TensorList& a) {
     auto [out, aux] = f(a);
     TensorList all = {out};
@@ -174,7 +137,7 @@ GradWithAux GradImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
   }
   TensorList grads = autograd::RunBackward({{t.output_edges[0], ones_like(out)}}, t.input_edges);
   TensorList aux(t.outputs.begin() + 1, t.outputs.end());
-  return {InArgnumsOrder(grads, wrap, order, args), out, aux};
+  return {internal::InArgnumsOrder(grads, wrap, order, args), out, aux};
 }
 
 AuxFn NoAux(const ScalarFn& f) {
@@ -207,7 +170,7 @@ std::function<GradAndValue(const TensorList&)> grad_and_value(ScalarFn f,
 TensorListFn jacrev(TensorFnOfList f, std::vector<int64_t> argnums,
                     std::optional<int64_t> chunk_size) {
   return [f = std::move(f), argnums, chunk_size](const TensorList& args) {
-    auto [wrap, order] = ArgMask("jacrev", argnums, args.size());
+    auto [wrap, order] = internal::ArgMask("jacrev", argnums, args.size());
     TensorListFn as_list = [&f](const TensorList& a) { return TensorList{f(a)}; };
     Traced t = Trace(as_list, args, wrap, "jacrev");
     const Tensor& out = t.outputs[0];
@@ -242,21 +205,6 @@ TensorListFn jacrev(TensorFnOfList f, std::vector<int64_t> argnums,
     TensorList result;
     for (int64_t w : order) result.push_back(by_arg[static_cast<size_t>(w)]);
     return result;
-  };
-}
-
-TensorListFn hessian(TensorFnOfList f, std::vector<int64_t> argnums) {
-  return [f = std::move(f), argnums](const TensorList& args) {
-    TensorList blocks;
-    for (size_t a = 0; a < argnums.size(); ++a) {
-      // Row a: the Jacobian of d f / d args[argnums[a]].
-      TensorFnOfList first = [&f, &argnums, a](const TensorList& x) {
-        return jacrev(f, {argnums[a]})(x)[0];
-      };
-      TensorList row = jacrev(first, argnums)(args);
-      blocks.insert(blocks.end(), row.begin(), row.end());
-    }
-    return blocks;
   };
 }
 

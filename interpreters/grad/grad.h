@@ -8,8 +8,8 @@
 //       vjp_fn may be called any number of times, also after vjp returned.
 //   grad(f, argnums) -> a function returning the gradient of f's scalar output w.r.t. the
 //       arguments at `argnums` (in that order); grad_and_value also returns f's value.
-//   jacrev(f, argnums, chunk_size), hessian(f, argnums): Jacobians by reverse mode (vmap of
-//       vjp over an identity basis) and Hessians (jacrev of jacrev).
+//   jacrev(f, argnums, chunk_size): Jacobians by reverse mode (vmap of vjp over an identity
+//       basis). Forward mode, jacfwd and hessian are in interpreters/jvp/jvp.h.
 // They compose with each other and with vmap in any order: vmap(grad(f)) gives per-example
 // gradients in one batched computation; grad(grad(f)) higher derivatives.
 //
@@ -84,11 +84,6 @@ VjpWithAux vjp_with_aux(const OutputsWithAuxFn& f, const TensorList& primals);
 using TensorFnOfList = std::function<Tensor(const TensorList&)>;
 TensorListFn jacrev(TensorFnOfList f, std::vector<int64_t> argnums = {0},
                     std::optional<int64_t> chunk_size = std::nullopt);
-
-// hessian: the second derivatives of a scalar f: jacrev of jacrev. For argnums {i, j, ...}
-// it returns the blocks H[a][b] = d2f / d args[a] d args[b] in row-major order (a list of
-// argnums.size()^2 tensors, block shape args[a].shape + args[b].shape).
-TensorListFn hessian(TensorFnOfList f, std::vector<int64_t> argnums = {0});
 
 }  // namespace ft
 

@@ -19,7 +19,13 @@ GradWrapperImpl::GradWrapperImpl(Tensor value, int64_t level, std::shared_ptr<co
       value_(std::move(value)),
       level_(level),
       alive_(std::move(alive)),
-      grad_edge_(std::move(grad_edge)) {}
+      grad_edge_(std::move(grad_edge)),
+      recorded_version_(value_.data_version()) {}
+
+void GradWrapperImpl::set_history(autograd::Edge grad_edge) {
+  grad_edge_ = std::move(grad_edge);
+  recorded_version_ = value_.data_version();
+}
 
 std::string GradWrapperImpl::WrapperRepr() const {
   std::string inner = value_.is_dense() ? ToString(value_) : value_.impl()->WrapperRepr();
@@ -32,9 +38,9 @@ Tensor MakeGradWrapper(Tensor value, int64_t level, std::shared_ptr<const bool> 
                                                   std::move(grad_edge)));
 }
 
-const GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level) {
+GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level) {
   if (!t.defined() || t.kind() != TensorKind::kGradWrapper) return nullptr;
-  const auto* w = static_cast<const GradWrapperImpl*>(t.impl());
+  auto* w = static_cast<GradWrapperImpl*>(t.impl());
   return w->level() == level ? w : nullptr;
 }
 
@@ -70,18 +76,33 @@ class OpNode : public autograd::Node {
     // may read, so that an in-place write after the op ran (e.g. to a constant buffer made
     // inside the function) is an error at backward time, not a silently wrong gradient.
     // Ops whose formula reads only shapes are exempt (autograd::MarkInputValuesUnused).
+    // Outputs likewise, for formulas that read them (exp: g * y).
+    if (autograd::ReadsOutputValues(op)) {
+      for (size_t i = 0; i < outputs_.size(); ++i) {
+        if (outputs_[i].is_tensor() && outputs_[i].tensor().defined()) {
+          output_versions_.push_back({i, outputs_[i].tensor().data_version()});
+        }
+      }
+    }
     if (!autograd::ReadsInputValues(op)) return;
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      if (inputs_[i].is_tensor() && inputs_[i].tensor().defined() &&
-          inputs_[i].tensor().is_dense()) {
-        versions_.push_back({i, inputs_[i].tensor().version()});
+      if (inputs_[i].is_tensor() && inputs_[i].tensor().defined()) {
+        versions_.push_back({i, inputs_[i].tensor().data_version()});
       }
     }
   }
 
   TensorList Apply(const TensorList& grads) override {
+    for (const auto& [i, version] : output_versions_) {
+      const int64_t now = outputs_[i].tensor().data_version();
+      if (now != version) {
+        ThrowError("grad: output ", i, " of '", op_.name(), "', which its backward needs, was ",
+                   "modified by an in-place operation after '", op_.name(), "' ran (its ",
+                   "version went from ", version, " to ", now, "); clone it before modifying it");
+      }
+    }
     for (const auto& [i, version] : versions_) {
-      const int64_t now = inputs_[i].tensor().version();
+      const int64_t now = inputs_[i].tensor().data_version();
       if (now != version) {
         ThrowError("grad: argument '", op_.schema().args[i].name, "' of '", op_.name(),
                    "', which its backward needs, was modified by an in-place operation after ",
@@ -119,10 +140,23 @@ class OpNode : public autograd::Node {
   ValueList inputs_;
   ValueList outputs_;
   std::vector<std::pair<size_t, int64_t>> versions_;  // (input index, version when saved)
+  std::vector<std::pair<size_t, int64_t>> output_versions_;  // likewise for outputs
 };
 
 }  // namespace
 
+// NOTE: [In-place under grad]
+// An in-place op whose `self` is a wrapper of this level writes the value one level down in
+// place and then rebases the wrapper's history: a new node of the op (its vjp formula is the
+// out-of-place op's, over the value before the write, cloned first when the formula reads
+// it) takes the wrapper's old edge as its `self` edge, and the wrapper now points at it.
+// Other wrappers sharing the storage (views) keep their old history, so their value and
+// history disagree: NOTE: [Stale history] turns their next use into an error instead of a
+// silently wrong gradient. Refused with an ft::Error, as in functorch:
+//   - a gradient-carrying value written into a tensor that is not a wrapper of this level
+//     (functorch's "captured Tensor": the level cannot give that object a history);
+//   - an in-place write into an input being differentiated (a leaf): it would modify the
+//     caller's tensor, as PyTorch refuses for leaves that require grad.
 ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   // Unwrap this level: values one level down, and where each input's gradient goes.
   ValueList inner;
@@ -130,6 +164,13 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   bool tracked = false;
   auto unwrap = [&](const Tensor& t) {
     if (const GradWrapperImpl* w = MaybeGradWrapperAt(t, level())) {
+      if (w->requires_grad() && w->is_stale()) {
+        ThrowError("grad: '", op.name(), "' got a tensor of shape ", ShapeToString(t.sizes()),
+                   " whose value was modified in place through a view or another alias ",
+                   "after its gradient history was recorded at level ", level(),
+                   "; in-place ops on views of tensors that carry a gradient are not ",
+                   "supported, clone the view first");
+      }
       edges.push_back(w->grad_edge());
       tracked = tracked || w->requires_grad();
       return w->value();
@@ -151,29 +192,59 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   // Ops run with grad mode off are not recorded (NOTE in autograd/grad_mode.h).
   tracked = tracked && GradMode::is_enabled();
   // A level entered with grad mode off passes its ops down with grad mode off.
-  auto lower_and_run = [&] {
+  auto lower_and_run = [&](ValueList& values) {
     LowerGuard lower(this);
     std::optional<NoGradGuard> no_grad;
     if (!prev_grad_mode_) no_grad.emplace();
-    return DispatchBoxed(op, inner);
+    return DispatchBoxed(op, values);
   };
-  const std::optional<int> mutated = op.schema().mutated_arg;
-  if (mutated) {
-    if (tracked) {
-      ThrowError("grad: in-place op '", op.name(), "' on tensors that carry a gradient at level ",
-                 level(), " is not supported yet; use the out-of-place op");
+  auto formula_for = [&]() {
+    const autograd::VjpFormula* formula = autograd::GetVjp(op);
+    if (formula == nullptr) {
+      ThrowError("grad: no derivative formula for '", op.name(), "' (level ", level(), ")");
     }
-    lower_and_run();
+    return formula;
+  };
+  if (const std::optional<int> mutated = op.schema().mutated_arg) {
+    const size_t m = static_cast<size_t>(*mutated);
+    const Tensor& self = args[m].tensor();
+    GradWrapperImpl* w = MaybeGradWrapperAt(self, level());
     ValueList out;
-    out.push_back(args[*mutated]);  // the very object that was passed
+    out.push_back(args[m]);  // the very object that was passed
+    if (!tracked || autograd::IsNonDifferentiable(op)) {
+      lower_and_run(inner);
+      if (w != nullptr) w->set_history(w->grad_edge());  // a constant change: no new history
+      return out;
+    }
+    if (w == nullptr) {
+      ThrowError("grad: in-place op '", op.name(), "' would write a value that carries a ",
+                 "gradient at level ", level(), " into a tensor that is not tracked by this ",
+                 "transform (its argument 'self' of shape ", ShapeToString(self.sizes()),
+                 " was captured from outside the function, or made by a factory inside it), ",
+                 "so it would mutate a captured Tensor. This is not supported; pass the tensor ",
+                 "to the function as an input, or use the out-of-place op");
+    }
+    if (w->requires_grad() &&
+        dynamic_cast<const autograd::LeafNode*>(w->grad_edge().node.get()) != nullptr) {
+      ThrowError("grad: in-place op '", op.name(), "' on an input being differentiated ",
+                 "(shape ", ShapeToString(self.sizes()), ", level ", level(), ") would modify ",
+                 "the caller's tensor; clone it first (y = clone(x)) or use the out-of-place op");
+    }
+    const autograd::VjpFormula* formula = formula_for();
+    ValueList saved = inner;
+    if (autograd::ReadsInputValues(op)) {
+      LowerGuard lower(this);
+      saved[m] = Value(clone(w->value()));
+    }
+    ValueList outputs = lower_and_run(inner);
+    auto node = std::make_shared<OpNode>(autograd::BackwardName(op), std::move(edges), 1, op,
+                                         formula, std::move(saved), std::move(outputs));
+    w->set_history(autograd::Edge{node, 0});
     return out;
   }
-  ValueList outputs = lower_and_run();
+  ValueList outputs = lower_and_run(inner);
   if (!tracked || autograd::IsNonDifferentiable(op)) return outputs;  // constants here
-  const autograd::VjpFormula* formula = autograd::GetVjp(op);
-  if (formula == nullptr) {
-    ThrowError("grad: no derivative formula for '", op.name(), "' (level ", level(), ")");
-  }
+  const autograd::VjpFormula* formula = formula_for();
   const int num_slots = GradientSlots(outputs);
   auto node = std::make_shared<OpNode>(autograd::BackwardName(op), std::move(edges), num_slots, op, formula,
                                        std::move(inner), outputs);

@@ -19,7 +19,12 @@
 // entered with grad mode off lowers with grad mode off (functorch's GradInterpreter.lower,
 // without the seed's bug of testing the method instead of its value).
 //
-// Not yet supported (ft::Error): in-place ops on tensors that carry a gradient at the level.
+// In-place ops (NOTE: [In-place under grad] in grad_interpreter.cc): on a wrapper of this
+// level the value is written in place and the wrapper's history rebased onto a node of the
+// op (PyTorch's rebase_history); writing a gradient-carrying value into a tensor that is not
+// a wrapper of this level (captured from outside the function, or a plain factory tensor)
+// is an ft::Error, as is writing in place into an input being differentiated or using a
+// tensor whose value changed through a view (NOTE: [Stale history]).
 #ifndef FT_INTERPRETERS_GRAD_GRAD_INTERPRETER_H_
 #define FT_INTERPRETERS_GRAD_GRAD_INTERPRETER_H_
 
@@ -42,7 +47,16 @@ class GradWrapperImpl : public TensorImpl {
   const autograd::Edge& grad_edge() const { return grad_edge_; }
   bool requires_grad() const { return grad_edge_.valid(); }
 
+  // NOTE: [Stale history] The wrapper remembers its value's data_version when its history
+  // (grad_edge) was recorded. An in-place op on the wrapper itself records new history and
+  // a new version (set_history). If the value changes any other way (an in-place op on a
+  // view sharing its storage), the history no longer describes the value, and using it for
+  // a gradient would be silently wrong: is_stale() tells, and the interpreter throws.
+  void set_history(autograd::Edge grad_edge);
+  bool is_stale() const { return value_.data_version() != recorded_version_; }
+
   bool is_alive_wrapper() const override { return *alive_; }
+  const Tensor* wrapped_value() const override { return &value_; }
   // A dead grad wrapper behaves exactly like its value.
   Tensor UnwrapDead(const std::string& op) const override { return value_; }
   // "GradTrackingTensor(lvl=2, value=...)".
@@ -53,13 +67,14 @@ class GradWrapperImpl : public TensorImpl {
   int64_t level_;
   std::shared_ptr<const bool> alive_;
   autograd::Edge grad_edge_;
+  int64_t recorded_version_;
 };
 
 Tensor MakeGradWrapper(Tensor value, int64_t level, std::shared_ptr<const bool> alive,
                        autograd::Edge grad_edge);
 
 // MaybeGradWrapperAt: t's GradWrapperImpl when t is a grad wrapper of exactly `level`.
-const GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level);
+GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level);
 
 class GradInterpreter : public Interpreter {
  public:

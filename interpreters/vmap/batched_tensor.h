@@ -39,6 +39,7 @@ class BatchedTensorImpl : public TensorImpl {
   BatchedTensorImpl(Tensor value, int64_t bdim, int64_t level, std::shared_ptr<const bool> alive);
 
   const Tensor& value() const { return value_; }
+  const Tensor* wrapped_value() const override { return &value_; }
   int64_t bdim() const { return bdim_; }
   int64_t level() const { return level_; }
   int64_t batch_size() const { return value_.sizes()[bdim_]; }

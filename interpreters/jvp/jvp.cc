@@ -1,0 +1,190 @@
+#include "interpreters/jvp/jvp.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "autograd/formulas.h"
+#include "autograd/grad_mode.h"
+#include "dispatch/ops.h"
+#include "interpreters/grad/argnums.h"
+#include "interpreters/jvp/jvp_interpreter.h"
+#include "tensor/factories.h"
+
+namespace ft {
+namespace {
+
+// PushForward runs f at a fresh jvp level with primals[i] paired with tangents[i] (an
+// undefined tangent leaves that primal a constant) and returns the outputs one level down
+// and their tangents (zeros for an output that does not depend on a tangent).
+JvpResult PushForward(const TensorListFn& f, const TensorList& primals,
+                      const TensorList& tangents) {
+  autograd::RegisterDerivatives();
+  JvpInterpreter interp(LayerStack::NewLevel(), FwdGradMode::is_enabled());
+  TensorList raw;
+  {
+    InterpreterScope scope(&interp);
+    TensorList duals;
+    for (size_t i = 0; i < primals.size(); ++i) {
+      duals.push_back(tangents[i].defined()
+                          ? MakeDual(primals[i], tangents[i], interp.level(), interp.alive_flag())
+                          : primals[i]);
+    }
+    EnableFwdGradGuard enable_fwd_grad;  // inside the transform forward grad mode is on
+    raw = f(duals);
+  }
+  JvpResult r;
+  for (const Tensor& o : raw) {
+    if (const DualImpl* d = MaybeDualAt(o, interp.level())) {
+      r.outputs.push_back(d->primal());
+      r.tangents.push_back(d->tangent());
+    } else {
+      r.outputs.push_back(o);
+      r.tangents.push_back(zeros_like(o));
+    }
+  }
+  return r;
+}
+
+void CheckPrimalsAndTangents(const char* api, const TensorList& primals,
+                             const TensorList& tangents) {
+  if (primals.size() != tangents.size()) {
+    ThrowError(api, ": Expected primals and tangents to have the same length, got ",
+               primals.size(), " primals and ", tangents.size(), " tangents");
+  }
+  for (size_t i = 0; i < primals.size(); ++i) {
+    const Tensor& p = primals[i];
+    const Tensor& t = tangents[i];
+    if (!p.defined() || !t.defined()) {
+      ThrowError(api, ": primal and tangent ", i, " must both be defined tensors");
+    }
+    if (!IsFloating(p.dtype())) {
+      ThrowError(api, ": only floating point primals can carry a tangent, got primal ", i,
+                 " of dtype ", DTypeName(p.dtype()));
+    }
+    if (!std::equal(p.sizes().begin(), p.sizes().end(), t.sizes().begin(), t.sizes().end())) {
+      ThrowError(api, ": tangent ", i, " has shape ", ShapeToString(t.sizes()),
+                 " but its primal has shape ", ShapeToString(p.sizes()),
+                 "; a tangent must have its primal's shape");
+    }
+    if (t.dtype() != p.dtype()) {
+      ThrowError(api, ": tangent ", i, " has dtype ", DTypeName(t.dtype()),
+                 " but its primal has dtype ", DTypeName(p.dtype()),
+                 "; a tangent must have its primal's dtype");
+    }
+  }
+}
+
+}  // namespace
+
+JvpResult jvp(const TensorListFn& f, const TensorList& primals, const TensorList& tangents) {
+  CheckPrimalsAndTangents("jvp", primals, tangents);
+  return PushForward(f, primals, tangents);
+}
+
+JvpWithAux jvp_with_aux(const OutputsWithAuxFn& f, const TensorList& primals,
+                        const TensorList& tangents) {
+  CheckPrimalsAndTangents("jvp", primals, tangents);
+  size_t num_outputs = 0;
+  TensorListFn flat = [&](const TensorList& a) {
+    auto [outs, aux] = f(a);
+    num_outputs = outs.size();
+    outs.insert(outs.end(), aux.begin(), aux.end());
+    return outs;
+  };
+  JvpResult r = PushForward(flat, primals, tangents);
+  JvpWithAux result;
+  const auto split = static_cast<int64_t>(num_outputs);
+  result.outputs.assign(r.outputs.begin(), r.outputs.begin() + split);
+  result.tangents.assign(r.tangents.begin(), r.tangents.begin() + split);
+  result.aux.assign(r.outputs.begin() + split, r.outputs.end());
+  return result;
+}
+
+Linearized linearize(const TensorListFn& f, const TensorList& primals) {
+  for (size_t i = 0; i < primals.size(); ++i) {
+    if (!IsFloating(primals[i].dtype())) {
+      ThrowError("linearize: only floating point primals can be linearized, got primal ", i,
+                 " of dtype ", DTypeName(primals[i].dtype()));
+    }
+  }
+  Linearized r;
+  r.outputs = f(primals);
+  r.jvp_fn = [f, primals](const TensorList& tangents) {
+    CheckPrimalsAndTangents("linearize", primals, tangents);
+    return PushForward(f, primals, tangents).tangents;
+  };
+  return r;
+}
+
+TensorListFn jacfwd(TensorFnOfList f, std::vector<int64_t> argnums, Randomness randomness,
+                    std::optional<int64_t> chunk_size) {
+  return [f = std::move(f), argnums, randomness, chunk_size](const TensorList& args) {
+    auto [wrap, order] = internal::ArgMask("jacfwd", argnums, args.size());
+    // One basis of N = sum of the differentiated arguments' sizes columns: column j is a unit
+    // tangent for exactly one element of one argument, so one vmapped jvp gives every column.
+    int64_t total = 0;
+    std::vector<int64_t> offset(args.size(), 0);
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!wrap[i]) continue;
+      if (!IsFloating(args[i].dtype())) {
+        ThrowError("jacfwd: only floating point inputs can be differentiated, got argument ", i,
+                   " of dtype ", DTypeName(args[i].dtype()));
+      }
+      offset[i] = total;
+      total += args[i].numel();
+    }
+    TensorList bases;  // bases[k]: [N, *args[i].shape] for the k-th differentiated argument
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!wrap[i]) continue;
+      const int64_t n = args[i].numel();
+      Tensor block = eye(total, args[i].dtype());
+      block = narrow(block, 1, offset[i], n);
+      Shape shape = {total};
+      shape.insert(shape.end(), args[i].sizes().begin(), args[i].sizes().end());
+      bases.push_back(reshape(block, shape));
+    }
+    Shape out_shape;
+    TensorListFn column = [&](const TensorList& basis_rows) {
+      TensorList tangents(args.size());
+      size_t k = 0;
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (wrap[i]) tangents[i] = basis_rows[k++];
+      }
+      JvpResult r = PushForward([&f](const TensorList& a) { return TensorList{f(a)}; }, args,
+                                tangents);
+      return TensorList{r.tangents[0]};
+    };
+    // columns: [N, *out.shape]
+    const Tensor columns = vmap(column, 0, 0, randomness, chunk_size)(bases)[0];
+    const int64_t out_dims = columns.dim() - 1;
+    TensorList by_arg(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!wrap[i]) continue;
+      // [n_i, *out] -> [*out, n_i] -> out.shape + args[i].shape.
+      Tensor block = movedim(narrow(columns, 0, offset[i], args[i].numel()), 0, out_dims);
+      Shape shape(columns.sizes().begin() + 1, columns.sizes().end());
+      shape.insert(shape.end(), args[i].sizes().begin(), args[i].sizes().end());
+      by_arg[i] = reshape(block, shape);
+    }
+    TensorList result;
+    for (int64_t w : order) result.push_back(by_arg[static_cast<size_t>(w)]);
+    return result;
+  };
+}
+
+TensorListFn hessian(TensorFnOfList f, std::vector<int64_t> argnums) {
+  return [f = std::move(f), argnums](const TensorList& args) {
+    TensorList blocks;
+    for (size_t a = 0; a < argnums.size(); ++a) {
+      // Row a: the forward-mode Jacobian of d f / d args[argnums[a]] (reverse mode).
+      TensorFnOfList first = [&f, &argnums, a](const TensorList& x) {
+        return jacrev(f, {argnums[a]})(x)[0];
+      };
+      TensorList row = jacfwd(first, argnums)(args);
+      blocks.insert(blocks.end(), row.begin(), row.end());
+    }
+    return blocks;
+  };
+}
+
+}  // namespace ft
