@@ -51,11 +51,13 @@ Tensor TensorImpl::UnwrapDead(const std::string& op) const {
              "returned (", WrapperRepr(), ")");
 }
 
-int64_t Tensor::data_version() const {
+const Storage& Tensor::data_storage() const {
   const TensorImpl* impl = impl_.get();
   while (!impl->is_dense()) impl = impl->wrapped_value()->impl();
-  return impl->storage().version();
+  return impl->storage();
 }
+
+int64_t Tensor::data_version() const { return data_storage().version(); }
 
 namespace {
 // DimIndex wraps `d` for size()/stride(). Unlike reductions, these read a dim, so a rank-0

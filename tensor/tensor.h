@@ -139,6 +139,8 @@ class Tensor {
   // innermost dense value). The transforms compare it to tell that a value was written in
   // place behind their back (e.g. through a view).
   int64_t data_version() const;
+  // data_storage: the storage under every wrapper layer (aliasing checks of the transforms).
+  const Storage& data_storage() const;
   // bump_version records an in-place write (in-place kernels call it once per write).
   void bump_version() const { impl_->storage().BumpVersion(); }
 

@@ -41,14 +41,22 @@ Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector
                    " of dtype ", DTypeName(primals[i].dtype()), " (level ", interp.level(), ")");
       }
       autograd::Edge leaf{std::make_shared<autograd::LeafNode>(), 0};
+      interp.AddInputStorage(primals[i].data_storage());
       t.input_edges.push_back(leaf);
       wrapped.push_back(MakeGradWrapper(primals[i], interp.level(), interp.alive_flag(), leaf));
     }
     EnableGradGuard enable_grad;  // inside the transform grad mode is on
     raw = f(wrapped);
   }
-  for (const Tensor& o : raw) {
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const Tensor& o = raw[i];
     if (const GradWrapperImpl* w = MaybeGradWrapperAt(o, interp.level())) {
+      if (w->requires_grad() && w->is_stale()) {
+        ThrowError(api, ": output ", i, " (shape ", ShapeToString(o.sizes()), ") was modified ",
+                   "in place through a view or another alias after its gradient history was ",
+                   "recorded at level ", interp.level(), "; in-place ops on views of tensors ",
+                   "that carry a gradient are not supported, clone the view first");
+      }
       t.outputs.push_back(w->value());
       t.output_edges.push_back(w->grad_edge());
     } else {

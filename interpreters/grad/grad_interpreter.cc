@@ -155,8 +155,16 @@ class OpNode : public autograd::Node {
 // silently wrong gradient. Refused with an ft::Error, as in functorch:
 //   - a gradient-carrying value written into a tensor that is not a wrapper of this level
 //     (functorch's "captured Tensor": the level cannot give that object a history);
-//   - an in-place write into an input being differentiated (a leaf): it would modify the
-//     caller's tensor, as PyTorch refuses for leaves that require grad.
+//   - an in-place write into an input being differentiated, or a view of one: it would
+//     modify the caller's tensor (PyTorch refuses leaves that require grad and their views).
+bool GradInterpreter::AliasesInput(const Tensor& value) const {
+  const Storage& storage = value.data_storage();
+  for (const Storage& s : input_storages_) {
+    if (s.is_same(storage)) return true;
+  }
+  return false;
+}
+
 ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   // Unwrap this level: values one level down, and where each input's gradient goes.
   ValueList inner;
@@ -224,11 +232,11 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
                  "so it would mutate a captured Tensor. This is not supported; pass the tensor ",
                  "to the function as an input, or use the out-of-place op");
     }
-    if (w->requires_grad() &&
-        dynamic_cast<const autograd::LeafNode*>(w->grad_edge().node.get()) != nullptr) {
-      ThrowError("grad: in-place op '", op.name(), "' on an input being differentiated ",
-                 "(shape ", ShapeToString(self.sizes()), ", level ", level(), ") would modify ",
-                 "the caller's tensor; clone it first (y = clone(x)) or use the out-of-place op");
+    if (AliasesInput(w->value())) {
+      ThrowError("grad: in-place op '", op.name(), "' on an input being differentiated or a ",
+                 "view of one (shape ", ShapeToString(self.sizes()), ", level ", level(),
+                 ") would modify the caller's tensor; clone it first (y = clone(x)) or use the ",
+                 "out-of-place op");
     }
     const autograd::VjpFormula* formula = formula_for();
     ValueList saved = inner;

@@ -387,7 +387,16 @@ TEST(InPlace, Errors) {
     return sum(a[0]);
   });
   EXPECT_FT_ERROR(grad(mutate_input)({x}),
-                  "grad: in-place op 'mul_' on an input being differentiated (shape [3]");
+                  "grad: in-place op 'mul_' on an input being differentiated or a view of one "
+                  "(shape [3]");
+  auto mutate_input_view = ScalarFn([](const TensorList& a) {
+    Tensor v = narrow(a[0], 0, 1, 2);
+    add_(v, 1.0);
+    return sum(a[0]);
+  });
+  const Tensor before = clone(x);
+  EXPECT_FT_ERROR(grad(mutate_input_view)({x}), "would modify the caller's tensor");
+  EXPECT_TENSOR_EQ(x, before);
   // Writing through a view leaves the base's history stale.
   auto through_view = ScalarFn([](const TensorList& a) {
     Tensor y = a[0] * 1.0;
@@ -398,6 +407,14 @@ TEST(InPlace, Errors) {
   EXPECT_FT_ERROR(grad(through_view)({x}),
                   "grad: 'sum' got a tensor of shape [3] whose value was modified in place "
                   "through a view");
+  EXPECT_FT_ERROR(vjp(
+                      [](const TensorList& a) {
+                        Tensor y = a[0] * 1.0;
+                        mul_(select(y, 0, 0), 2.0);
+                        return TensorList{y};
+                      },
+                      {x}),
+                  "vjp: output 0 (shape [3]) was modified in place through a view");
   // An output a backward formula reads, modified after the op ran.
   auto saved_output = ScalarFn([](const TensorList& a) {
     Tensor y = exp(a[0]);

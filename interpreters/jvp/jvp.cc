@@ -25,6 +25,7 @@ JvpResult PushForward(const TensorListFn& f, const TensorList& primals,
     InterpreterScope scope(&interp);
     TensorList duals;
     for (size_t i = 0; i < primals.size(); ++i) {
+      if (tangents[i].defined()) interp.AddInputStorage(primals[i].data_storage());
       duals.push_back(tangents[i].defined()
                           ? MakeDual(primals[i], tangents[i], interp.level(), interp.alive_flag())
                           : primals[i]);
@@ -33,8 +34,15 @@ JvpResult PushForward(const TensorListFn& f, const TensorList& primals,
     raw = f(duals);
   }
   JvpResult r;
-  for (const Tensor& o : raw) {
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const Tensor& o = raw[i];
     if (const DualImpl* d = MaybeDualAt(o, interp.level())) {
+      if (d->is_stale()) {
+        ThrowError("jvp: output ", i, " (shape ", ShapeToString(o.sizes()), ") was modified in ",
+                   "place through a view or another alias after its tangent was computed at ",
+                   "level ", interp.level(), "; in-place ops on views of tensors that carry a ",
+                   "tangent are not supported, clone the view first");
+      }
       r.outputs.push_back(d->primal());
       r.tangents.push_back(d->tangent());
     } else {

@@ -19,7 +19,13 @@ DualImpl::DualImpl(Tensor primal, Tensor tangent, int64_t level,
       primal_(std::move(primal)),
       tangent_(std::move(tangent)),
       level_(level),
-      alive_(std::move(alive)) {}
+      alive_(std::move(alive)),
+      recorded_version_(primal_.data_version()) {}
+
+void DualImpl::set_tangent(Tensor tangent) {
+  tangent_ = std::move(tangent);
+  recorded_version_ = primal_.data_version();
+}
 
 std::string DualImpl::WrapperRepr() const {
   auto repr = [](const Tensor& t) {
@@ -71,6 +77,14 @@ Tensor FitTangent(const Operator& op, Tensor t, const Tensor& out) {
 
 }  // namespace
 
+bool JvpInterpreter::AliasesInput(const Tensor& value) const {
+  const Storage& storage = value.data_storage();
+  for (const Storage& s : input_storages_) {
+    if (s.is_same(storage)) return true;
+  }
+  return false;
+}
+
 ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
   // Unwrap this level: primals one level down, and one tangent per tensor input.
   ValueList inner;
@@ -78,6 +92,12 @@ ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
   bool any_tangent = false;
   auto unwrap = [&](const Tensor& t) {
     if (DualImpl* d = MaybeDualAt(t, level())) {
+      if (d->is_stale()) {
+        ThrowError("jvp: '", op.name(), "' got a tensor of shape ", ShapeToString(t.sizes()),
+                   " whose value was modified in place through a view or another alias after ",
+                   "its tangent was computed at level ", level(), "; in-place ops on views of ",
+                   "tensors that carry a tangent are not supported, clone the view first");
+      }
       tangents.push_back(d->tangent());
       any_tangent = true;
       return d->primal();
@@ -115,12 +135,17 @@ ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
     DualImpl* dual = MaybeDualAt(self, level());
     if (!any_tangent || autograd::IsNonDifferentiable(op)) {
       DispatchBoxed(op, inner);
+      if (dual != nullptr) dual->set_tangent(dual->tangent());  // a constant change
     } else if (dual == nullptr) {
       ThrowError("jvp: in-place op '", op.name(), "' would write a value carrying a tangent at ",
                  "level ", level(), " into a tensor captured from outside the transformed ",
                  "function (its argument 'self' of shape ", ShapeToString(self.sizes()),
                  " is not a dual tensor of this level). This is not supported; pass the ",
                  "tensor to the function as an input, or use the out-of-place op");
+    } else if (AliasesInput(dual->primal())) {
+      ThrowError("jvp: in-place op '", op.name(), "' on an input of the transform or a view of ",
+                 "one (shape ", ShapeToString(self.sizes()), ", level ", level(), ") would ",
+                 "modify the caller's tensor; clone it first or use the out-of-place op");
     } else {
       const autograd::JvpFormula& formula = tangent_formula();
       // The formula sees the value before the write (its input) and after (its output).

@@ -18,7 +18,9 @@
 // In-place ops: on a dual of this level the primal is written in place and the dual's
 // tangent replaced by the op's tangent (the out-of-place formula, over the value before the
 // write); writing a tangent-carrying value into a tensor that is not a dual of this level
-// (captured from outside the function) is an ft::Error, as in functorch.
+// (captured from outside the function) is an ft::Error, as in functorch, as are writing into
+// an input of the transform (or a view of one: it is the caller's tensor) and using a dual
+// whose primal was changed through a view (is_stale).
 //
 // Forward grad mode (autograd/grad_mode.h): ops run with it off get no tangent; a level
 // entered with it off lowers with it off.
@@ -27,6 +29,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dispatch/interpreter.h"
 #include "tensor/tensor.h"
@@ -40,8 +43,13 @@ class DualImpl : public TensorImpl {
   const Tensor& primal() const { return primal_; }
   const Tensor& tangent() const { return tangent_; }
   int64_t level() const { return level_; }
-  // An in-place op on the dual gives it a new tangent (same shape and dtype).
-  void set_tangent(Tensor tangent) { tangent_ = std::move(tangent); }
+  // An in-place op on the dual gives it a new tangent (same shape and dtype) and records the
+  // primal's new data_version.
+  void set_tangent(Tensor tangent);
+  // is_stale: the primal was written in place other than through this dual (through a view
+  // or its base), so the tangent no longer describes it (as NOTE: [Stale history] in
+  // interpreters/grad/grad_interpreter.h).
+  bool is_stale() const { return primal_.data_version() != recorded_version_; }
 
   const Tensor* wrapped_value() const override { return &primal_; }
   bool is_alive_wrapper() const override { return *alive_; }
@@ -55,6 +63,7 @@ class DualImpl : public TensorImpl {
   Tensor tangent_;
   int64_t level_;
   std::shared_ptr<const bool> alive_;
+  int64_t recorded_version_;
 };
 
 Tensor MakeDual(Tensor primal, Tensor tangent, int64_t level, std::shared_ptr<const bool> alive);
@@ -70,7 +79,13 @@ class JvpInterpreter : public Interpreter {
   bool prev_fwd_grad_mode() const { return prev_fwd_grad_mode_; }
   ValueList Process(const Operator& op, ValueList& args) override;
 
+  // The transform's entry point registers each input's storage: an in-place op on an input
+  // (or a view of one) would modify the caller's tensor, so it is refused.
+  void AddInputStorage(Storage storage) { input_storages_.push_back(std::move(storage)); }
+
  private:
+  bool AliasesInput(const Tensor& value) const;
+  std::vector<Storage> input_storages_;
   bool prev_fwd_grad_mode_;
 };
 

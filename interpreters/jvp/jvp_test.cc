@@ -282,6 +282,75 @@ TEST(JvpWithAux, AuxComesBackWithoutTangent) {
   EXPECT_TRUE(r.aux[0].is_dense());
 }
 
+TEST(Jvp, InPlaceOpsOnDualsMatchTheOutOfPlaceFunction) {
+  Tensor x = Rand({4}, 27, 0.2, 1.2), w = Rand({4}, 28, 0.2, 1.2);
+  Tensor tx = Rand({4}, 29), tw = Rand({4}, 30);
+  auto inplace = [](const TensorList& a) {
+    Tensor y = a[0] * 2.0;
+    add_(y, a[1]);
+    mul_(y, a[0]);
+    div_(y, a[1]);
+    clamp_(y, 0.5, 3.0);
+    exp_(y);
+    Tensor z = a[1] * 1.0;
+    copy_(z, y);
+    sub_(z, 1.0);
+    return TensorList{z};
+  };
+  auto out_of_place = [](const TensorList& a) {
+    return TensorList{exp(clamp((a[0] * 2.0 + a[1]) * a[0] / a[1], 0.5, 3.0)) - 1.0};
+  };
+  JvpResult got = jvp(inplace, {x, w}, {tx, tw});
+  JvpResult want = jvp(out_of_place, {x, w}, {tx, tw});
+  EXPECT_TENSOR_NEAR(got.outputs[0], want.outputs[0], 1e-15);
+  EXPECT_TENSOR_NEAR(got.tangents[0], want.tangents[0], 1e-14);
+  // fill_ / zero_ make a constant; the dual keeps its identity.
+  JvpResult filled = jvp(
+      [](const TensorList& a) {
+        Tensor y = a[0] * 3.0;
+        Tensor same = fill_(y, 2.0);
+        EXPECT_TRUE(same.is_same(y));
+        return TensorList{y * a[0]};
+      },
+      {x}, {tx});
+  EXPECT_TENSOR_NEAR(filled.tangents[0], tx * 2.0, 1e-15);
+}
+
+TEST(Jvp, InPlaceErrors) {
+  Tensor x = Rand({3}, 31);
+  Tensor captured = zeros({3}, kFloat64);
+  const Tensor before = clone(x);
+  EXPECT_FT_ERROR(jvp([&captured](const TensorList& a) { return TensorList{add_(captured, a[0])}; },
+                      {x}, {ones_like(x)}),
+                  "jvp: in-place op 'add_' would write a value carrying a tangent at level");
+  EXPECT_FT_ERROR(jvp([](const TensorList& a) { return TensorList{mul_(a[0], 2.0)}; }, {x},
+                      {ones_like(x)}),
+                  "jvp: in-place op 'mul_' on an input of the transform or a view of one");
+  EXPECT_FT_ERROR(jvp([](const TensorList& a) { return TensorList{mul_(select(a[0], 0, 1), 2.0)}; },
+                      {x}, {ones_like(x)}),
+                  "would modify the caller's tensor");
+  EXPECT_TENSOR_EQ(x, before);
+  EXPECT_TENSOR_EQ(captured, zeros({3}, kFloat64));
+  EXPECT_FT_ERROR(jvp(
+                      [](const TensorList& a) {
+                        Tensor y = a[0] * 1.0;
+                        mul_(select(y, 0, 0), 2.0);
+                        return TensorList{y};
+                      },
+                      {x}, {ones_like(x)}),
+                  "jvp: output 0 (shape [3]) was modified in place through a view");
+  EXPECT_FT_ERROR(jvp(
+                      [](const TensorList& a) {
+                        Tensor y = a[0] * 1.0;
+                        mul_(select(y, 0, 0), 2.0);
+                        return TensorList{y * 2.0};
+                      },
+                      {x}, {ones_like(x)}),
+                  "jvp: 'mul' got a tensor of shape [3] whose value was modified in place "
+                  "through a view");
+  EXPECT_TRUE(LayerStack::empty());
+}
+
 TEST(Jvp, GradcheckHelpersAgreeOnACompositeFunction) {
   auto f = [](const TensorList& a) { return log_softmax(matmul(a[0], tanh(a[1])), -1); };
   TensorList args = {Rand({2, 3}, 25), Rand({3, 4}, 26)};
