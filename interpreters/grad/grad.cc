@@ -175,44 +175,66 @@ std::function<GradAndValue(const TensorList&)> grad_and_value(ScalarFn f,
   };
 }
 
-TensorListFn jacrev(TensorFnOfList f, std::vector<int64_t> argnums,
-                    std::optional<int64_t> chunk_size) {
-  return [f = std::move(f), argnums, chunk_size](const TensorList& args) {
-    auto [wrap, order] = internal::ArgMask("jacrev", argnums, args.size());
-    TensorListFn as_list = [&f](const TensorList& a) { return TensorList{f(a)}; };
-    Traced t = Trace(as_list, args, wrap, "jacrev");
-    const Tensor& out = t.outputs[0];
-    const int64_t n = out.numel();
-    // One cotangent per output element: the rows of an identity, shaped like the output.
-    Shape basis_shape = {n};
-    basis_shape.insert(basis_shape.end(), out.sizes().begin(), out.sizes().end());
-    const Tensor basis = reshape(eye(n, IsFloating(out.dtype()) ? out.dtype() : kDefaultFloat),
-                                 basis_shape);
-    TensorListFn pullback = [&](const TensorList& c) {
-      TensorList grads = autograd::RunBackward({{t.output_edges[0], c[0]}}, t.input_edges);
-      TensorList result;
-      size_t k = 0;
-      for (size_t i = 0; i < args.size(); ++i) {
-        if (!wrap[i]) continue;
-        result.push_back(grads[k].defined() ? grads[k] : zeros_like(args[i]));
-        ++k;
-      }
-      return result;
-    };
-    TensorList rows = vmap(pullback, 0, 0, Randomness::kError, chunk_size)({basis});
-    // rows[k]: [n, *arg.shape] -> out.shape + arg.shape, in argnums order.
-    TensorList by_arg(args.size());
+namespace {
+
+JacobianWithAux JacrevImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
+                           std::optional<int64_t> chunk_size, const TensorList& args) {
+  auto [wrap, order] = internal::ArgMask("jacrev", argnums, args.size());
+  TensorListFn as_list = [&f](const TensorList& a) {
+    auto [out, aux] = f(a);
+    TensorList all = {out};
+    all.insert(all.end(), aux.begin(), aux.end());
+    return all;
+  };
+  Traced t = Trace(as_list, args, wrap, "jacrev");
+  const Tensor& out = t.outputs[0];
+  const int64_t n = out.numel();
+  // One cotangent per output element: the rows of an identity, shaped like the output.
+  Shape basis_shape = {n};
+  basis_shape.insert(basis_shape.end(), out.sizes().begin(), out.sizes().end());
+  const Tensor basis = reshape(eye(n, IsFloating(out.dtype()) ? out.dtype() : kDefaultFloat),
+                               basis_shape);
+  TensorListFn pullback = [&](const TensorList& c) {
+    TensorList grads = autograd::RunBackward({{t.output_edges[0], c[0]}}, t.input_edges);
+    TensorList result;
     size_t k = 0;
     for (size_t i = 0; i < args.size(); ++i) {
       if (!wrap[i]) continue;
-      Shape shape(out.sizes().begin(), out.sizes().end());
-      shape.insert(shape.end(), args[i].sizes().begin(), args[i].sizes().end());
-      by_arg[i] = reshape(rows[k], shape);
+      result.push_back(grads[k].defined() ? grads[k] : zeros_like(args[i]));
       ++k;
     }
-    TensorList result;
-    for (int64_t w : order) result.push_back(by_arg[static_cast<size_t>(w)]);
     return result;
+  };
+  TensorList rows = vmap(pullback, 0, 0, Randomness::kError, chunk_size)({basis});
+  // rows[k]: [n, *arg.shape] -> out.shape + arg.shape, in argnums order.
+  TensorList by_arg(args.size());
+  size_t k = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!wrap[i]) continue;
+    Shape shape(out.sizes().begin(), out.sizes().end());
+    shape.insert(shape.end(), args[i].sizes().begin(), args[i].sizes().end());
+    by_arg[i] = reshape(rows[k], shape);
+    ++k;
+  }
+  JacobianWithAux result;
+  for (int64_t w : order) result.jacobians.push_back(by_arg[static_cast<size_t>(w)]);
+  result.aux.assign(t.outputs.begin() + 1, t.outputs.end());
+  return result;
+}
+
+}  // namespace
+
+TensorListFn jacrev(TensorFnOfList f, std::vector<int64_t> argnums,
+                    std::optional<int64_t> chunk_size) {
+  return [f = NoAux(std::move(f)), argnums, chunk_size](const TensorList& args) {
+    return JacrevImpl(f, argnums, chunk_size, args).jacobians;
+  };
+}
+
+std::function<JacobianWithAux(const TensorList&)> jacrev_with_aux(
+    AuxFn f, std::vector<int64_t> argnums, std::optional<int64_t> chunk_size) {
+  return [f = std::move(f), argnums, chunk_size](const TensorList& args) {
+    return JacrevImpl(f, argnums, chunk_size, args);
   };
 }
 

@@ -85,6 +85,16 @@ using TensorFnOfList = std::function<Tensor(const TensorList&)>;
 TensorListFn jacrev(TensorFnOfList f, std::vector<int64_t> argnums = {0},
                     std::optional<int64_t> chunk_size = std::nullopt);
 
+// jacrev_with_aux: f returns (output, aux); the aux tensors come back one level down, beside
+// the Jacobians (torch.func.jacrev's has_aux).
+struct JacobianWithAux {
+  TensorList jacobians;
+  TensorList aux;
+};
+std::function<JacobianWithAux(const TensorList&)> jacrev_with_aux(
+    AuxFn f, std::vector<int64_t> argnums = {0},
+    std::optional<int64_t> chunk_size = std::nullopt);
+
 }  // namespace ft
 
 #endif  // FT_INTERPRETERS_GRAD_GRAD_H_

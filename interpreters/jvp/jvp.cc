@@ -124,59 +124,88 @@ Linearized linearize(const TensorListFn& f, const TensorList& primals) {
   return r;
 }
 
+namespace {
+
+JacobianWithAux JacfwdImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
+                           Randomness randomness, std::optional<int64_t> chunk_size,
+                           const TensorList& args) {
+  auto [wrap, order] = internal::ArgMask("jacfwd", argnums, args.size());
+  // One basis of N = sum of the differentiated arguments' sizes columns: column j is a unit
+  // tangent for exactly one element of one argument, so one vmapped jvp gives every column.
+  int64_t total = 0;
+  std::vector<int64_t> offset(args.size(), 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!wrap[i]) continue;
+    if (!IsFloating(args[i].dtype())) {
+      ThrowError("jacfwd: only floating point inputs can be differentiated, got argument ", i,
+                 " of dtype ", DTypeName(args[i].dtype()));
+    }
+    offset[i] = total;
+    total += args[i].numel();
+  }
+  TensorList bases;  // bases[k]: [N, *args[i].shape] for the k-th differentiated argument
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!wrap[i]) continue;
+    Shape shape = {total};
+    shape.insert(shape.end(), args[i].sizes().begin(), args[i].sizes().end());
+    bases.push_back(reshape(narrow(eye(total, args[i].dtype()), 1, offset[i], args[i].numel()),
+                            shape));
+  }
+  TensorListFn column = [&](const TensorList& basis_rows) {
+    TensorList tangents(args.size());
+    size_t k = 0;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (wrap[i]) tangents[i] = basis_rows[k++];
+    }
+    JvpResult r = PushForward(
+        [&f](const TensorList& a) {
+          auto [out, aux] = f(a);
+          TensorList all = {out};
+          all.insert(all.end(), aux.begin(), aux.end());
+          return all;
+        },
+        args, tangents);
+    TensorList result = {r.tangents[0]};
+    result.insert(result.end(), r.outputs.begin() + 1, r.outputs.end());
+    return result;
+  };
+  // Every output comes back with the batch first. The aux comes from the primals alone, so
+  // it is unbatched inside and its batch dim is a broadcast view: any row of it is the aux.
+  const TensorList outs = vmap(column, 0, 0, randomness, chunk_size)(bases);
+  const Tensor& columns = outs[0];  // [N, *out.shape]
+  const int64_t out_dims_count = columns.dim() - 1;
+  TensorList by_arg(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!wrap[i]) continue;
+    // [n_i, *out] -> [*out, n_i] -> out.shape + args[i].shape.
+    Tensor block = movedim(narrow(columns, 0, offset[i], args[i].numel()), 0, out_dims_count);
+    Shape shape(columns.sizes().begin() + 1, columns.sizes().end());
+    shape.insert(shape.end(), args[i].sizes().begin(), args[i].sizes().end());
+    by_arg[i] = reshape(block, shape);
+  }
+  JacobianWithAux result;
+  for (int64_t w : order) result.jacobians.push_back(by_arg[static_cast<size_t>(w)]);
+  for (size_t i = 1; i < outs.size(); ++i) result.aux.push_back(select(outs[i], 0, 0));
+  return result;
+}
+
+}  // namespace
+
 TensorListFn jacfwd(TensorFnOfList f, std::vector<int64_t> argnums, Randomness randomness,
                     std::optional<int64_t> chunk_size) {
+  AuxFn no_aux = [f = std::move(f)](const TensorList& a) {
+    return std::pair<Tensor, TensorList>{f(a), {}};
+  };
+  return [f = std::move(no_aux), argnums, randomness, chunk_size](const TensorList& args) {
+    return JacfwdImpl(f, argnums, randomness, chunk_size, args).jacobians;
+  };
+}
+
+std::function<JacobianWithAux(const TensorList&)> jacfwd_with_aux(
+    AuxFn f, std::vector<int64_t> argnums, Randomness randomness,
+    std::optional<int64_t> chunk_size) {
   return [f = std::move(f), argnums, randomness, chunk_size](const TensorList& args) {
-    auto [wrap, order] = internal::ArgMask("jacfwd", argnums, args.size());
-    // One basis of N = sum of the differentiated arguments' sizes columns: column j is a unit
-    // tangent for exactly one element of one argument, so one vmapped jvp gives every column.
-    int64_t total = 0;
-    std::vector<int64_t> offset(args.size(), 0);
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!wrap[i]) continue;
-      if (!IsFloating(args[i].dtype())) {
-        ThrowError("jacfwd: only floating point inputs can be differentiated, got argument ", i,
-                   " of dtype ", DTypeName(args[i].dtype()));
-      }
-      offset[i] = total;
-      total += args[i].numel();
-    }
-    TensorList bases;  // bases[k]: [N, *args[i].shape] for the k-th differentiated argument
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!wrap[i]) continue;
-      const int64_t n = args[i].numel();
-      Tensor block = eye(total, args[i].dtype());
-      block = narrow(block, 1, offset[i], n);
-      Shape shape = {total};
-      shape.insert(shape.end(), args[i].sizes().begin(), args[i].sizes().end());
-      bases.push_back(reshape(block, shape));
-    }
-    Shape out_shape;
-    TensorListFn column = [&](const TensorList& basis_rows) {
-      TensorList tangents(args.size());
-      size_t k = 0;
-      for (size_t i = 0; i < args.size(); ++i) {
-        if (wrap[i]) tangents[i] = basis_rows[k++];
-      }
-      JvpResult r = PushForward([&f](const TensorList& a) { return TensorList{f(a)}; }, args,
-                                tangents);
-      return TensorList{r.tangents[0]};
-    };
-    // columns: [N, *out.shape]
-    const Tensor columns = vmap(column, 0, 0, randomness, chunk_size)(bases)[0];
-    const int64_t out_dims = columns.dim() - 1;
-    TensorList by_arg(args.size());
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!wrap[i]) continue;
-      // [n_i, *out] -> [*out, n_i] -> out.shape + args[i].shape.
-      Tensor block = movedim(narrow(columns, 0, offset[i], args[i].numel()), 0, out_dims);
-      Shape shape(columns.sizes().begin() + 1, columns.sizes().end());
-      shape.insert(shape.end(), args[i].sizes().begin(), args[i].sizes().end());
-      by_arg[i] = reshape(block, shape);
-    }
-    TensorList result;
-    for (int64_t w : order) result.push_back(by_arg[static_cast<size_t>(w)]);
-    return result;
+    return JacfwdImpl(f, argnums, randomness, chunk_size, args);
   };
 }
 

@@ -71,6 +71,12 @@ TensorListFn jacfwd(TensorFnOfList f, std::vector<int64_t> argnums = {0},
                     Randomness randomness = Randomness::kError,
                     std::optional<int64_t> chunk_size = std::nullopt);
 
+// jacfwd_with_aux: f returns (output, aux); aux comes back one level down beside the
+// Jacobians (torch.func.jacfwd's has_aux).
+std::function<JacobianWithAux(const TensorList&)> jacfwd_with_aux(
+    AuxFn f, std::vector<int64_t> argnums = {0}, Randomness randomness = Randomness::kError,
+    std::optional<int64_t> chunk_size = std::nullopt);
+
 // hessian: blocks H[a][b] = d2f / d args[a] d args[b] in row-major order (argnums.size()^2
 // tensors, block shape args[a].shape + args[b].shape), by jacfwd(jacrev(f)).
 TensorListFn hessian(TensorFnOfList f, std::vector<int64_t> argnums = {0});

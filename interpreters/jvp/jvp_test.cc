@@ -130,6 +130,31 @@ TEST(Jacfwd, MatchesTheClosedFormAndJacrev) {
   EXPECT_TENSOR_NEAR(fwd[1], rev[1], 1e-15);
 }
 
+TEST(Jacobians, HasAuxReturnsTheAuxOneLevelDown) {
+  Tensor w = Rand({3, 2}, 32), x = Rand({2}, 33);
+  AuxFn f = [&w](const TensorList& a) {
+    Tensor y = matmul(w, a[0]);
+    return std::pair<Tensor, TensorList>{tanh(y), {y, sum(y)}};
+  };
+  Tensor expected = unsqueeze(1.0 - square(tanh(matmul(w, x))), 1) * w;
+  for (const JacobianWithAux& r :
+       {jacrev_with_aux(f)({x}), jacfwd_with_aux(f)({x}),
+        jacfwd_with_aux(f, {0}, Randomness::kError, 1)({x})}) {
+    EXPECT_TENSOR_NEAR(r.jacobians[0], expected, 1e-14);
+    ASSERT_EQ(r.aux.size(), 2u);
+    EXPECT_TENSOR_NEAR(r.aux[0], matmul(w, x), 1e-15);
+    EXPECT_TENSOR_NEAR(r.aux[1], sum(matmul(w, x)), 1e-15);
+    EXPECT_TRUE(r.aux[0].is_dense());
+  }
+  // Under vmap, the aux is per example.
+  Tensor xs = Rand({4, 2}, 34);
+  TensorList per = vmap(TensorListFn([&f](const TensorList& a) {
+                          return jacfwd_with_aux(f)(a).aux;
+                        }),
+                        0, 0)({xs});
+  EXPECT_TENSOR_NEAR(per[0], matmul(xs, transpose(w, 0, 1)), 1e-15);
+}
+
 TEST(Hessian, QuadraticFormsAndMixedBlocks) {
   // f(x) = x^T A x: H = A + A^T.
   Tensor a = Rand({4, 4}, 12), x = Rand({4}, 13), y = Rand({3}, 14);
