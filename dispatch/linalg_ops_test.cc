@@ -203,6 +203,11 @@ std::vector<ShapePair> MatmulShapes() {
       {{33, 47}, {47, 29}},            //
       {{47}, {2, 47, 29}},             //
       {{3, 33, 47}, {47}},             //
+      {{4, 3}, {5, 3, 1}},             // shared matrix @ a batch of columns: one GEMM
+      {{1, 4, 3}, {6, 3, 1}},          //
+      {{4, 3}, {2, 3, 3, 1}},          // two batch dims folded
+      {{4, 1}, {5, 1, 1}},             // K = 1
+      {{33, 47}, {20, 47, 1}},         //
   };
 }
 

@@ -1,6 +1,7 @@
 #include "tensor/linalg_kernels.h"
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 
 #include "tensor/copy.h"
@@ -124,6 +125,50 @@ void TryFoldBatch(MatrixArg& m) {
   m.batch_strides.clear();
 }
 
+// FoldBatchStride: when m's batch dims step through memory by one constant stride (any
+// contiguous batch, or a single batch dim), returns it (0 for a batch of one matrix).
+std::optional<int64_t> FoldBatchStride(const MatrixArg& m) {
+  int64_t stride = 0;
+  int64_t extent = 0;
+  for (int64_t d = static_cast<int64_t>(m.batch_sizes.size()) - 1; d >= 0; --d) {
+    const int64_t size = m.batch_sizes[d];
+    if (size == 1) continue;
+    const int64_t s = m.batch_strides[d];
+    if (stride == 0) {
+      stride = s;
+    } else if (s != extent) {
+      return std::nullopt;
+    }
+    extent = s * size;
+  }
+  return stride;
+}
+
+// MatVecBatchAsGemm: out[i] = A @ b[i] for one shared matrix A and a batch of column vectors
+// b[i] (b.cols == 1) whose batch folds into one stride: the vectors are the columns of one
+// k x count matrix, so the batch is a single GEMM (A @ [b_0 ... b_count-1]) instead of a loop
+// of matrix-vector products, and out's [count, m] layout is that GEMM's column-major result.
+// Returns false when the operands do not have that shape.
+template <typename T>
+bool MatVecBatchAsGemm(T* out, const MatrixArg& a, Layout la, const MatrixArg& b,
+                       int64_t count) {
+  if (b.cols != 1 || count <= 1 || Numel(a.batch_sizes) != 1) return false;
+  const std::optional<int64_t> step = FoldBatchStride(b);
+  if (!step || *step == 0) return false;
+  using Strided = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
+  Eigen::Map<const ColMajorMatrix<T>, Eigen::Unaligned, Strided> vectors(
+      static_cast<const T*>(b.t.impl()->raw_data()), b.rows, count,
+      Strided(*step, b.rows > 1 ? b.rs : 1));
+  Eigen::Map<ColMajorMatrix<T>> result(out, a.rows, count);
+  const T* pa = static_cast<const T*>(a.t.impl()->raw_data());
+  if (la == Layout::kRowMajor) {
+    result.noalias() = ConstRowMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.rs)) * vectors;
+  } else {
+    result.noalias() = ConstColMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.cs)) * vectors;
+  }
+  return true;
+}
+
 // BroadcastStrides returns m's batch strides aligned to `batch` (missing and size-1 dims 0).
 Shape BroadcastStrides(const MatrixArg& m, IntArrayRef batch) {
   Shape out(batch.size(), 0);
@@ -195,6 +240,7 @@ Tensor BatchedMatmul(MatrixArg a, MatrixArg b, IntArrayRef out_shape) {
         Materialize(b);
         lb = Classify(b);
       }
+      if (MatVecBatchAsGemm<T>(po, a, la, b, Numel(batch))) return;
       Shape loop_batch = batch;
       if (Numel(b.batch_sizes) == 1) {  // b is one matrix for every batch index
         b.batch_sizes.clear();
