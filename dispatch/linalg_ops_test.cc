@@ -207,6 +207,8 @@ std::vector<ShapePair> MatmulShapes() {
       {{1, 4, 3}, {6, 3, 1}},          //
       {{4, 3}, {2, 3, 3, 1}},          // two batch dims folded
       {{4, 1}, {5, 1, 1}},             // K = 1
+      {{4, 1}, {1, 5}},                // K = 1: outer products, written without GEMM
+      {{3, 4, 1}, {3, 1, 5}},          //
       {{33, 47}, {20, 47, 1}},         //
   };
 }

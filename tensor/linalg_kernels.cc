@@ -196,7 +196,13 @@ void GemmLoop(T* out, IntArrayRef batch, const MatrixArg& a, IntArrayRef a_strid
   Shape index(batch.size(), 0);
   for (int64_t i = 0; i < count; ++i) {
     OutMap<T> c(out + i * m * n, m, n);
-    c.noalias() = AMap(pa, m, k, a_outer) * BMap(pb, k, n, b_outer);
+    if (k == 1) {
+      // An outer product (per-example weight gradients under vmap are batches of them):
+      // written directly, without GEMM's zero fill and packing.
+      c.noalias() = AMap(pa, m, k, a_outer).col(0) * BMap(pb, k, n, b_outer).row(0);
+    } else {
+      c.noalias() = AMap(pa, m, k, a_outer) * BMap(pb, k, n, b_outer);
+    }
     for (int64_t d = rank - 1; d >= 0; --d) {  // odometer step over the batch dims
       if (++index[d] < batch[d]) {
         pa += a_strides[d];
