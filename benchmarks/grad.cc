@@ -13,6 +13,7 @@
 #include "Eigen/Core"
 #include "benchmark/benchmark.h"
 #include "benchmarks/compare.h"
+#include "benchmarks/per_sample.h"
 #include "benchmarks/workloads.h"
 #include "ft.h"
 
@@ -118,97 +119,16 @@ void BM_HessianEigen(benchmark::State& state) {
 }
 
 // ---- Per-sample gradients of a tanh MLP with cross-entropy (float32) ----
-// ft: vmap(grad(loss)) over (x, one-hot y) with the parameters shared. Baseline: the same
-// per-sample gradients in closed form, batched, hand-written in Eigen (forward, backprop
-// deltas, per-example outer products), results allocated each call as ft's are.
-struct Mlp {
-  std::vector<int64_t> sizes;  // e.g. {32, 64, 64, 10}
-  TensorList params;           // W1, b1, W2, b2, ...
-};
-
-Mlp MakeMlp(std::vector<int64_t> sizes) {
-  Mlp m{sizes, {}};
-  for (size_t l = 0; l + 1 < sizes.size(); ++l) {
-    m.params.push_back(RandomTensor({sizes[l + 1], sizes[l]}, 10 + l, -0.5) * 0.3);
-    m.params.push_back(RandomTensor({sizes[l + 1]}, 20 + l, -0.5) * 0.1);
-  }
-  return m;
-}
-
-Tensor MlpLoss(const TensorList& a, size_t layers) {
-  // a = params..., x, y
-  Tensor h = a[2 * layers];
-  for (size_t l = 0; l < layers; ++l) {
-    h = linear(h, a[2 * l], a[2 * l + 1]);
-    if (l + 1 < layers) h = tanh(h);
-  }
-  return neg(sum(a[2 * layers + 1] * log_softmax(h, -1)));
-}
-
+// benchmarks/per_sample.h: ft's vmap(grad(loss)) and the hand-written Eigen baseline.
 void BM_PerSampleFt(benchmark::State& state, std::vector<int64_t> sizes) {
-  const int64_t batch = state.range(0);
-  Mlp m = MakeMlp(sizes);
-  const size_t layers = sizes.size() - 1;
-  Tensor x = RandomTensor({batch, sizes[0]}, 3, -0.5);
-  Tensor y = to(one_hot(randint(0, sizes.back(), {batch}), sizes.back()), kFloat32);
-  std::vector<int64_t> argnums;
-  Dims in_dims = std::vector<std::optional<int64_t>>(2 * layers + 2, std::nullopt);
-  std::vector<std::optional<int64_t>> dims(2 * layers + 2, std::nullopt);
-  dims[2 * layers] = 0;
-  dims[2 * layers + 1] = 0;
-  for (size_t i = 0; i < 2 * layers; ++i) argnums.push_back(static_cast<int64_t>(i));
-  TensorListFn per_sample = vmap(
-      grad(ScalarFn([layers](const TensorList& a) { return MlpLoss(a, layers); }), argnums),
-      Dims(dims));
-  TensorList args = m.params;
-  args.push_back(x);
-  args.push_back(y);
-  for (auto _ : state) benchmark::DoNotOptimize(per_sample(args)[0].impl());
+  PerSampleProblem p = MakePerSampleProblem(sizes, state.range(0));
+  TensorListFn per_sample = PerSampleGradsFt(p);
+  for (auto _ : state) benchmark::DoNotOptimize(per_sample(p.args)[0].impl());
 }
 
 void BM_PerSampleEigen(benchmark::State& state, std::vector<int64_t> sizes) {
-  const int64_t batch = state.range(0);
-  Mlp m = MakeMlp(sizes);
-  const size_t layers = sizes.size() - 1;
-  Tensor x = RandomTensor({batch, sizes[0]}, 3, -0.5);
-  Tensor y = to(one_hot(randint(0, sizes.back(), {batch}), sizes.back()), kFloat32);
-  using Map = Eigen::Map<const EigenMatrix>;
-  for (auto _ : state) {
-    std::vector<EigenMatrix> acts = {Map(x.data<float>(), batch, sizes[0])};
-    for (size_t l = 0; l < layers; ++l) {
-      Map w(m.params[2 * l].data<float>(), sizes[l + 1], sizes[l]);
-      Eigen::Map<const Eigen::RowVectorXf> b(m.params[2 * l + 1].data<float>(), sizes[l + 1]);
-      EigenMatrix z = acts.back() * w.transpose();
-      z.rowwise() += b;
-      if (l + 1 < layers) z = z.array().tanh().matrix();
-      acts.push_back(std::move(z));
-    }
-    // Softmax cross-entropy: dL/dz = softmax(z) - y, per row.
-    EigenMatrix delta = acts.back();
-    for (int64_t r = 0; r < batch; ++r) {
-      const float mx = delta.row(r).maxCoeff();
-      delta.row(r) = (delta.row(r).array() - mx).exp().matrix();
-      delta.row(r) /= delta.row(r).sum();
-    }
-    delta -= Map(y.data<float>(), batch, sizes.back());
-    std::vector<EigenMatrix> grads(2 * layers);
-    for (size_t l = layers; l-- > 0;) {
-      const EigenMatrix& in = acts[l];
-      EigenMatrix gw(batch, sizes[l + 1] * sizes[l]);  // per-example outer products
-      for (int64_t r = 0; r < batch; ++r) {
-        Eigen::Map<EigenMatrix>(gw.row(r).data(), sizes[l + 1], sizes[l]).noalias() =
-            delta.row(r).transpose() * in.row(r);
-      }
-      grads[2 * l] = std::move(gw);
-      grads[2 * l + 1] = delta;
-      if (l > 0) {
-        Map w(m.params[2 * l].data<float>(), sizes[l + 1], sizes[l]);
-        EigenMatrix next = delta * w;
-        delta = (next.array() * (1.0f - in.array().square())).matrix();
-      }
-    }
-    benchmark::DoNotOptimize(grads[0].data());
-  }
+  PerSampleProblem p = MakePerSampleProblem(sizes, state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(PerSampleGradsEigen(p)[0].data());
 }
 
 void Register() {
