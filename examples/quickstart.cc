@@ -1,7 +1,7 @@
 // quickstart: a first tour of ft's eager tensor library.
 //   ./bazelw run //examples:quickstart
 // Every op below goes through ft's op table; with no transform active each one is a single
-// branch and then an Eigen kernel. vmap (and the transforms to come) build on exactly this.
+// branch and then an Eigen kernel. vmap, grad and jvp build on exactly this.
 #include <iostream>
 
 #include "ft.h"
@@ -51,6 +51,17 @@ int main() {
   auto act = ft::TensorFnOfList([](const ft::TensorList& a) { return ft::tanh(a[0]); });
   std::cout << "jacrev(tanh)([0, 1]) =\n" << ft::jacrev(act)({ft::tensor({0.0f, 1.0f})})[0]
             << "\n";
+  // Forward mode: jvp pushes a tangent through in the same pass; jacfwd gives the same
+  // Jacobian by columns; hessian is forward over reverse.
+  ft::Tensor p = ft::tensor({0.5f, -1.0f});
+  ft::JvpResult dir = ft::jvp([](const ft::TensorList& a) { return ft::TensorList{ft::tanh(a[0])}; },
+                              {p}, {ft::ones_like(p)});
+  std::cout << "jvp(tanh) along ones = " << dir.tangents[0] << " (1 - tanh^2)\n";
+  std::cout << "jacfwd(tanh)([0, 1]) =\n" << ft::jacfwd(act)({ft::tensor({0.0f, 1.0f})})[0]
+            << "\n";
+  auto cube = ft::TensorFnOfList([](const ft::TensorList& a) { return ft::sum(a[0] * a[0] * a[0]); });
+  std::cout << "hessian(sum x^3)([1, 2]) =\n" << ft::hessian(cube)({ft::tensor({1.0f, 2.0f})})[0]
+            << "\n(diag(6x))\n";
 
   // Bad input is an ft::Error that names the op and the shapes.
   try {

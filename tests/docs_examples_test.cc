@@ -23,6 +23,12 @@ TEST(Readme, Taste) {
   EXPECT_TENSOR_NEAR(per_example, ft::sum(ft::sin(m) * m, {1}), 1e-5);
   ft::Tensor grads = ft::vmap(ft::grad(ft::TensorFn(f)))(m);
   EXPECT_TENSOR_NEAR(grads, ft::sin(m) + m * ft::cos(m), 1e-5);
+  auto fl = [f](const ft::TensorList& a) { return f(a[0]); };
+  ft::Tensor hv = ft::jvp(ft::grad(ft::ScalarFn(fl)), {x}, {ft::ones_like(x)}).tangents[0];
+  ft::Tensor H = ft::hessian(fl)({x})[0];
+  const ft::Tensor second = ft::cos(x) * 2.0 - x * ft::sin(x);   // d2/dv2 of sin(v) v
+  EXPECT_TENSOR_NEAR(hv, second, 1e-5);
+  EXPECT_TENSOR_NEAR(H, ft::eye(5) * second, 1e-5);
 }
 
 TEST(DocsApi, Tensors) {
@@ -180,10 +186,40 @@ TEST(DocsApi, GradAndVjp) {
   ft::Tensor jac = ft::jacrev(f2)({x, W})[0];
   EXPECT_TENSOR_NEAR(jac, ft::unsqueeze(ft::cos(ft::matmul(W, x)), 1) * W + ft::eye(3, ft::kFloat64),
                      1e-14);
+}
+
+TEST(DocsApi, InPlaceUnderGrad) {
+  ft::Tensor x = ft::tensor({0.3, -1.2, 2.0});
+  auto f = ft::TensorFn([](const ft::Tensor& x) {
+    ft::Tensor y = x * 2.0;
+    ft::add_(y, 1.0);
+    ft::mul_(y, x);
+    return ft::sum(y);
+  });
+  EXPECT_TENSOR_NEAR(ft::grad(f)(x), x * 4.0 + 1.0, 1e-15);
+}
+
+TEST(DocsApi, ForwardMode) {
+  ft::Tensor x = ft::tensor({0.3, -1.2, 2.0}), w = ft::tensor({1.5, 0.5, -2.0});
+  ft::Tensor v = ft::tensor({1.0, -1.0, 0.5});
+  auto g = [](const ft::TensorList& a) { return ft::TensorList{ft::sin(a[0]) * a[1]}; };
+  ft::JvpResult r = ft::jvp(g, {x, w}, {ft::ones_like(x), ft::zeros_like(w)});
+  EXPECT_TENSOR_NEAR(r.outputs[0], ft::sin(x) * w, 1e-15);
+  EXPECT_TENSOR_NEAR(r.tangents[0], ft::cos(x) * w, 1e-15);
+
+  ft::Tensor W = ft::reshape(ft::linspace(-1.0, 1.0, 9, ft::kFloat64), {3, 3});
+  auto f2 = ft::TensorFnOfList([](const ft::TensorList& a) {
+    return ft::sin(ft::matmul(a[1], a[0])) + a[0];
+  });
+  ft::Tensor jf = ft::jacfwd(f2)({x, W})[0];
+  EXPECT_TENSOR_NEAR(jf, ft::jacrev(f2)({x, W})[0], 1e-14);
   auto cube =
       ft::TensorFnOfList([](const ft::TensorList& a) { return ft::sum(a[0] * a[0] * a[0]); });
   ft::Tensor h = ft::hessian(cube)({x})[0];
   EXPECT_TENSOR_NEAR(h, ft::unsqueeze(x * 6.0, 1) * ft::eye(3, ft::kFloat64), 1e-14);
+  auto grad_cube = [cube](const ft::TensorList& a) { return ft::grad(ft::ScalarFn(cube))(a); };
+  ft::Tensor hv = ft::jvp(grad_cube, {x}, {v}).tangents[0];
+  EXPECT_TENSOR_NEAR(hv, x * 6.0 * v, 1e-14);
 }
 
 TEST(DocsApi, GradMode) {
