@@ -17,6 +17,7 @@
 #include "tensor/allclose.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
+#include "tensor/print.h"
 #include "tests/test_util.h"
 #include "tests/vmap_oracle.h"
 
@@ -188,6 +189,42 @@ TEST(Vjp, TranspositionIdentityAndDeadWrappers) {
   VjpResult rs = vjp(TensorListFn([](const TensorList& a) { return TensorList{sin(a[0])}; }),
                      {tensor({0.0, 1.0})});
   EXPECT_TENSOR_NEAR(rs.vjp_fn({ones({2}, kFloat64)})[0], tensor({1.0, std::cos(1.0)}), 1e-15);
+}
+
+// functorch_semantics §1.7: wrappers whose level died behave like their values.
+TEST(DeadWrappers, OfOuterLevelsInsideASavedVjpFn) {
+  Tensor x = Rand({3}, 45);
+  // An inner vjp_fn saved while an outer grad level was alive: its graph holds wrappers of
+  // the outer level, which is dead when the vjp_fn is called afterwards.
+  std::function<TensorList(const TensorList&)> saved;
+  grad(TensorFn([&saved](const Tensor& t) {
+    VjpResult r = vjp([](const TensorList& a) { return TensorList{sin(a[0] * a[0])}; }, {t});
+    saved = r.vjp_fn;
+    return sum(r.outputs[0]);
+  }))(x);
+  Tensor g = saved({ones_like(x)})[0];
+  EXPECT_TRUE(g.is_dense());
+  EXPECT_TENSOR_NEAR(g, cos(x * x) * x * 2.0, 1e-15);
+  // An escaped wrapper of a dead level in new arithmetic, and captured by a new transform
+  // (a constant there): functorch's [3, 5] and [3, 6] example.
+  Tensor escaped;
+  grad(TensorFn([&escaped](const Tensor& t) {
+    escaped = t * 2.0;
+    return sum(t * 3.0);
+  }))(tensor({1.0, 2.0}));
+  EXPECT_TENSOR_EQ(escaped + 1.0, tensor({3.0, 5.0}));
+  Tensor inner = tensor({1.0, 2.0}) * 3.0;
+  EXPECT_TENSOR_EQ(grad(TensorFn([&inner](const Tensor& y) { return sum(y * inner); }))(
+                       tensor({1.0, 1.0})),
+                   tensor({3.0, 6.0}));
+  EXPECT_NE(ToString(escaped).find("tensor"), std::string::npos);
+  // A dead batched tensor is an error naming its level, not a wrong value.
+  Tensor batched_escape;
+  vmap(TensorFn([&batched_escape](const Tensor& t) {
+    batched_escape = t * 1.0;
+    return t;
+  }))(ones({2, 3}, kFloat64));
+  EXPECT_FT_ERROR(sin(batched_escape), "but that vmap has already returned");
 }
 
 TEST(Grad, UnusedInputGetsZerosAndConstantsAreNotTracked) {
