@@ -227,6 +227,34 @@ TEST(DeadWrappers, OfOuterLevelsInsideASavedVjpFn) {
   EXPECT_FT_ERROR(sin(batched_escape), "but that vmap has already returned");
 }
 
+TEST(Compositions, VmapOfVjpOfVmapAndGradOfVmap) {
+  // Inner: vmap over rows of f(x, w) = sin(x) * w; vjp of that; outer vmap over a batch of
+  // (x, cotangent) pairs. Oracle: the gradient is cos(x) * w * c, elementwise.
+  Tensor xs = Rand({2, 3, 4}, 46), cs = Rand({2, 3, 4}, 47), w = Rand({4}, 48);
+  auto inner = vmap(TensorListFn([&w](const TensorList& a) { return TensorList{sin(a[0]) * w}; }),
+                    0, 0);
+  auto pulled = [&inner](const TensorList& a) {
+    VjpResult r = vjp(inner, {a[0]});
+    return r.vjp_fn({a[1]});
+  };
+  TensorList got = vmap(TensorListFn(pulled), 0, 0)({xs, cs});
+  EXPECT_TENSOR_NEAR(got[0], cos(xs) * w * cs, 1e-15);
+  // grad of a function that vmaps inside: the sum over rows of a per-row loss.
+  auto loss = ScalarFn([](const TensorList& a) {
+    Tensor per_row = vmap(TensorFn([](const Tensor& r) { return sum(square(sin(r))); }))(a[0]);
+    return sum(per_row);
+  });
+  Tensor x = Rand({3, 4}, 49);
+  EXPECT_TENSOR_NEAR(grad(loss)({x})[0], sin(x) * cos(x) * 2.0, 1e-15);
+  // grad of grad of grad: x^4 -> 24x, with a vmap in the middle.
+  auto x4 = TensorFn([](const Tensor& t) { return sum(t * t * t * t); });
+  auto d3 = grad(TensorFn([x4](const Tensor& t) {
+    return sum(vmap(grad(TensorFn([x4](const Tensor& u) { return sum(grad(x4)(u)); })))(t));
+  }));
+  Tensor batch = Rand({2, 3}, 50);
+  EXPECT_TENSOR_NEAR(d3(batch), batch * 24.0, 1e-13);
+}
+
 TEST(Grad, UnusedInputGetsZerosAndConstantsAreNotTracked) {
   auto f = ScalarFn([](const TensorList& a) { return sum(a[0] * 3.0); });
   TensorList g = grad(f, {0, 1})({tensor({1.0, 2.0}), tensor({5.0})});
