@@ -205,7 +205,10 @@ JacobianWithAux JacrevImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
     }
     return result;
   };
-  TensorList rows = vmap(pullback, 0, 0, Randomness::kError, chunk_size)({basis});
+  // A single output element needs one backward: no vmap level to set up (the inner jacrev
+  // of hessian always takes this path).
+  TensorList rows = n == 1 ? pullback({reshape(basis, out.sizes())})
+                           : vmap(pullback, 0, 0, Randomness::kError, chunk_size)({basis});
   // rows[k]: [n, *arg.shape] -> out.shape + arg.shape, in argnums order.
   TensorList by_arg(args.size());
   size_t k = 0;

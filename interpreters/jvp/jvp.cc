@@ -171,7 +171,15 @@ JacobianWithAux JacfwdImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
   };
   // Every output comes back with the batch first. The aux comes from the primals alone, so
   // it is unbatched inside and its batch dim is a broadcast view: any row of it is the aux.
-  const TensorList outs = vmap(column, 0, 0, randomness, chunk_size)(bases);
+  TensorList outs;
+  if (total == 1) {
+    // One column: a single jvp, no vmap level to set up.
+    TensorList rows;
+    for (const Tensor& b : bases) rows.push_back(select(b, 0, 0));
+    for (const Tensor& o : column(rows)) outs.push_back(unsqueeze(o, 0));
+  } else {
+    outs = vmap(column, 0, 0, randomness, chunk_size)(bases);
+  }
   const Tensor& columns = outs[0];  // [N, *out.shape]
   const int64_t out_dims_count = columns.dim() - 1;
   TensorList by_arg(args.size());
