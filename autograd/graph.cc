@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <map>
-#include <unordered_map>
-#include <unordered_set>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dispatch/ops.h"
@@ -15,7 +16,7 @@ namespace {
 std::atomic<uint64_t> g_next_sequence_nr{0};
 }  // namespace
 
-Node::Node(std::string name, std::vector<Edge> next_edges, int num_inputs)
+Node::Node(std::string name, EdgeList next_edges, int num_inputs)
     : name_(std::move(name)),
       sequence_nr_(g_next_sequence_nr.fetch_add(1)),
       next_edges_(std::move(next_edges)),
@@ -23,45 +24,67 @@ Node::Node(std::string name, std::vector<Edge> next_edges, int num_inputs)
 
 namespace {
 
-// The reachable part of a graph, indexed: nodes[i], and each node's index (one hash map for
-// the whole walk; everything else is a flat vector indexed like `nodes`).
+// The reachable part of a graph, indexed: nodes[i], and where each node's edges lead. The
+// hash map is consulted once per edge, while walking; everything after that is flat
+// vectors indexed like `nodes` (no per-node allocation, no lookups on the backward loop).
 struct Reachable {
-  std::vector<Node*> nodes;
-  std::unordered_map<Node*, int> index;
-  std::vector<char> needed;  // reaches one of the targets
+  struct Entry {
+    Node* node;
+    uint64_t sequence_nr;
+    int first_edge;  // edge k of the node leads to child[first_edge + k] (-1: no node)
+    int first_slot;  // its incoming gradients are slots[first_slot + i], i < num_inputs
+    bool target;     // one of the requested inputs
+    bool needed;     // reaches one of the targets
+  };
+  std::vector<Entry> nodes;
+  std::vector<int> child;
+  int num_slots = 0;
+  absl::flat_hash_map<Node*, int> index;
 };
 
-int Visit(Reachable& r, Node* node, const std::unordered_set<Node*>& targets) {
-  auto [it, inserted] = r.index.emplace(node, static_cast<int>(r.nodes.size()));
+// Visit returns the index of `node`, adding it (and room for its edges and slots) if it is
+// new; `added` tells which.
+int Visit(Reachable& r, Node* node, const absl::flat_hash_set<Node*>& targets, bool& added) {
+  auto [it, inserted] = r.index.try_emplace(node, static_cast<int>(r.nodes.size()));
+  added = inserted;
   if (inserted) {
-    r.nodes.push_back(node);
-    r.needed.push_back(targets.count(node) > 0 ? 1 : 0);
+    const bool target = targets.contains(node);
+    r.nodes.push_back(Reachable::Entry{node, node->sequence_nr(),
+                                       static_cast<int>(r.child.size()), r.num_slots, target,
+                                       target});
+    r.child.resize(r.child.size() + node->next_edges().size(), -1);
+    r.num_slots += node->num_inputs();
   }
   return it->second;
 }
 
 // Collect: iterative DFS (graphs can be deep: a long chain of ops) that also decides which
 // nodes reach a target, children before parents.
-void Collect(Reachable& r, Node* root, const std::unordered_set<Node*>& targets) {
-  if (r.index.count(root)) return;
-  std::vector<std::pair<int, size_t>> stack = {{Visit(r, root, targets), 0}};
+void Collect(Reachable& r, Node* root, const absl::flat_hash_set<Node*>& targets) {
+  bool added = false;
+  const int root_index = Visit(r, root, targets, added);
+  if (!added) return;
+  std::vector<std::pair<int, size_t>> stack = {{root_index, 0}};
   while (!stack.empty()) {
     const int n = stack.back().first;
     const size_t next = stack.back().second;
-    Node* node = r.nodes[static_cast<size_t>(n)];
+    Node* node = r.nodes[static_cast<size_t>(n)].node;
     if (next < node->next_edges().size()) {
       ++stack.back().second;
       Node* child = node->next_edges()[next].node.get();
-      if (child == nullptr || r.index.count(child)) continue;
-      stack.push_back({Visit(r, child, targets), 0});
+      if (child == nullptr) continue;
+      const int c = Visit(r, child, targets, added);
+      // `r.nodes` may have grown: index it again rather than holding a reference.
+      r.child[static_cast<size_t>(r.nodes[static_cast<size_t>(n)].first_edge) + next] = c;
+      if (added) stack.push_back({c, 0});
       continue;
     }
     stack.pop_back();
-    char any = r.needed[static_cast<size_t>(n)];
-    for (const Edge& e : node->next_edges()) {
-      if (e.node && r.needed[static_cast<size_t>(r.index.at(e.node.get()))]) any = 1;
+    Reachable::Entry& entry = r.nodes[static_cast<size_t>(n)];
+    for (size_t k = 0; k < node->next_edges().size(); ++k) {
+      const int c = r.child[static_cast<size_t>(entry.first_edge) + k];
+      if (c >= 0 && r.nodes[static_cast<size_t>(c)].needed) entry.needed = true;
     }
-    r.needed[static_cast<size_t>(n)] = any;
   }
 }
 
@@ -74,7 +97,7 @@ void Accumulate(Tensor& slot, const Tensor& g) {
 
 TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
                        const std::vector<Edge>& inputs) {
-  std::unordered_set<Node*> targets;
+  absl::flat_hash_set<Node*> targets;
   for (const Edge& e : inputs) {
     if (e.valid()) targets.insert(e.node.get());
   }
@@ -82,55 +105,53 @@ TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
   for (const auto& [edge, grad] : roots) {
     if (edge.valid()) Collect(r, edge.node.get(), targets);
   }
-  const size_t count = r.nodes.size();
-  std::vector<TensorList> buffers(count);
-  auto buffer = [&](int i) -> TensorList& {
-    TensorList& buf = buffers[static_cast<size_t>(i)];
-    buf.resize(static_cast<size_t>(r.nodes[static_cast<size_t>(i)]->num_inputs()));
-    return buf;
+  // Every reachable node's incoming gradients, side by side (Entry::first_slot).
+  std::vector<Tensor> slots(static_cast<size_t>(r.num_slots));
+  auto slot = [&](int node, int input_nr) -> Tensor& {
+    const Reachable::Entry& entry = r.nodes[static_cast<size_t>(node)];
+    FT_CHECK(input_nr >= 0 && input_nr < entry.node->num_inputs());
+    return slots[static_cast<size_t>(entry.first_slot + input_nr)];
   };
   for (const auto& [edge, grad] : roots) {
     if (!edge.valid()) continue;
     const int i = r.index.at(edge.node.get());
-    if (r.needed[static_cast<size_t>(i)]) Accumulate(buffer(i)[static_cast<size_t>(edge.input_nr)], grad);
+    if (r.nodes[static_cast<size_t>(i)].needed) Accumulate(slot(i, edge.input_nr), grad);
   }
   // Newest first (NOTE: [Deterministic backward]).
   std::vector<int> order;
-  for (size_t i = 0; i < count; ++i) {
-    if (r.needed[i]) order.push_back(static_cast<int>(i));
+  order.reserve(r.nodes.size());
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    if (r.nodes[i].needed && !r.nodes[i].target) order.push_back(static_cast<int>(i));
   }
   std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return r.nodes[static_cast<size_t>(a)]->sequence_nr() >
-           r.nodes[static_cast<size_t>(b)]->sequence_nr();
+    return r.nodes[static_cast<size_t>(a)].sequence_nr >
+           r.nodes[static_cast<size_t>(b)].sequence_nr;
   });
   for (int i : order) {
-    Node* node = r.nodes[static_cast<size_t>(i)];
-    if (targets.count(node)) continue;  // a leaf: its buffer is the result
-    TensorList& grads = buffer(i);
-    bool any = false;
-    for (const Tensor& g : grads) any = any || g.defined();
-    if (!any) continue;
-    TensorList out = node->Apply(grads);
-    grads.clear();  // free the incoming gradients early
+    const Reachable::Entry& entry = r.nodes[static_cast<size_t>(i)];
+    Node* node = entry.node;
+    const auto first = slots.begin() + entry.first_slot;
+    const auto last = first + node->num_inputs();
+    if (std::none_of(first, last, [](const Tensor& g) { return g.defined(); })) continue;
+    // Hand the incoming gradients over (this frees them as early as the node allows).
+    TensorList out = node->Apply(TensorList(std::make_move_iterator(first),
+                                            std::make_move_iterator(last)));
     FT_CHECK(out.size() == node->next_edges().size());
     for (size_t k = 0; k < out.size(); ++k) {
-      const Edge& e = node->next_edges()[k];
-      if (!e.valid() || !out[k].defined()) continue;
-      const int j = r.index.at(e.node.get());
-      if (!r.needed[static_cast<size_t>(j)]) continue;
-      Accumulate(buffer(j)[static_cast<size_t>(e.input_nr)], out[k]);
+      const int j = r.child[static_cast<size_t>(entry.first_edge) + k];
+      if (j < 0 || !out[k].defined() || !r.nodes[static_cast<size_t>(j)].needed) continue;
+      Accumulate(slot(j, node->next_edges()[k].input_nr), out[k]);
     }
   }
   TensorList result;
+  result.reserve(inputs.size());
   for (const Edge& e : inputs) {
     auto it = e.valid() ? r.index.find(e.node.get()) : r.index.end();
-    if (it == r.index.end()) {
+    if (it == r.index.end() || e.input_nr < 0 || e.input_nr >= e.node->num_inputs()) {
       result.emplace_back();
       continue;
     }
-    TensorList& buf = buffers[static_cast<size_t>(it->second)];
-    result.push_back(static_cast<size_t>(e.input_nr) < buf.size() ? buf[static_cast<size_t>(e.input_nr)]
-                                                                   : Tensor());
+    result.push_back(slot(it->second, e.input_nr));
   }
   return result;
 }
@@ -140,7 +161,7 @@ std::string GraphString(const Edge& root) {
   Reachable r;
   Collect(r, root.node.get(), {});
   std::map<uint64_t, Node*, std::greater<uint64_t>> order;
-  for (Node* node : r.nodes) order.emplace(node->sequence_nr(), node);
+  for (const Reachable::Entry& entry : r.nodes) order.emplace(entry.sequence_nr, entry.node);
   std::vector<std::string> lines;
   for (const auto& [seq, node] : order) {
     std::vector<std::string> next;

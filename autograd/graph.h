@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "tensor/tensor.h"
 
 namespace ft::autograd {
@@ -43,9 +44,13 @@ struct Edge {
   bool valid() const { return node != nullptr; }
 };
 
+// EdgeList: a node's next edges. Most ops have one or two tensor inputs; keeping those
+// inline spares every recorded op a heap allocation.
+using EdgeList = absl::InlinedVector<Edge, 2>;
+
 class Node {
  public:
-  Node(std::string name, std::vector<Edge> next_edges, int num_inputs);
+  Node(std::string name, EdgeList next_edges, int num_inputs);
   virtual ~Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -53,18 +58,21 @@ class Node {
   const std::string& name() const { return name_; }
   uint64_t sequence_nr() const { return sequence_nr_; }
   // next_edges[i]: where the gradient of the op's i-th differentiable input goes.
-  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  const EdgeList& next_edges() const { return next_edges_; }
   // num_inputs: how many gradients flow into this node (one per output of the op).
   int num_inputs() const { return num_inputs_; }
 
-  // Apply maps the gradients of the op's outputs (undefined: no gradient reached that
-  // output) to one gradient per next edge (undefined: none).
-  virtual TensorList Apply(const TensorList& grad_outputs) = 0;
+  // Apply maps the gradients of the op's outputs (num_inputs() of them; undefined: no
+  // gradient reached that output) to one gradient per next edge (undefined: none). The node
+  // owns `grad_outputs` (the engine hands them over and never reads them again), so it may
+  // reuse the list instead of copying it. Apply must not modify the node: a graph may be
+  // run backward more than once (a vjp_fn called twice).
+  virtual TensorList Apply(TensorList grad_outputs) = 0;
 
  private:
   std::string name_;
   uint64_t sequence_nr_;
-  std::vector<Edge> next_edges_;
+  EdgeList next_edges_;
   int num_inputs_;
 };
 
@@ -72,7 +80,7 @@ class Node {
 class LeafNode : public Node {
  public:
   LeafNode() : Node("AccumulateGrad", {}, 1) {}
-  TensorList Apply(const TensorList&) override { return {}; }
+  TensorList Apply(TensorList) override { return {}; }
 };
 
 // FunctionNode: a node whose backward is a function (the op's derivative formula with the
@@ -80,11 +88,10 @@ class LeafNode : public Node {
 class FunctionNode : public Node {
  public:
   using Backward = std::function<TensorList(const TensorList& grad_outputs)>;
-  FunctionNode(std::string name, std::vector<Edge> next_edges, int num_inputs,
-               Backward backward)
+  FunctionNode(std::string name, EdgeList next_edges, int num_inputs, Backward backward)
       : Node(std::move(name), std::move(next_edges), num_inputs),
         backward_(std::move(backward)) {}
-  TensorList Apply(const TensorList& grad_outputs) override { return backward_(grad_outputs); }
+  TensorList Apply(TensorList grad_outputs) override { return backward_(grad_outputs); }
 
  private:
   Backward backward_;

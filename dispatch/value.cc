@@ -5,22 +5,6 @@
 
 namespace ft {
 
-const Tensor& Value::tensor() const {
-  FT_CHECK(tag() == Tag::kTensor);
-  return std::get<Tensor>(v_);
-}
-Tensor& Value::mutable_tensor() {
-  FT_CHECK(tag() == Tag::kTensor);
-  return std::get<Tensor>(v_);
-}
-const TensorList& Value::tensor_list() const {
-  FT_CHECK(tag() == Tag::kTensorList);
-  return std::get<TensorList>(v_);
-}
-TensorList& Value::mutable_tensor_list() {
-  FT_CHECK(tag() == Tag::kTensorList);
-  return std::get<TensorList>(v_);
-}
 Scalar Value::scalar() const {
   switch (tag()) {
     case Tag::kScalar:

@@ -21,6 +21,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "tensor/dtype.h"
+#include "tensor/error.h"
 #include "tensor/generator.h"
 #include "tensor/scalar.h"
 #include "tensor/shape.h"
@@ -59,11 +60,24 @@ class Value {
   bool is_tensor() const { return tag() == Tag::kTensor; }
   bool is_tensor_list() const { return tag() == Tag::kTensorList; }
 
-  // Accessors; each FT_CHECKs the tag (a mismatch is a bug in a rule, not user input).
-  const Tensor& tensor() const;
-  Tensor& mutable_tensor();
-  const TensorList& tensor_list() const;
-  TensorList& mutable_tensor_list();
+  // Accessors; each FT_CHECKs the tag (a mismatch is a bug in a rule, not user input). The
+  // tensor ones are inline: every interpreter and rule reads its arguments through them.
+  const Tensor& tensor() const {
+    FT_CHECK(tag() == Tag::kTensor);
+    return *std::get_if<Tensor>(&v_);
+  }
+  Tensor& mutable_tensor() {
+    FT_CHECK(tag() == Tag::kTensor);
+    return *std::get_if<Tensor>(&v_);
+  }
+  const TensorList& tensor_list() const {
+    FT_CHECK(tag() == Tag::kTensorList);
+    return *std::get_if<TensorList>(&v_);
+  }
+  TensorList& mutable_tensor_list() {
+    FT_CHECK(tag() == Tag::kTensorList);
+    return *std::get_if<TensorList>(&v_);
+  }
   Scalar scalar() const;
   int64_t to_int() const;
   double to_double() const;

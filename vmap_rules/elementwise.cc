@@ -9,31 +9,56 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
+#include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {
 namespace {
 
-BatchedResult PointwiseRule(const VmapContext& ctx, BatchedArgs& args) {
+// The pointwise rule is boxed (SetBoxedBatchRule): it is the most common rule by far, and
+// the generic BatchedArgs / BatchedResult steps would cost more than the rule.
+ValueList PointwiseRule(VmapInterpreter& vmap, const Operator& op, ValueList& args) {
+  const int64_t level = vmap.level();
   int64_t rank = 0;
   bool any_batched = false;
-  for (size_t i = 0; i < args.values.size(); ++i) {
-    if (!args.values[i].is_tensor()) continue;
-    rank = std::max(rank, LogicalRank(args.tensor(i), args.bdim(i)));
-    any_batched = any_batched || args.bdim(i).has_value();
+  for (const Value& v : args) {
+    FT_CHECK(!v.is_tensor_list());  // no pointwise op takes a list
+    if (!v.is_tensor()) continue;
+    const BatchedTensorImpl* b = MaybeBatchedAt(v.tensor(), level);
+    rank = std::max(rank, b ? b->value().dim() - 1 : v.tensor().dim());
+    any_batched = any_batched || b != nullptr;
   }
-  // The arguments are ours to rewrite in place (no copy of the list).
-  ValueList& values = args.values;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!values[i].is_tensor() || !args.bdim(i)) continue;
-    if (*args.bdim(i) == 0 && LogicalRank(args.tensor(i), args.bdim(i)) == rank) continue;
-    values[i] = Value(PadToLogicalRank(MoveBdimToFront(args.tensor(i), args.bdim(i)),
-                                       int64_t{0}, rank));
+  // The physical arguments: a batched tensor's value with its batch dim moved to the front
+  // and padded to the common logical rank (usually it already is: then the value as is).
+  ValueList physical;
+  for (const Value& v : args) {
+    const BatchedTensorImpl* b = v.is_tensor() ? MaybeBatchedAt(v.tensor(), level) : nullptr;
+    if (b == nullptr) {
+      physical.push_back(v);
+    } else if (b->bdim() == 0 && b->value().dim() - 1 == rank) {
+      physical.emplace_back(b->value());
+    } else {
+      physical.emplace_back(
+          PadToLogicalRank(MoveBdimToFront(b->value(), b->bdim()), int64_t{0}, rank));
+    }
   }
-  BatchedResult result{DispatchBoxed(ctx.op, values), {}};
-  result.bdims.assign(result.values.size(), any_batched ? BDim(0) : std::nullopt);
-  return result;
+  ValueList out = [&] {
+    LowerGuard lower(&vmap);
+    return DispatchBoxed(op, physical);
+  }();
+  if (!any_batched) return out;
+  for (Value& v : out) {
+    if (v.is_tensor()) {
+      Tensor& t = v.mutable_tensor();
+      t = MakeBatched(std::move(t), 0, level, vmap.alive_flag());
+    } else if (v.is_tensor_list()) {
+      for (Tensor& t : v.mutable_tensor_list()) {
+        t = MakeBatched(std::move(t), 0, level, vmap.alive_flag());
+      }
+    }
+  }
+  return out;
 }
 
 // In-place: self must be batched at this level (or nothing is, and the op was lowered
@@ -77,7 +102,7 @@ void RegisterElementwiseRules() {
         "reciprocal", "floor", "round", "add", "sub", "mul", "div", "pow", "maximum",
         "minimum", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
         "logical_not", "where", "clamp"}) {
-    SetBatchRule(r.Get(name), &PointwiseRule);
+    SetBoxedBatchRule(r.Get(name), &PointwiseRule);
   }
   for (const char* name : {"exp_", "add_", "sub_", "mul_", "div_", "copy_", "fill_", "zero_",
                            "clamp_"}) {

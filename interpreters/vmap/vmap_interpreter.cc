@@ -234,4 +234,12 @@ void SetBatchRule(const Operator& op, BatchRule rule) {
       });
 }
 
+void SetBoxedBatchRule(const Operator& op, BoxedBatchRule rule) {
+  const_cast<Operator&>(op).SetRule(
+      TransformType::kVmap,
+      [rule](Interpreter& interpreter, const Operator& op, ValueList& args) -> ValueList {
+        return rule(static_cast<VmapInterpreter&>(interpreter), op, args);
+      });
+}
+
 }  // namespace ft

@@ -153,6 +153,16 @@ VmapFallbackMode GetVmapFallbackMode();
 // steps above.
 void SetBatchRule(const Operator& op, BatchRule rule);
 
+// BoxedBatchRule: a rule that takes the op's boxed arguments as they reach this level
+// (batched tensors and all) and does the unwrap / lower / wrap steps itself, returning
+// results wrapped at this level. It is for rule families so cheap that the generic steps
+// (BatchedArgs, BatchedResult, two indirect calls) would cost more than the rule itself: the
+// pointwise ops, as functorch's boxed pointwise rule. It must leave `args` as it found them.
+using BoxedBatchRule = ValueList (*)(VmapInterpreter& vmap, const Operator& op, ValueList& args);
+
+// SetBoxedBatchRule installs `rule` in op's kVmap slot as it is.
+void SetBoxedBatchRule(const Operator& op, BoxedBatchRule rule);
+
 }  // namespace ft
 
 #endif  // FT_INTERPRETERS_VMAP_VMAP_INTERPRETER_H_
