@@ -4,8 +4,8 @@
 // header gathers the eager tensor library: tensors and factories (//tensor), every op
 // (//dispatch), and the transforms: vmap (//interpreters/vmap), grad, vjp and jacrev
 // (//interpreters/grad), jvp, linearize, jacfwd and hessian (//interpreters/jvp), and the
-// check helpers gradcheck/jvpcheck/gradgradcheck (//interpreters/gradcheck). Custom
-// functions join when they land.
+// check helpers gradcheck/jvpcheck/gradgradcheck (//interpreters/gradcheck), and custom
+// Functions with their own derivative and batching rules (//custom_function).
 //
 // Example:
 //   #include "ft.h"
@@ -16,6 +16,7 @@
 #define FT_FT_H_
 
 #include "autograd/grad_mode.h"
+#include "custom_function/function.h"
 #include "dispatch/ops.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/gradcheck/gradcheck.h"

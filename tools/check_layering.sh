@@ -12,6 +12,7 @@ rules=(
   "//interpreters/vmap|+ //tensor/... + //dispatch/... + //vmap_rules/..."
   "//autograd|+ //tensor/... + //dispatch/..."
   "//interpreters/grad|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
+  "//custom_function|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/..."
   "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/..."
 )
 

@@ -82,9 +82,10 @@ class JvpInterpreter : public Interpreter {
   // The transform's entry point registers each input's storage: an in-place op on an input
   // (or a view of one) would modify the caller's tensor, so it is refused.
   void AddInputStorage(Storage storage) { input_storages_.push_back(std::move(storage)); }
+  // AliasesInput: whether `value` (one level down) shares storage with such an input.
+  bool AliasesInput(const Tensor& value) const;
 
  private:
-  bool AliasesInput(const Tensor& value) const;
   std::vector<Storage> input_storages_;
   bool prev_fwd_grad_mode_;
 };

@@ -1,0 +1,69 @@
+#include "custom_function/custom_function_call.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "custom_function/rules.h"
+#include "dispatch/higher_order_operator.h"
+
+namespace ft {
+
+const TensorList& FunctionCtx::saved_tensors() const {
+  if (saved_override_ != nullptr) return *saved_override_;
+  return phase_ == Phase::kBackward ? for_backward_ : for_forward_;
+}
+
+namespace internal {
+
+std::string DemangledName(const std::type_info& type) {
+  int status = 0;
+  char* name = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  std::string result = status == 0 && name != nullptr ? name : type.name();
+  std::free(name);
+  // Keep the last component ("ns::Cube" -> "Cube"): the name appears in node names.
+  const size_t colon = result.rfind("::");
+  return colon == std::string::npos ? result : result.substr(colon + 2);
+}
+
+}  // namespace internal
+
+namespace {
+
+// The plain apply (no transform active): forward, then setup_context.
+ValueList PlainApply(const FunctionSpecPtr& spec, ValueList& args) {
+  // A wrapper of a finished transform behaves like its value (NOTE: [Dead wrappers]); ops do
+  // this in the dispatcher, a Function call must do it itself.
+  for (Value& v : args) {
+    if (v.is_tensor() && v.tensor().defined() && !v.tensor().is_dense() &&
+        !v.tensor().impl()->is_alive_wrapper()) {
+      v = Value(v.tensor().impl()->UnwrapDead(spec->name));
+    }
+  }
+  ValueList outputs = spec->forward(args);
+  FunctionCtx ctx;
+  spec->setup_context(ctx, args, outputs);
+  custom_function::CheckReturnedInputsNotSaved(*spec, ctx, args, outputs);
+  return outputs;
+}
+
+HigherOrderOperator<FunctionSpecPtr>& CustomFunctionCallOp() {
+  static auto* op = [] {
+    auto* o = new HigherOrderOperator<FunctionSpecPtr>("custom_function_call", &PlainApply);
+    custom_function::RegisterRules(*o);
+    return o;
+  }();
+  return *op;
+}
+
+}  // namespace
+
+ValueList CallCustomFunction(const FunctionSpecPtr& spec, ValueList& args) {
+  if (args.size() != spec->num_args) {
+    ThrowError(spec->name, ": forward takes ", spec->num_args, " arguments, got ", args.size());
+  }
+  return CustomFunctionCallOp()(spec, args);
+}
+
+}  // namespace ft

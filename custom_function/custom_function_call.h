@@ -1,0 +1,134 @@
+// ft/custom_function/custom_function_call.h
+//
+// The boxed machinery under ft::Function (function.h): FunctionCtx, FunctionSpec (a Function
+// with its types erased) and the custom_function_call higher-order operator.
+//
+// NOTE: [custom_function_call]
+// A Function call is one call of the custom_function_call operator (dispatch/
+// higher_order_operator.h), which has one rule per transform, like any op:
+//   - no transform active: forward, then setup_context (the plain apply);
+//   - grad and jvp (grad_rule.cc): the level builds a single-level Function of its own
+//     ("<Name>Generated", its backward node "<Name>GeneratedBackward"): it unwraps its level,
+//     calls custom_function_call again one level down (so the user's forward runs exactly
+//     once, at the bottom), wraps the outputs keeping the identity of outputs that are inputs
+//     (mark_dirty), runs setup_context with this level's tensors, and routes backward / jvp
+//     to the user's. Because those run with the ops the user wrote, the levels outside see
+//     them: grad of grad, jvp of grad, jacfwd of jacfwd all use the user's rules.
+//   - vmap (vmap_rule.cc): the seed's decision table; see there.
+//
+// Invariants: FunctionCtx is per call and per level; saved tensors are the values of the
+// level that saved them. A FunctionSpec outlives every graph node that uses it (shared_ptr).
+#ifndef FT_CUSTOM_FUNCTION_CUSTOM_FUNCTION_CALL_H_
+#define FT_CUSTOM_FUNCTION_CUSTOM_FUNCTION_CALL_H_
+
+#include <any>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <typeindex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "dispatch/value.h"
+#include "interpreters/vmap/vmap_interpreter.h"
+#include "tensor/tensor.h"
+
+namespace ft {
+
+// VmapInfo: what a user vmap rule learns about the vmap level (torch's VmapInfo).
+struct VmapInfo {
+  int64_t batch_size;
+  Randomness randomness;
+};
+
+// InDims / OutDims: one batch dim per argument / output (nullopt: not batched).
+using InDims = std::vector<std::optional<int64_t>>;
+using OutDims = std::vector<std::optional<int64_t>>;
+
+// FunctionCtx: what setup_context fills and backward / jvp read.
+class FunctionCtx {
+ public:
+  // save_for_backward: the tensors backward reads back as saved_tensors().
+  void save_for_backward(TensorList tensors) { for_backward_ = std::move(tensors); }
+  // save_for_forward: the tensors jvp reads back as saved_tensors().
+  void save_for_forward(TensorList tensors) { for_forward_ = std::move(tensors); }
+  // saved_tensors: in backward, what save_for_backward saved; in jvp, what save_for_forward
+  // saved (empty if nothing was).
+  const TensorList& saved_tensors() const;
+
+  // mark_dirty: inputs forward modified in place and returned (as the same objects).
+  void mark_dirty(TensorList tensors) { dirty_ = std::move(tensors); }
+  // mark_non_differentiable: outputs that carry no gradient (e.g. indices).
+  void mark_non_differentiable(TensorList tensors) { non_differentiable_ = std::move(tensors); }
+  // set_materialize_grads(false): backward gets undefined tensors (not zeros) for outputs
+  // that received no gradient.
+  void set_materialize_grads(bool value) { materialize_grads_ = value; }
+  bool materialize_grads() const { return materialize_grads_; }
+  // needs_input_grad(i): whether forward argument i carries a gradient at the level running
+  // backward (false for non-tensors and constants).
+  bool needs_input_grad(size_t i) const {
+    return i < needs_input_grad_.size() && needs_input_grad_[i];
+  }
+
+  // state<T>(): user state of type T stored on the ctx (default-constructed on first use),
+  // e.g. a shape setup_context records for backward (Python's `ctx.x_shape = ...`).
+  template <typename T>
+  T& state() {
+    std::any& slot = state_[std::type_index(typeid(T))];
+    if (!slot.has_value()) slot = T();
+    return *std::any_cast<T>(&slot);
+  }
+
+  // ---- for the transforms' rules ----
+  const TensorList& saved_for_backward() const { return for_backward_; }
+  const TensorList& saved_for_forward() const { return for_forward_; }
+  const TensorList& dirty() const { return dirty_; }
+  const TensorList& non_differentiable() const { return non_differentiable_; }
+  // Which list saved_tensors() returns while a rule runs backward or jvp; an override
+  // replaces it (the generated vmap rule hands backward re-batched saved tensors).
+  enum class Phase { kBackward, kForward };
+  void set_phase(Phase phase) { phase_ = phase; }
+  void set_saved_override(const TensorList* saved) { saved_override_ = saved; }
+  void set_needs_input_grad(std::vector<bool> needs) { needs_input_grad_ = std::move(needs); }
+
+ private:
+  TensorList for_backward_;
+  TensorList for_forward_;
+  TensorList dirty_;
+  TensorList non_differentiable_;
+  bool materialize_grads_ = true;
+  std::vector<bool> needs_input_grad_;
+  Phase phase_ = Phase::kBackward;
+  const TensorList* saved_override_ = nullptr;
+  std::unordered_map<std::type_index, std::any> state_;
+};
+
+// FunctionSpec: a Function with its types erased (boxed arguments and outputs). Built from a
+// Function type by function.h, and by the transforms for the Functions they generate.
+struct FunctionSpec {
+  std::string name;
+  size_t num_args = 0;
+  std::function<ValueList(const ValueList& args)> forward;
+  std::function<void(FunctionCtx& ctx, const ValueList& inputs, const ValueList& outputs)>
+      setup_context;
+  std::function<TensorList(FunctionCtx& ctx, const TensorList& grads)> backward;  // optional
+  std::function<TensorList(FunctionCtx& ctx, const TensorList& tangents)> jvp;    // optional
+  std::function<std::pair<ValueList, OutDims>(const VmapInfo& info, const InDims& in_dims,
+                                              const ValueList& args)>
+      vmap;  // optional
+  bool generate_vmap_rule = false;
+  bool once_differentiable = false;
+};
+
+using FunctionSpecPtr = std::shared_ptr<const FunctionSpec>;
+
+// CallCustomFunction: one call of the custom_function_call operator (NOTE above). `args` has
+// one Value per forward argument, defaults filled.
+ValueList CallCustomFunction(const FunctionSpecPtr& spec, ValueList& args);
+
+}  // namespace ft
+
+#endif  // FT_CUSTOM_FUNCTION_CUSTOM_FUNCTION_CALL_H_

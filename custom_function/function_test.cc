@@ -1,0 +1,399 @@
+// ft::Function under the transforms, against oracles that do not use the Function (closed
+// forms, loops, finite differences). The Functions are those of functorch_semantics §3.1
+// that the landed rules cover (grad, jvp, user vmap rules).
+#include "custom_function/function.h"
+
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "autograd/graph.h"
+#include "dispatch/interpreter.h"
+#include "dispatch/ops.h"
+#include "gtest/gtest.h"
+#include "interpreters/grad/grad.h"
+#include "interpreters/grad/grad_interpreter.h"
+#include "interpreters/gradcheck/gradcheck.h"
+#include "interpreters/jvp/jvp.h"
+#include "interpreters/vmap/vmap.h"
+#include "tensor/factories.h"
+#include "tensor/generator.h"
+#include "tests/test_util.h"
+#include "tests/vmap_oracle.h"
+
+namespace ft {
+namespace {
+
+Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1.0) {
+  Generator g(seed);
+  return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
+}
+
+// Call counts of forward and setup_context, per Function (reset by each test).
+struct Counts {
+  int forward = 0;
+  int setup = 0;
+  int vmap = 0;
+};
+Counts g_counts;
+
+// sin with its own backward, jvp and vmap rule.
+struct MySin : Function<MySin> {
+  static constexpr const char* name = "MySin";
+  static Tensor forward(const Tensor& x) {
+    ++g_counts.forward;
+    return sin(x);
+  }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>& in, const Tensor&) {
+    ++g_counts.setup;
+    ctx.save_for_backward({std::get<0>(in)});
+    ctx.save_for_forward({std::get<0>(in)});
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    return {g[0] * cos(ctx.saved_tensors()[0])};
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& t) {
+    return {t[0] * cos(ctx.saved_tensors()[0])};
+  }
+  static std::pair<Tensor, OutDims> vmap(const VmapInfo&, const InDims& in_dims,
+                                         const Tensor& x) {
+    ++g_counts.vmap;
+    return {MySin::apply(x), {in_dims[0]}};  // elementwise: the batch dim stays put
+  }
+};
+
+// Cube with two outputs (x^3, 3x^2) and a user vmap rule (§3.1 NumpyCube, intended math:
+// backward(g0, g1) = g0 * 3x^2 + g1 * 6x).
+struct Cube : Function<Cube> {
+  static constexpr const char* name = "Cube";
+  static std::tuple<Tensor, Tensor> forward(const Tensor& x) {
+    ++g_counts.forward;
+    return {x * x * x, x * x * 3.0};
+  }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>& in,
+                            const std::tuple<Tensor, Tensor>& out) {
+    ++g_counts.setup;
+    ctx.save_for_backward({std::get<0>(in), std::get<1>(out)});
+    ctx.save_for_forward({std::get<0>(in), std::get<1>(out)});
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    const Tensor& x = ctx.saved_tensors()[0];
+    const Tensor& dx = ctx.saved_tensors()[1];
+    return {g[0] * dx + g[1] * 6.0 * x};
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& t) {
+    const Tensor& x = ctx.saved_tensors()[0];
+    const Tensor& dx = ctx.saved_tensors()[1];
+    return {t[0] * dx, t[0] * 6.0 * x};
+  }
+  static std::pair<std::tuple<Tensor, Tensor>, OutDims> vmap(const VmapInfo&,
+                                                             const InDims& in_dims,
+                                                             const Tensor& x) {
+    ++g_counts.vmap;
+    return {Cube::apply(x), {in_dims[0], in_dims[0]}};
+  }
+};
+
+// Square (x^2) with a jvp written in ft ops: nested forward mode must stay right
+// (pytorch#197867 returns zeros for the higher derivatives).
+struct Square : Function<Square> {
+  static constexpr const char* name = "Square";
+  static Tensor forward(const Tensor& x) { return x * x; }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>& in, const Tensor&) {
+    ctx.save_for_backward({std::get<0>(in)});
+    ctx.save_for_forward({std::get<0>(in)});
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    return {g[0] * 2.0 * ctx.saved_tensors()[0]};
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& t) {
+    return {t[0] * 2.0 * ctx.saved_tensors()[0]};
+  }
+};
+
+// ScaleGradient: identity forward, backward scales the gradient: a result only the user's
+// backward can produce (the ops' own derivative would give 1).
+struct ScaleGradient : Function<ScaleGradient> {
+  static constexpr const char* name = "ScaleGradient";
+  static constexpr auto defaults = std::tuple{2.0};
+  static Tensor forward(const Tensor& x, double scale) { return x * 1.0 + scale * 0.0; }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor, double>& in,
+                            const Tensor&) {
+    ctx.state<double>() = std::get<1>(in);
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    return {g[0] * ctx.state<double>(), Tensor()};
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& t) {
+    return {t[0] * ctx.state<double>()};
+  }
+  static std::pair<Tensor, OutDims> vmap(const VmapInfo&, const InDims& in_dims, const Tensor& x,
+                                         double scale) {
+    return {ScaleGradient::apply(x, scale), {in_dims[0]}};
+  }
+};
+
+// In-place exp with mark_dirty: returns its (modified) input.
+struct ExpInplace : Function<ExpInplace> {
+  static constexpr const char* name = "ExpInplace";
+  static Tensor forward(const Tensor& x) { return exp_(x); }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>& in, const Tensor& out) {
+    ctx.mark_dirty({std::get<0>(in)});
+    ctx.save_for_backward({out});
+    ctx.save_for_forward({out});
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    return {g[0] * ctx.saved_tensors()[0]};
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& t) {
+    return {t[0] * ctx.saved_tensors()[0]};
+  }
+};
+
+TEST(Function, PlainApplyRunsForwardAndSetupContextOnce) {
+  g_counts = {};
+  Tensor x = Rand({3}, 1);
+  EXPECT_TENSOR_NEAR(MySin::apply(x), sin(x), 0);
+  EXPECT_EQ(g_counts.forward, 1);
+  EXPECT_EQ(g_counts.setup, 1);
+  auto [y, dy] = Cube::apply(x);
+  EXPECT_TENSOR_NEAR(y, x * x * x, 1e-15);
+  EXPECT_TENSOR_NEAR(dy, x * x * 3.0, 1e-15);
+  // A default argument is filled in (and setup_context sees it).
+  EXPECT_TENSOR_NEAR(ScaleGradient::apply(x), x, 0);
+}
+
+TEST(Function, GradUsesTheUsersBackwardAtEveryLevel) {
+  Tensor x = Rand({4}, 2);
+  g_counts = {};
+  TensorFn f = [](const Tensor& t) { return sum(MySin::apply(t)); };
+  EXPECT_TENSOR_NEAR(grad(f)(x), cos(x), 1e-15);
+  EXPECT_EQ(g_counts.forward, 1);  // once, at the bottom
+  EXPECT_EQ(g_counts.setup, 2);    // once per grad level, plus once at the bottom
+  g_counts = {};
+  TensorFn second = grad(TensorFn([f](const Tensor& t) { return sum(grad(f)(t)); }));
+  EXPECT_TENSOR_NEAR(second(x), neg(sin(x)), 1e-15);
+  EXPECT_EQ(g_counts.forward, 1);
+  EXPECT_EQ(g_counts.setup, 3);
+  // Only the user's backward can scale the gradient.
+  EXPECT_TENSOR_NEAR(grad(TensorFn([](const Tensor& t) {
+                       return sum(ScaleGradient::apply(t, 3.0) * t);
+                     }))(x),
+                     x * 3.0 + x, 1e-15);
+  // Cube's two outputs: d/dx sum(x^3 + 3x^2) = 3x^2 + 6x.
+  EXPECT_TENSOR_NEAR(grad(TensorFn([](const Tensor& t) {
+                       auto [y, dy] = Cube::apply(t);
+                       return sum(y + dy);
+                     }))(x),
+                     x * x * 3.0 + x * 6.0, 1e-14);
+  // Against finite differences, through vjp and jacrev.
+  GradcheckResult r = gradcheck(
+      [](const TensorList& a) {
+        auto [y, dy] = Cube::apply(a[0]);
+        return y * dy;
+      },
+      {x});
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_TENSOR_NEAR(jacrev([](const TensorList& a) { return MySin::apply(a[0]); })({x})[0],
+                     eye(4, kFloat64) * cos(x), 1e-15);
+}
+
+TEST(Function, BackwardNodeIsNamedAfterTheFunction) {
+  Tensor x = Rand({2}, 3);
+  std::string graph;
+  vjp(
+      [&graph](const TensorList& a) {
+        Tensor y = MySin::apply(a[0]);
+        const GradWrapperImpl* w = MaybeGradWrapperAt(y, LayerStack::Top()->level());
+        EXPECT_NE(w, nullptr);
+        if (w != nullptr) graph = autograd::GraphString(w->grad_edge());
+        return TensorList{y};
+      },
+      {x});
+  EXPECT_NE(graph.find("MySinGeneratedBackward"), std::string::npos) << graph;
+}
+
+TEST(Function, JvpUsesTheUsersJvpAndNestsCorrectly) {
+  Tensor x = Rand({3}, 4), t = Rand({3}, 5);
+  JvpResult r = jvp([](const TensorList& a) { return TensorList{MySin::apply(a[0])}; }, {x}, {t});
+  EXPECT_TENSOR_NEAR(r.outputs[0], sin(x), 0);
+  EXPECT_TENSOR_NEAR(r.tangents[0], cos(x) * t, 1e-15);
+  JvpResult scaled = jvp(
+      [](const TensorList& a) { return TensorList{ScaleGradient::apply(a[0], 5.0)}; }, {x}, {t});
+  EXPECT_TENSOR_NEAR(scaled.tangents[0], t * 5.0, 1e-15);
+  // x^4 = Square(Square(x)) at 3: 108, 108, 72 by forward mode alone (pytorch#197867).
+  TensorFnOfList x4 = [](const TensorList& a) { return Square::apply(Square::apply(a[0])); };
+  TensorFnOfList d1 = [x4](const TensorList& a) { return jacfwd(x4)(a)[0]; };
+  TensorFnOfList d2 = [d1](const TensorList& a) { return jacfwd(d1)(a)[0]; };
+  Tensor three = full({}, 3.0, kFloat64);
+  EXPECT_NEAR(d1({three}).item<double>(), 108.0, 1e-12);
+  EXPECT_NEAR(d2({three}).item<double>(), 108.0, 1e-12);
+  EXPECT_NEAR(jacfwd(d2)({three})[0].item<double>(), 72.0, 1e-12);
+  // Mixed: jvp of grad, grad of jvp, hessian.
+  TensorFn g = grad(TensorFn([](const Tensor& u) { return sum(MySin::apply(u)); }));
+  JvpResult hv = jvp([g](const TensorList& a) { return TensorList{g(a[0])}; }, {x}, {t});
+  EXPECT_TENSOR_NEAR(hv.tangents[0], neg(sin(x)) * t, 1e-15);
+  EXPECT_TENSOR_NEAR(hessian([](const TensorList& a) { return sum(MySin::apply(a[0])); })({x})[0],
+                     eye(3, kFloat64) * neg(sin(x)), 1e-15);
+  GradcheckResult check = jvpcheck(
+      [](const TensorList& a) {
+        auto [y, dy] = Cube::apply(a[0]);
+        return y - dy;
+      },
+      {x});
+  EXPECT_TRUE(check.ok) << check.message;
+}
+
+TEST(Function, UserVmapRuleAgainstALoop) {
+  Tensor xs = Rand({4, 3}, 6);
+  g_counts = {};
+  TensorList batched = vmap(TensorListFn([](const TensorList& a) {
+                              auto [y, dy] = Cube::apply(a[0]);
+                              return TensorList{y, dy};
+                            }),
+                            0, 0)({xs});
+  EXPECT_GE(g_counts.vmap, 1);
+  EXPECT_TENSOR_NEAR(batched[0], xs * xs * xs, 1e-15);
+  EXPECT_TENSOR_NEAR(batched[1], xs * xs * 3.0, 1e-15);
+  // Batch dim last, and one argument unbatched.
+  TensorFn f = [](const Tensor& x) { return MySin::apply(x); };
+  EXPECT_TENSOR_NEAR(vmap(f, -1, 0)(transpose(xs, 0, 1)), sin(xs), 0);
+  TensorList mixed = vmap(TensorListFn([](const TensorList& a) {
+                            return TensorList{ScaleGradient::apply(a[0]) * MySin::apply(a[1])};
+                          }),
+                          {0, std::nullopt}, 0)({xs, select(xs, 0, 0)});
+  EXPECT_TENSOR_NEAR(mixed[0], xs * sin(select(xs, 0, 0)), 1e-15);
+  // A level where nothing is batched is skipped: the rule is not called.
+  g_counts = {};
+  Tensor w = Rand({3}, 7);
+  vmap(TensorListFn([&w](const TensorList& a) { return TensorList{a[0] + MySin::apply(w)}; }),
+       0, 0)({xs});
+  EXPECT_EQ(g_counts.vmap, 0);
+  EXPECT_EQ(g_counts.forward, 1);
+}
+
+TEST(Function, PerSampleGradientsAndGradOfVmapUseTheUsersRules) {
+  Tensor xs = Rand({5, 3}, 8);
+  TensorFn g = grad(TensorFn([](const Tensor& t) { return sum(MySin::apply(t) * t); }));
+  TensorList loop = testing::LoopVmap([g](const TensorList& a) { return TensorList{g(a[0])}; },
+                                      {xs}, {0}, {0});
+  EXPECT_TENSOR_NEAR(vmap(g)(xs), loop[0], 1e-15);
+  // grad of a vmapped Function: the user's backward scales (MLX drops custom rules here).
+  TensorFn vf = vmap(TensorFn([](const Tensor& t) { return ScaleGradient::apply(t, 4.0); }));
+  EXPECT_TENSOR_NEAR(grad(TensorFn([vf](const Tensor& t) { return sum(vf(t)); }))(xs),
+                     full_like(xs, 4.0), 0);
+  // vmap of jvp of a Function.
+  Tensor ts = Rand({5, 3}, 9);
+  TensorList tangents = vmap(TensorListFn([](const TensorList& a) {
+                               return jvp([](const TensorList& b) {
+                                        return TensorList{MySin::apply(b[0])};
+                                      },
+                                      {a[0]}, {a[1]})
+                                   .tangents;
+                             }),
+                             0, 0)({xs, ts});
+  EXPECT_TENSOR_NEAR(tangents[0], cos(xs) * ts, 1e-15);
+}
+
+TEST(Function, MarkDirtyKeepsIdentityUnderEveryTransform) {
+  Tensor x = Rand({3}, 10);
+  Tensor y = clone(x);
+  Tensor out = ExpInplace::apply(y);
+  EXPECT_TRUE(out.is_same(y));
+  EXPECT_TENSOR_NEAR(y, exp(x), 1e-15);
+  // Under grad: the gradient of sum(exp(2x)) through the in-place Function is 2 exp(2x).
+  TensorFn f = [](const Tensor& t) {
+    Tensor u = t * 2.0;
+    Tensor v = ExpInplace::apply(u);
+    EXPECT_TRUE(v.is_same(u));
+    return sum(v);
+  };
+  EXPECT_TENSOR_NEAR(grad(f)(x), exp(x * 2.0) * 2.0, 1e-14);
+  JvpResult r = jvp([f](const TensorList& a) { return TensorList{f(a[0])}; }, {x},
+                    {ones_like(x)});
+  EXPECT_NEAR(r.tangents[0].item<double>(), sum(exp(x * 2.0) * 2.0).item<double>(), 1e-13);
+}
+
+// Functions with broken rules, for the errors.
+struct WrongCount : Function<WrongCount> {
+  static constexpr const char* name = "WrongCount";
+  static Tensor forward(const Tensor& x) { return x * 2.0; }
+  static void setup_context(FunctionCtx&, const std::tuple<Tensor>&, const Tensor&) {}
+  static TensorList backward(FunctionCtx&, const TensorList& g) { return {g[0], g[0]}; }
+  static TensorList jvp(FunctionCtx&, const TensorList& t) { return {t[0], t[0]}; }
+  static std::pair<Tensor, OutDims> vmap(const VmapInfo&, const InDims&, const Tensor& x) {
+    return {x * 2.0, {0, 0}};
+  }
+};
+struct WrongShape : Function<WrongShape> {
+  static constexpr const char* name = "WrongShape";
+  static Tensor forward(const Tensor& x) { return x * 2.0; }
+  static void setup_context(FunctionCtx&, const std::tuple<Tensor>&, const Tensor&) {}
+  static TensorList backward(FunctionCtx&, const TensorList& g) { return {sum(g[0], {}, true)}; }
+  static TensorList jvp(FunctionCtx&, const TensorList& t) { return {sum(t[0])}; }
+};
+struct NoRules : Function<NoRules> {
+  static constexpr const char* name = "NoRules";
+  static Tensor forward(const Tensor& x) { return x * 2.0; }
+  static void setup_context(FunctionCtx&, const std::tuple<Tensor>&, const Tensor&) {}
+};
+struct BothVmaps : Function<BothVmaps> {
+  static constexpr const char* name = "BothVmaps";
+  static constexpr bool generate_vmap_rule = true;
+  static Tensor forward(const Tensor& x) { return x * 2.0; }
+  static void setup_context(FunctionCtx&, const std::tuple<Tensor>&, const Tensor&) {}
+  static std::pair<Tensor, OutDims> vmap(const VmapInfo&, const InDims&, const Tensor& x) {
+    return {x * 2.0, {0}};
+  }
+};
+struct SavesReturnedInput : Function<SavesReturnedInput> {
+  static constexpr const char* name = "SavesReturnedInput";
+  static Tensor forward(const Tensor& x) { return x; }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>& in, const Tensor&) {
+    ctx.save_for_backward({std::get<0>(in)});
+  }
+  static TensorList backward(FunctionCtx&, const TensorList& g) { return {g[0]}; }
+};
+
+TEST(Function, ErrorsNameTheFunction) {
+  Tensor x = Rand({3}, 11);
+  auto grad_of = [](auto apply) {
+    return grad(TensorFn([apply](const Tensor& t) { return sum(apply(t)); }));
+  };
+  EXPECT_FT_ERROR(grad_of([](const Tensor& t) { return WrongCount::apply(t); })(x),
+                  "WrongCount: backward returned 2 gradients, expected 1");
+  EXPECT_FT_ERROR(grad_of([](const Tensor& t) { return WrongShape::apply(t); })(x * 1.0 +
+                                                                                 ones({2, 3}, kFloat64)),
+                  "WrongShape: backward returned a result of shape [1, 1] for argument 0 of "
+                  "shape [2, 3]");
+  EXPECT_FT_ERROR(grad_of([](const Tensor& t) { return NoRules::apply(t); })(x),
+                  "NoRules: You must implement either the backward or vjp method");
+  auto jvp_of = [&x](auto apply) {
+    return jvp([apply](const TensorList& a) { return TensorList{apply(a[0])}; }, {x},
+               {ones_like(x)});
+  };
+  EXPECT_FT_ERROR(jvp_of([](const Tensor& t) { return WrongCount::apply(t); }),
+                  "WrongCount: jvp returned 2 tangents, expected 1");
+  EXPECT_FT_ERROR(jvp_of([](const Tensor& t) { return WrongShape::apply(t); }),
+                  "WrongShape: jvp returned a result of shape [] for output 0 of shape [3]");
+  EXPECT_FT_ERROR(jvp_of([](const Tensor& t) { return NoRules::apply(t); }),
+                  "NoRules: You must implement the jvp function");
+  Tensor xs = Rand({2, 3}, 12);
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& t) { return NoRules::apply(t); }))(xs),
+                  "You tried to vmap over NoRules, but it does not have vmap support");
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& t) { return BothVmaps::apply(t); }))(xs),
+                  "You tried to vmap over BothVmaps, but it has both generate_vmap_rule=true "
+                  "and a vmap rule");
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& t) { return WrongCount::apply(t); }))(xs),
+                  "WrongCount: the vmap rule returned an incompatible (outputs, out_dims) pair: "
+                  "1 outputs but out_dims [0, 0]");
+  EXPECT_FT_ERROR(SavesReturnedInput::apply(x),
+                  "SavesReturnedInput: an input that has been returned as-is as output 0 is "
+                  "being saved for backward");
+  EXPECT_FT_ERROR(grad_of([](const Tensor& t) { return SavesReturnedInput::apply(t); })(x),
+                  "is being saved for backward");
+  EXPECT_TRUE(LayerStack::empty());
+}
+
+}  // namespace
+}  // namespace ft

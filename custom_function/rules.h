@@ -1,0 +1,32 @@
+// ft/custom_function/rules.h  (internal to //custom_function)
+//
+// The rules of the custom_function_call operator per transform (NOTE: [custom_function_call])
+// and the checks they share.
+#ifndef FT_CUSTOM_FUNCTION_RULES_H_
+#define FT_CUSTOM_FUNCTION_RULES_H_
+
+#include <vector>
+
+#include "custom_function/custom_function_call.h"
+#include "dispatch/higher_order_operator.h"
+
+namespace ft::custom_function {
+
+// RegisterRules installs the grad, jvp, vmap and functionalize rules on the operator.
+void RegisterRules(HigherOrderOperator<FunctionSpecPtr>& op);
+
+// OutputSources: for each output, the index of the argument it IS (same object: forward
+// returned an input, e.g. after modifying it in place), or -1.
+std::vector<int> OutputSources(const ValueList& args, const ValueList& outputs);
+
+// CheckReturnedInputsNotSaved: PyTorch's rule for setup_context: an input returned as-is as
+// an output may not be saved (for backward or forward) unless it was marked dirty.
+void CheckReturnedInputsNotSaved(const FunctionSpec& spec, const FunctionCtx& ctx,
+                                 const ValueList& args, const ValueList& outputs);
+
+// Contains: whether `list` holds the very object `t`.
+bool Contains(const TensorList& list, const Tensor& t);
+
+}  // namespace ft::custom_function
+
+#endif  // FT_CUSTOM_FUNCTION_RULES_H_
