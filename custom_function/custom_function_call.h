@@ -92,6 +92,7 @@ class FunctionCtx {
   enum class Phase { kBackward, kForward };
   void set_phase(Phase phase) { phase_ = phase; }
   void set_saved_override(const TensorList* saved) { saved_override_ = saved; }
+  const TensorList* saved_override() const { return saved_override_; }
   void set_needs_input_grad(std::vector<bool> needs) { needs_input_grad_ = std::move(needs); }
 
  private:
@@ -121,6 +122,8 @@ struct FunctionSpec {
       vmap;  // optional
   bool generate_vmap_rule = false;
   bool once_differentiable = false;
+  // For a generated Vmapped<Name>: where its forward left each output's batch dim.
+  std::shared_ptr<const OutDims> setup_context_out_dims;
 };
 
 using FunctionSpecPtr = std::shared_ptr<const FunctionSpec>;

@@ -3,6 +3,8 @@
 // that the landed rules cover (grad, jvp, user vmap rules).
 #include "custom_function/function.h"
 
+#include "custom_function/rules.h"
+
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -312,6 +314,173 @@ TEST(Function, MarkDirtyKeepsIdentityUnderEveryTransform) {
   JvpResult r = jvp([f](const TensorList& a) { return TensorList{f(a[0])}; }, {x},
                     {ones_like(x)});
   EXPECT_NEAR(r.tangents[0].item<double>(), sum(exp(x * 2.0) * 2.0).item<double>(), 1e-13);
+}
+
+// ---- Generated vmap rules (generate_vmap_rule = true) ----
+
+// Cube with two outputs and the generated rule.
+struct CubeGenerated : Function<CubeGenerated> {
+  static constexpr const char* name = "CubeGenerated";
+  static constexpr bool generate_vmap_rule = true;
+  static std::tuple<Tensor, Tensor> forward(const Tensor& x) {
+    ++g_counts.forward;
+    return {x * x * x, x * x * 3.0};
+  }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>& in,
+                            const std::tuple<Tensor, Tensor>& out) {
+    ++g_counts.setup;
+    ctx.save_for_backward({std::get<0>(in), std::get<1>(out)});
+    ctx.save_for_forward({std::get<0>(in), std::get<1>(out)});
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    return {g[0] * ctx.saved_tensors()[1] + g[1] * 6.0 * ctx.saved_tensors()[0]};
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& t) {
+    return {t[0] * ctx.saved_tensors()[1], t[0] * 6.0 * ctx.saved_tensors()[0]};
+  }
+};
+
+// The seed's Sum NOTE: setup_context records the input's shape, backward expands to it. Under
+// a generated vmap the recorded shape must be an example's ([4]), not the batch's.
+struct SumToShape : Function<SumToShape> {
+  static constexpr const char* name = "SumToShape";
+  static constexpr bool generate_vmap_rule = true;
+  static Tensor forward(const Tensor& x) { return sum(x); }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>& in, const Tensor&) {
+    const Tensor& x = std::get<0>(in);
+    ctx.state<Shape>() = Shape(x.sizes().begin(), x.sizes().end());
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    return {expand(g[0], ctx.state<Shape>())};
+  }
+  static TensorList jvp(FunctionCtx&, const TensorList& t) { return {sum(t[0])}; }
+};
+
+// mul with broadcasting: backward returns unreduced gradients (g * y has x's broadcast
+// shape), which the generated rule must reduce per example (reductify with a target).
+struct MulGenerated : Function<MulGenerated> {
+  static constexpr const char* name = "MulGenerated";
+  static constexpr bool generate_vmap_rule = true;
+  static Tensor forward(const Tensor& x, const Tensor& y) { return x * y; }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor, Tensor>& in,
+                            const Tensor&) {
+    ctx.save_for_backward({std::get<0>(in), std::get<1>(in)});
+    ctx.save_for_forward({std::get<0>(in), std::get<1>(in)});
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    const Tensor& x = ctx.saved_tensors()[0];
+    const Tensor& y = ctx.saved_tensors()[1];
+    return {g[0] * y, g[0] * x};
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& t) {
+    const Tensor& x = ctx.saved_tensors()[0];
+    const Tensor& y = ctx.saved_tensors()[1];
+    return {t[0] * y + x * t[1]};
+  }
+};
+
+TEST(GeneratedVmap, MatchesLoopsAndCallsForwardOnce) {
+  Tensor xs = Rand({4, 3}, 20);
+  g_counts = {};
+  TensorListFn cube = [](const TensorList& a) {
+    auto [y, dy] = CubeGenerated::apply(a[0]);
+    return TensorList{y, dy};
+  };
+  TensorList batched = vmap(cube, 0, 0)({xs});
+  EXPECT_EQ(g_counts.forward, 1);
+  EXPECT_EQ(g_counts.setup, 1);  // a generated level adds no setup_context call
+  EXPECT_TENSOR_NEAR(batched[0], xs * xs * xs, 1e-15);
+  EXPECT_TENSOR_NEAR(batched[1], xs * xs * 3.0, 1e-15);
+  // in_dims -1 and out_dims 1.
+  TensorList last = vmap(cube, -1, 1)({transpose(xs, 0, 1)});
+  EXPECT_TENSOR_NEAR(last[0], transpose(xs * xs * xs, 0, 1), 1e-15);
+  // vmap of vmap: a Function of a Function (VmappedVmappedCubeGenerated).
+  Tensor xss = Rand({2, 4, 3}, 21);
+  EXPECT_TENSOR_NEAR(vmap(vmap(cube, 0, 0), 0, 0)({xss})[0], xss * xss * xss, 1e-15);
+  // Every in_dims combination of a two-argument Function against a loop.
+  Tensor ys = Rand({4, 3}, 22), y = Rand({3}, 23);
+  TensorListFn mul = [](const TensorList& a) { return TensorList{MulGenerated::apply(a[0], a[1])}; };
+  for (const auto& [args, dims] : std::vector<std::pair<TensorList, std::vector<std::optional<int64_t>>>>{
+           {{xs, ys}, {0, 0}}, {{xs, y}, {0, std::nullopt}}, {{y, ys}, {std::nullopt, 0}},
+           {{transpose(xs, 0, 1), ys}, {-1, 0}}}) {
+    TensorList want = testing::LoopVmap(mul, args, dims, {0});
+    EXPECT_TENSOR_NEAR(vmap(mul, Dims(dims), 0)(args)[0], want[0], 1e-15);
+  }
+}
+
+TEST(GeneratedVmap, GradientsThroughTheGeneratedRuleAreTheUsersAndPerExample) {
+  Tensor xs = Rand({4, 3}, 24);
+  // vmap(grad(F)) and grad(vmap(F)) against loops and closed forms.
+  TensorFn g = grad(TensorFn([](const Tensor& t) {
+    auto [y, dy] = CubeGenerated::apply(t);
+    return sum(y + dy);
+  }));
+  g_counts = {};
+  EXPECT_TENSOR_NEAR(vmap(g)(xs), xs * xs * 3.0 + xs * 6.0, 1e-14);
+  EXPECT_EQ(g_counts.forward, 1);
+  EXPECT_EQ(g_counts.setup, 2);  // the grad level's, and the bottom one's
+  TensorFn batched_cube = vmap(TensorFn([](const Tensor& t) {
+    return std::get<0>(CubeGenerated::apply(t));
+  }));
+  EXPECT_TENSOR_NEAR(grad(TensorFn([batched_cube](const Tensor& t) {
+                       return sum(batched_cube(t));
+                     }))(xs),
+                     xs * xs * 3.0, 1e-14);
+  // The Sum NOTE: per-example shapes, under grad of vmap and vmap of grad.
+  TensorFn sum_fn = [](const Tensor& t) { return SumToShape::apply(t); };
+  EXPECT_TENSOR_NEAR(grad(TensorFn([sum_fn](const Tensor& t) {
+                       return sum(vmap(sum_fn)(t) * 2.0);
+                     }))(xs),
+                     full_like(xs, 2.0), 0);
+  EXPECT_TENSOR_NEAR(vmap(grad(sum_fn))(xs), ones_like(xs), 0);
+  // Broadcasting gradients reduced per example: x [4, 3] batched, y [3] shared.
+  Tensor y = Rand({3}, 25);
+  TensorList gm = grad(ScalarFn([](const TensorList& a) {
+                         return sum(vmap(TensorListFn([](const TensorList& b) {
+                                           return TensorList{MulGenerated::apply(b[0], b[1])};
+                                         }),
+                                         {0, std::nullopt}, 0)({a[0], a[1]})[0]);
+                       }),
+                       {0, 1})({xs, y});
+  EXPECT_TENSOR_NEAR(gm[0], expand(y, {4, 3}), 1e-15);
+  EXPECT_TENSOR_NEAR(gm[1], sum(xs, {0}), 1e-14);
+  // jvp through the generated rule, and jacrev / jacfwd / hessian of a vmapped Function.
+  Tensor ts = Rand({4, 3}, 26);
+  JvpResult r = jvp([](const TensorList& a) {
+                      return vmap(TensorListFn([](const TensorList& b) {
+                               return TensorList{std::get<0>(CubeGenerated::apply(b[0]))};
+                             }),
+                             0, 0)(a);
+                    },
+                    {xs}, {ts});
+  EXPECT_TENSOR_NEAR(r.tangents[0], xs * xs * 3.0 * ts, 1e-14);
+  Tensor x = Rand({3}, 27);
+  TensorFnOfList cube_sum = [](const TensorList& a) {
+    return sum(vmap(TensorFn([](const Tensor& t) { return std::get<0>(CubeGenerated::apply(t)); }))(
+        unsqueeze(a[0], 0)));
+  };
+  EXPECT_TENSOR_NEAR(hessian(cube_sum)({x})[0], eye(3, kFloat64) * x * 6.0, 1e-13);
+}
+
+TEST(GeneratedVmap, ReductifyTable) {
+  // functorch_semantics §2.6, row by row.
+  const int64_t B = 2;
+  using custom_function::ReductifyLeaf;
+  Tensor g34 = reshape(to(arange(12), kFloat64), {3, 4});
+  EXPECT_FALSE(ReductifyLeaf(Tensor(), 0, 0, B, std::nullopt).defined());
+  EXPECT_TENSOR_EQ(ReductifyLeaf(g34, std::nullopt, std::nullopt, B, std::nullopt), g34);
+  Tensor gb = Rand({B, 3, 4}, 28);
+  EXPECT_TENSOR_NEAR(ReductifyLeaf(gb, 0, std::nullopt, B, std::nullopt), sum(gb, {0}), 1e-15);
+  Tensor g3b4 = Rand({3, B, 4}, 29);
+  EXPECT_TENSOR_NEAR(ReductifyLeaf(g3b4, 1, std::nullopt, B, Shape{3}), sum(g3b4, {1}), 1e-15);
+  EXPECT_TENSOR_EQ(ReductifyLeaf(g34, std::nullopt, 1, B, std::nullopt),
+                   expand(unsqueeze(g34, 1), {3, B, 4}));
+  EXPECT_TENSOR_EQ(ReductifyLeaf(g34, std::nullopt, 1, B, Shape{4}),
+                   tensor({12.0, 12.0, 15.0, 15.0, 18.0, 18.0, 21.0, 21.0}, {4, 2}));
+  EXPECT_TENSOR_EQ(ReductifyLeaf(gb, 0, 1, B, std::nullopt), movedim(gb, 0, 1));
+  Tensor g345b = Rand({3, 4, 5, B}, 30);
+  EXPECT_TENSOR_NEAR(ReductifyLeaf(g345b, 3, 0, B, Shape{5}),
+                     transpose(sum(g345b, {0, 1}), 0, 1), 1e-14);
 }
 
 // Functions with broken rules, for the errors.

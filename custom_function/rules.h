@@ -5,6 +5,7 @@
 #ifndef FT_CUSTOM_FUNCTION_RULES_H_
 #define FT_CUSTOM_FUNCTION_RULES_H_
 
+#include <optional>
 #include <vector>
 
 #include "custom_function/custom_function_call.h"
@@ -23,6 +24,14 @@ std::vector<int> OutputSources(const ValueList& args, const ValueList& outputs);
 // an output may not be saved (for backward or forward) unless it was marked dirty.
 void CheckReturnedInputsNotSaved(const FunctionSpec& spec, const FunctionCtx& ctx,
                                  const ValueList& args, const ValueList& outputs);
+
+// ReductifyLeaf: a gradient (or tangent) `g` computed under a temporary vmap, batched at
+// g_bdim (or not), brought to the batch dim of the input (or output) it is for, in_bdim:
+// summed over the batch when the input is not batched, broadcast over it when only the input
+// is, moved otherwise; with `target` (an example's shape) reduced per example to it. The
+// table of functorch_semantics §2.6.
+Tensor ReductifyLeaf(Tensor g, std::optional<int64_t> g_bdim, std::optional<int64_t> in_bdim,
+                     int64_t batch_size, const std::optional<Shape>& target);
 
 // Contains: whether `list` holds the very object `t`.
 bool Contains(const TensorList& list, const Tensor& t);

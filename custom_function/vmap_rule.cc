@@ -6,15 +6,47 @@
 //     batched at this level: then the level is skipped without calling it. It returns
 //     (outputs, out_dims), checked against the outputs, and each output is wrapped at its
 //     out_dim (nullopt: returned unbatched), keeping identity for outputs that are arguments.
-//   generate_vmap_rule: the Function vmapped by ft itself (Vmapped<Name>).
+//   generate_vmap_rule: the Function vmapped by ft itself (Vmapped<Name>, NOTE: [Generated
+//     vmap rule] below).
+#include <memory>
 #include <optional>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "custom_function/rules.h"
+#include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
+#include "interpreters/vmap/vmap.h"
 #include "interpreters/vmap/vmap_interpreter.h"
 
 namespace ft::custom_function {
+
+Tensor ReductifyLeaf(Tensor g, std::optional<int64_t> g_bdim, std::optional<int64_t> in_bdim,
+                     int64_t batch_size, const std::optional<Shape>& target) {
+  if (!g.defined()) return g;
+  if (!g_bdim && !in_bdim) return g;
+  if (g_bdim && !in_bdim) return sum(g, {*g_bdim});
+  // The input is batched at in_bdim. A gradient that is the same for every example gets the
+  // batch dim by broadcasting.
+  if (!g_bdim) {
+    g = unsqueeze(g, *in_bdim);
+    Shape sizes(g.sizes().begin(), g.sizes().end());
+    sizes[static_cast<size_t>(*in_bdim)] = batch_size;
+    g = expand(g, sizes);
+    g_bdim = in_bdim;
+  }
+  // NOTE: [Reducing per example] A gradient of a broadcast shape (e.g. [3, 4] for an input
+  // whose examples are [4]) cannot be reduced by the caller across the batch dim: reduce it
+  // per example, here, to the example's shape.
+  if (target) {
+    const Shape shape = *target;
+    return vmap(TensorFn([&shape](const Tensor& t) { return sum_to_size(t, shape); }),
+                *g_bdim, *in_bdim)(g);
+  }
+  if (*g_bdim != *in_bdim) g = movedim(g, *g_bdim, *in_bdim);
+  return g;
+}
+
 namespace {
 
 std::string DimsString(const OutDims& dims) {
@@ -26,6 +58,263 @@ std::string DimsString(const OutDims& dims) {
   return s + "]";
 }
 
+// RestoreVmap runs fn under a fresh vmap level of `batch_size` examples with `randomness`,
+// args[i] batched at in_dims[i] (nullopt: passed as is), and returns its outputs unwrapped
+// with the batch dim each ended up at (nullopt: not batched). Unlike the user's vmap it
+// neither moves batch dims nor requires batched outputs (torch's restore_vmap). The level is
+// a whole batch of its own: random ops in a generated rule draw like an unchunked vmap.
+std::pair<ValueList, OutDims> RestoreVmap(int64_t batch_size, Randomness randomness,
+                                          const std::function<ValueList(const ValueList&)>& fn,
+                                          const ValueList& args, const InDims& in_dims) {
+  VmapInterpreter interp(batch_size, randomness);
+  ValueList outputs;
+  OutDims out_dims;
+  InterpreterScope scope(&interp);
+  ValueList wrapped = args;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i < in_dims.size() && in_dims[i] && args[i].is_tensor() && args[i].tensor().defined()) {
+      wrapped[i] = Value(MakeBatched(args[i].tensor(), *in_dims[i], interp.level(),
+                                     interp.alive_flag()));
+    }
+  }
+  ValueList raw = fn(wrapped);
+  for (Value& v : raw) {
+    if (v.is_tensor() && v.tensor().defined()) {
+      auto [value, bdim] = UnwrapBatched(v.tensor(), interp.level());
+      outputs.push_back(Value(value));
+      out_dims.push_back(bdim);
+    } else {
+      outputs.push_back(std::move(v));
+      out_dims.push_back(std::nullopt);
+    }
+  }
+  return {outputs, out_dims};
+}
+
+// NOTE: [Generated vmap rule]
+// With generate_vmap_rule, a vmap level turns the call into a call of a Function of its own,
+// Vmapped<Name>, on the unwrapped arguments, one level down (so grad levels below record it
+// like any Function, and a vmap below vmaps it again: VmappedVmapped<Name>):
+//   forward: the user's forward under a fresh vmap with the arguments' batch dims; it runs
+//     exactly once per call, and records where each output's batch dim ended up (out_dims,
+//     state of this call).
+//   setup_context: the user's setup_context under a fresh vmap too, so it sees per-example
+//     tensors and shapes (a shape saved for backward is an example's, not the batch's); what
+//     it saves is unwrapped, its batch dims recorded on the ctx (separately for backward and
+//     for forward), with the per-example shapes of the inputs.
+//   backward / jvp: the user's rule under a fresh vmap over (saved tensors at their recorded
+//     batch dims, incoming grads / tangents at the outputs' / inputs' batch dims; nullopt for
+//     undefined ones), the results brought to the inputs' / outputs' batch dims by
+//     ReductifyLeaf (gradients also reduced per example to the input's shape).
+// State that belongs to one setup_context call lives on its ctx, not on the spec, so a
+// Function used at several levels, or vmapped twice, keeps each level's record (the fix of
+// pytorch#144639).
+struct VmappedCtxState {
+  std::vector<std::optional<Shape>> input_shapes;  // per argument, per example
+  InDims saved_for_backward_dims;
+  InDims saved_for_forward_dims;
+};
+
+FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
+                        const VmapInterpreter& vmap_level) {
+  auto spec = std::make_shared<FunctionSpec>();
+  spec->name = absl::StrCat("Vmapped", original->name);
+  spec->num_args = original->num_args;
+  spec->generate_vmap_rule = true;
+  spec->once_differentiable = original->once_differentiable;
+  // Where forward's outputs ended up (set by the one forward call, read by the vmap rule and
+  // by setup_context, backward and jvp).
+  auto out_dims = std::make_shared<OutDims>();
+  // The level's batch parameters, copied (the level itself may be gone by backward).
+  struct Batch {
+    int64_t batch_size;
+    Randomness randomness;
+  };
+  auto batch = std::make_shared<Batch>(Batch{vmap_level.batch_size(), vmap_level.randomness()});
+  auto restore = [batch](const std::function<ValueList(const ValueList&)>& fn,
+                         const ValueList& args, const InDims& dims) {
+    return RestoreVmap(batch->batch_size, batch->randomness, fn, args, dims);
+  };
+  spec->forward = [original, in_dims, out_dims, restore](const ValueList& args) {
+    auto [outputs, dims] = restore([&](const ValueList& a) { return original->forward(a); },
+                                   args, in_dims);
+    *out_dims = dims;
+    return outputs;
+  };
+  spec->setup_context = [original, in_dims, out_dims, restore](
+                            FunctionCtx& ctx, const ValueList& inputs, const ValueList& outputs) {
+    ValueList both = inputs;
+    both.insert(both.end(), outputs.begin(), outputs.end());
+    InDims dims = in_dims;
+    dims.insert(dims.end(), out_dims->begin(), out_dims->end());
+    const size_t n = inputs.size();
+    restore(
+        [&](const ValueList& batched) {
+          const ValueList in(batched.begin(), batched.begin() + static_cast<int64_t>(n));
+          const ValueList out(batched.begin() + static_cast<int64_t>(n), batched.end());
+          original->setup_context(ctx, in, out);
+          // Unwrap what was saved (it is batched at this temporary level) and record where.
+          VmappedCtxState& state = ctx.state<VmappedCtxState>();
+          const int64_t level = LayerStack::Top()->level();
+          auto unwrap = [level](const TensorList& saved, InDims& saved_dims) {
+            TensorList values;
+            saved_dims.clear();
+            for (const Tensor& t : saved) {
+              auto [value, bdim] = t.defined() ? UnwrapBatched(t, level)
+                                               : std::pair<Tensor, std::optional<int64_t>>{};
+              values.push_back(value);
+              saved_dims.push_back(bdim);
+            }
+            return values;
+          };
+          ctx.save_for_backward(unwrap(ctx.saved_for_backward(), state.saved_for_backward_dims));
+          ctx.save_for_forward(unwrap(ctx.saved_for_forward(), state.saved_for_forward_dims));
+          state.input_shapes.clear();
+          for (const Value& v : in) {
+            state.input_shapes.push_back(
+                v.is_tensor() && v.tensor().defined()
+                    ? std::optional<Shape>(Shape(v.tensor().sizes().begin(),
+                                                 v.tensor().sizes().end()))
+                    : std::nullopt);
+          }
+          // Marks name this level's temporary wrappers: map them back to the objects the
+          // caller holds (the unwrapped arguments and outputs).
+          auto map_back = [&](const TensorList& marked, const ValueList& batched_side,
+                              const ValueList& real_side) {
+            TensorList mapped;
+            for (const Tensor& t : marked) {
+              for (size_t i = 0; i < batched_side.size(); ++i) {
+                if (batched_side[i].is_tensor() && batched_side[i].tensor().is_same(t)) {
+                  mapped.push_back(real_side[i].tensor());
+                }
+              }
+            }
+            return mapped;
+          };
+          ctx.mark_dirty(map_back(ctx.dirty(), in, inputs));
+          ctx.mark_non_differentiable(map_back(ctx.non_differentiable(), out, outputs));
+          return ValueList{};
+        },
+        both, dims);
+  };
+  if (original->backward) {
+    spec->backward = [original, in_dims, out_dims, restore, batch](FunctionCtx& ctx,
+                                                                   const TensorList& grads) {
+      const VmappedCtxState& state = ctx.state<VmappedCtxState>();
+      const TensorList saved = ctx.saved_for_backward();
+      ValueList args;
+      InDims dims;
+      for (size_t i = 0; i < saved.size(); ++i) {
+        args.push_back(Value(saved[i]));
+        dims.push_back(state.saved_for_backward_dims[i]);
+      }
+      for (size_t k = 0; k < grads.size(); ++k) {
+        args.push_back(Value(grads[k]));
+        dims.push_back(grads[k].defined() && k < out_dims->size() ? (*out_dims)[k]
+                                                                  : std::nullopt);
+      }
+      auto [grads_in, grads_in_dims] = restore(
+          [&](const ValueList& batched) {
+            TensorList rebatched, g;
+            for (size_t i = 0; i < saved.size(); ++i) rebatched.push_back(batched[i].tensor());
+            for (size_t k = saved.size(); k < batched.size(); ++k) g.push_back(batched[k].tensor());
+            ctx.set_saved_override(&rebatched);
+            TensorList result = original->backward(ctx, g);
+            ctx.set_saved_override(nullptr);
+            ValueList out;
+            for (Tensor& t : result) out.push_back(Value(std::move(t)));
+            return out;
+          },
+          args, dims);
+      TensorList result;
+      for (size_t i = 0; i < grads_in.size(); ++i) {
+        const Tensor g = grads_in[i].is_tensor() ? grads_in[i].tensor() : Tensor();
+        const std::optional<int64_t> in_bdim = i < in_dims.size() ? in_dims[i] : std::nullopt;
+        const std::optional<Shape> target =
+            i < state.input_shapes.size() ? state.input_shapes[i] : std::nullopt;
+        result.push_back(ReductifyLeaf(g, grads_in_dims[i], in_bdim, batch->batch_size, target));
+      }
+      return result;
+    };
+  }
+  if (original->jvp) {
+    spec->jvp = [original, in_dims, out_dims, restore, batch](FunctionCtx& ctx,
+                                                              const TensorList& tangents) {
+      const VmappedCtxState& state = ctx.state<VmappedCtxState>();
+      const TensorList saved = ctx.saved_tensors();  // the rule set what jvp may read
+      ValueList args;
+      InDims dims;
+      for (size_t i = 0; i < saved.size(); ++i) {
+        args.push_back(Value(saved[i]));
+        dims.push_back(i < state.saved_for_forward_dims.size() ? state.saved_for_forward_dims[i]
+                                                               : std::nullopt);
+      }
+      for (size_t i = 0; i < tangents.size(); ++i) {
+        args.push_back(Value(tangents[i]));
+        dims.push_back(tangents[i].defined() && i < in_dims.size() ? in_dims[i] : std::nullopt);
+      }
+      auto [out_t, out_t_dims] = restore(
+          [&](const ValueList& batched) {
+            TensorList rebatched, t;
+            for (size_t i = 0; i < saved.size(); ++i) rebatched.push_back(batched[i].tensor());
+            for (size_t k = saved.size(); k < batched.size(); ++k) t.push_back(batched[k].tensor());
+            const TensorList* previous = ctx.saved_override();
+            ctx.set_saved_override(&rebatched);
+            TensorList result = original->jvp(ctx, t);
+            ctx.set_saved_override(previous);
+            ValueList out;
+            for (Tensor& e : result) out.push_back(Value(std::move(e)));
+            return out;
+          },
+          args, dims);
+      TensorList result;
+      for (size_t k = 0; k < out_t.size(); ++k) {
+        const Tensor t = out_t[k].is_tensor() ? out_t[k].tensor() : Tensor();
+        const std::optional<int64_t> out_dim = k < out_dims->size() ? (*out_dims)[k]
+                                                                     : std::nullopt;
+        result.push_back(ReductifyLeaf(t, out_t_dims[k], out_dim, batch->batch_size,
+                                       std::nullopt));
+      }
+      return result;
+    };
+  }
+  spec->setup_context_out_dims = out_dims;
+  return spec;
+}
+
+ValueList GeneratedVmapRule(VmapInterpreter& vmap, const FunctionSpecPtr& spec,
+                            ValueList& args) {
+  const int64_t level = vmap.level();
+  ValueList inner = args;
+  InDims in_dims(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_tensor_list()) {
+      ThrowError(spec->name, ": argument ", i, " is a TensorList; Functions take tensors one by ",
+                 "one under vmap (pass them as separate arguments)");
+    }
+    if (!args[i].is_tensor()) continue;
+    auto [value, bdim] = UnwrapBatched(args[i].tensor(), level);
+    inner[i] = Value(value);
+    in_dims[i] = bdim;
+  }
+  FunctionSpecPtr vmapped = Vmapify(spec, in_dims, vmap);
+  ValueList outputs;
+  {
+    LowerGuard lower(&vmap);
+    outputs = CallCustomFunction(vmapped, inner);
+  }
+  const OutDims& out_dims = *vmapped->setup_context_out_dims;
+  const std::vector<int> sources = OutputSources(inner, outputs);
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (sources[k] >= 0) {
+      outputs[k] = args[static_cast<size_t>(sources[k])];
+    } else if (outputs[k].is_tensor() && k < out_dims.size() && out_dims[k]) {
+      outputs[k] = Value(MakeBatched(outputs[k].tensor(), *out_dims[k], level, vmap.alive_flag()));
+    }
+  }
+  return outputs;
+}
+
 ValueList VmapRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueList& args) {
   auto& vmap = static_cast<VmapInterpreter&>(interpreter);
   const int64_t level = vmap.level();
@@ -34,11 +323,7 @@ ValueList VmapRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
                "and a vmap rule. Set generate_vmap_rule=false or delete the vmap rule to avoid ",
                "ambiguity (vmap level ", level, ")");
   }
-  if (spec->generate_vmap_rule) {
-    ThrowError("You tried to vmap over ", spec->name, " with generate_vmap_rule=true: the ",
-               "generated vmap rule is not implemented yet (vmap level ", level, "); write a ",
-               "vmap rule for it instead");
-  }
+  if (spec->generate_vmap_rule) return GeneratedVmapRule(vmap, spec, args);
   if (!spec->vmap) {
     ThrowError("You tried to vmap over ", spec->name, ", but it does not have vmap support. ",
                "Define a static vmap(info, in_dims, args...) rule or set generate_vmap_rule = ",
