@@ -316,6 +316,99 @@ TEST(Function, MarkDirtyKeepsIdentityUnderEveryTransform) {
   EXPECT_NEAR(r.tangents[0].item<double>(), sum(exp(x * 2.0) * 2.0).item<double>(), 1e-13);
 }
 
+// Two outputs that are its inputs' copies; backward records what it saw.
+struct Pair : Function<Pair> {
+  static constexpr const char* name = "Pair";
+  static std::tuple<Tensor, Tensor> forward(const Tensor& x, const Tensor& y) {
+    return {x * 1.0, y * 1.0};
+  }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor, Tensor>&,
+                            const std::tuple<Tensor, Tensor>&) {
+    ctx.set_materialize_grads(false);
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    seen_defined = {g[0].defined(), g[1].defined()};
+    seen_needs = {ctx.needs_input_grad(0), ctx.needs_input_grad(1)};
+    return {g[0].defined() ? g[0] : Tensor(), g[1].defined() ? g[1] : Tensor()};
+  }
+  static inline std::vector<bool> seen_defined;
+  static inline std::vector<bool> seen_needs;
+};
+
+TEST(FunctionCtx, MaterializeGradsAndNeedsInputGrad) {
+  Tensor x = full({}, 2.0, kFloat64), y = full({}, 3.0, kFloat64);
+  // f uses only the first output: with materialize_grads off, backward sees no gradient for
+  // the second; argnums {0}: only x needs one.
+  ScalarFn f = [](const TensorList& a) {
+    auto [px, py] = Pair::apply(a[0], a[1]);
+    return px * px;
+  };
+  TensorList g = grad(f, {0})({x, y});
+  EXPECT_NEAR(g[0].item<double>(), 4.0, 1e-15);
+  EXPECT_EQ(Pair::seen_defined, (std::vector<bool>{true, false}));
+  EXPECT_EQ(Pair::seen_needs, (std::vector<bool>{true, false}));
+  // Also at both levels of grad of grad.
+  TensorFn second = grad(TensorFn([f, y](const Tensor& t) { return grad(f, {0})({t, y})[0]; }));
+  EXPECT_NEAR(second(x).item<double>(), 2.0, 1e-15);
+  EXPECT_EQ(Pair::seen_needs, (std::vector<bool>{true, false}));
+}
+
+// Sorts along a dim: the indices are integer outputs, marked non-differentiable.
+struct SortWithIndices : Function<SortWithIndices> {
+  static constexpr const char* name = "SortWithIndices";
+  static std::tuple<Tensor, Tensor> forward(const Tensor& x, int64_t dim) {
+    Tensor ind = argsort(x, dim);
+    return {take_along_dim(x, ind, dim), ind};
+  }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor, int64_t>& in,
+                            const std::tuple<Tensor, Tensor>& out) {
+    ctx.mark_non_differentiable({std::get<1>(out)});
+    ctx.save_for_backward({std::get<1>(out)});
+    ctx.state<int64_t>() = std::get<1>(in);
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    const Tensor& ind = ctx.saved_tensors()[0];
+    const int64_t dim = ctx.state<int64_t>();
+    return {scatter_add(zeros_like(g[0]), dim, ind, g[0]), Tensor()};
+  }
+};
+
+// Once-differentiable: its backward is not differentiable, and saying so must stop a second
+// derivative instead of silently returning a wrong one.
+struct OnceCube : Function<OnceCube> {
+  static constexpr const char* name = "OnceCube";
+  static constexpr bool once_differentiable = true;
+  static Tensor forward(const Tensor& x) { return x * x * x; }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>& in, const Tensor&) {
+    ctx.save_for_backward({std::get<0>(in)});
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    const Tensor& x = ctx.saved_tensors()[0];
+    return {g[0] * 3.0 * x * x};
+  }
+};
+
+TEST(FunctionCtx, NonDifferentiableOutputsAndOnceDifferentiable) {
+  Tensor x = tensor({3.0, 1.0, 2.0, 0.0, 5.0, 4.0}, {2, 3});
+  Tensor w = tensor({10.0, 20.0, 30.0, 1.0, 2.0, 3.0}, {2, 3});
+  ScalarFn f = [&w](const TensorList& a) {
+    auto [values, ind] = SortWithIndices::apply(a[0], int64_t{1});
+    EXPECT_EQ(ind.dtype(), kInt64);
+    EXPECT_TRUE(ind.is_dense());  // no gradient machinery on the indices
+    return sum(values * w);
+  };
+  // The sorted position of each element gets its weight back: [[30,10,20],[1,3,2]].
+  EXPECT_TENSOR_EQ(grad(f)({x})[0], tensor({30.0, 10.0, 20.0, 1.0, 3.0, 2.0}, {2, 3}));
+  Tensor v = tensor({2.0});
+  EXPECT_TENSOR_NEAR(grad(TensorFn([](const Tensor& t) { return sum(OnceCube::apply(t)); }))(v),
+                     tensor({12.0}), 1e-15);
+  TensorFn first = grad(TensorFn([](const Tensor& t) { return sum(OnceCube::apply(t)); }));
+  EXPECT_FT_ERROR(grad(TensorFn([first](const Tensor& t) { return sum(first(t)); }))(v),
+                  "OnceCube: trying to differentiate twice a function that was marked "
+                  "once_differentiable");
+  EXPECT_TRUE(LayerStack::empty());
+}
+
 // ---- Generated vmap rules (generate_vmap_rule = true) ----
 
 // Cube with two outputs and the generated rule.

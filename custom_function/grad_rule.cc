@@ -155,15 +155,28 @@ class FunctionNode : public autograd::Node {
   }
 
  private:
-  // once_differentiable: the backward runs without recording; if an outer level would
-  // differentiate it (a gradient still carries one), that would be silently wrong.
+  // once_differentiable: the backward runs without recording; if a live grad level would
+  // differentiate it (a gradient or a saved tensor still carries one), the result would be
+  // silently wrong, so that is an error (PyTorch's "differentiate twice").
   void CheckNotDifferentiatedTwice(const TensorList& grads) const {
     if (!GradMode::is_enabled()) return;
-    for (const Tensor& g : grads) {
-      if (g.defined() && g.kind() == TensorKind::kGradWrapper && g.impl()->is_alive_wrapper()) {
-        ThrowError(spec_->name, ": trying to differentiate twice a function that was marked ",
-                   "once_differentiable (its backward is not differentiable)");
+    auto carries = [](const Tensor& t) {
+      for (const TensorImpl* impl = t.defined() ? t.impl() : nullptr;
+           impl != nullptr && !impl->is_dense();
+           impl = impl->wrapped_value() != nullptr ? impl->wrapped_value()->impl() : nullptr) {
+        if (impl->kind() == TensorKind::kGradWrapper && impl->is_alive_wrapper() &&
+            static_cast<const GradWrapperImpl*>(impl)->requires_grad()) {
+          return true;
+        }
       }
+      return false;
+    };
+    bool any = false;
+    for (const Tensor& g : grads) any = any || carries(g);
+    for (const Tensor& t : ctx_->saved_for_backward()) any = any || carries(t);
+    if (any) {
+      ThrowError(spec_->name, ": trying to differentiate twice a function that was marked ",
+                 "once_differentiable (its backward is not differentiable)");
     }
   }
 
