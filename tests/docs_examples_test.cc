@@ -222,6 +222,39 @@ TEST(DocsApi, ForwardMode) {
   EXPECT_TENSOR_NEAR(hv, x * 6.0 * v, 1e-14);
 }
 
+struct Cube : ft::Function<Cube> {
+  static constexpr const char* name = "Cube";
+  static constexpr bool generate_vmap_rule = true;
+  static ft::Tensor forward(const ft::Tensor& x) { return x * x * x; }
+  static void setup_context(ft::FunctionCtx& ctx, const std::tuple<ft::Tensor>& in,
+                            const ft::Tensor&) {
+    ctx.save_for_backward({std::get<0>(in)});
+    ctx.save_for_forward({std::get<0>(in)});
+  }
+  static ft::TensorList backward(ft::FunctionCtx& ctx, const ft::TensorList& g) {
+    const ft::Tensor& x = ctx.saved_tensors()[0];
+    return {g[0] * 3.0 * x * x};
+  }
+  static ft::TensorList jvp(ft::FunctionCtx& ctx, const ft::TensorList& t) {
+    const ft::Tensor& x = ctx.saved_tensors()[0];
+    return {t[0] * 3.0 * x * x};
+  }
+};
+
+TEST(DocsApi, CustomFunctions) {
+  ft::Tensor x = ft::tensor({0.5, -1.0, 2.0});
+  ft::Tensor xs = ft::reshape(ft::linspace(-1.0, 1.0, 6, ft::kFloat64), {2, 3});
+  ft::Tensor y = Cube::apply(x);
+  EXPECT_TENSOR_NEAR(y, x * x * x, 1e-15);
+  auto total = ft::TensorFn([](const ft::Tensor& t) { return ft::sum(Cube::apply(t)); });
+  ft::Tensor per_example = ft::vmap(ft::grad(total))(xs);
+  EXPECT_TENSOR_NEAR(per_example, xs * xs * 3.0, 1e-15);
+  ft::Tensor second = ft::grad(ft::TensorFn([total](const ft::Tensor& t) {
+    return ft::sum(ft::grad(total)(t));
+  }))(x);
+  EXPECT_TENSOR_NEAR(second, x * 6.0, 1e-15);
+}
+
 TEST(DocsApi, GradMode) {
   auto f = ft::TensorFn([](const ft::Tensor& x) {
     ft::Tensor c;
