@@ -41,6 +41,7 @@ ValueList PlainApply(const FunctionSpecPtr& spec, ValueList& args) {
       v = Value(v.tensor().impl()->UnwrapDead(spec->name));
     }
   }
+  if (spec->plain_apply) return spec->plain_apply(args);
   ValueList outputs = spec->forward(args);
   FunctionCtx ctx;
   spec->setup_context(ctx, args, outputs);

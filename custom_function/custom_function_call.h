@@ -120,6 +120,9 @@ struct FunctionSpec {
   std::function<std::pair<ValueList, OutDims>(const VmapInfo& info, const InDims& in_dims,
                                               const ValueList& args)>
       vmap;  // optional
+  // Optional: forward and setup_context together, for a call with no transform active (whose
+  // ctx nobody reads afterwards). A generated Vmapped<Name> runs both under one vmap level.
+  std::function<ValueList(const ValueList& args)> plain_apply;
   bool generate_vmap_rule = false;
   bool once_differentiable = false;
   // For a generated Vmapped<Name>: where its forward left each output's batch dim.

@@ -141,6 +141,22 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
     *out_dims = dims;
     return outputs;
   };
+  // At the bottom (no transform below) nobody reads the ctx afterwards: run the user's
+  // forward and setup_context under one vmap level (setup_context still runs once there, as
+  // the call counts of functorch_semantics 2.1 say).
+  spec->plain_apply = [original, in_dims, out_dims, restore](const ValueList& args) {
+    auto [outputs, dims] = restore(
+        [&](const ValueList& batched) {
+          ValueList outs = original->forward(batched);
+          FunctionCtx ctx;
+          original->setup_context(ctx, batched, outs);
+          CheckReturnedInputsNotSaved(*original, ctx, batched, outs);
+          return outs;
+        },
+        args, in_dims);
+    *out_dims = dims;
+    return outputs;
+  };
   spec->setup_context = [original, in_dims, out_dims, restore](
                             FunctionCtx& ctx, const ValueList& inputs, const ValueList& outputs) {
     ValueList both = inputs;
@@ -285,6 +301,17 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
 ValueList GeneratedVmapRule(VmapInterpreter& vmap, const FunctionSpecPtr& spec,
                             ValueList& args) {
   const int64_t level = vmap.level();
+  if (LayerStack::size() == 1) {
+    // The bottom level: no transform below needs a Function to record, so running the
+    // user's forward and setup_context right here, on the batched arguments, is what
+    // Vmapped<Name> would do under a level of its own (same batch, same randomness), without
+    // building it.
+    ValueList outputs = spec->forward(args);
+    FunctionCtx ctx;
+    spec->setup_context(ctx, args, outputs);
+    CheckReturnedInputsNotSaved(*spec, ctx, args, outputs);
+    return outputs;
+  }
   ValueList inner = args;
   InDims in_dims(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
