@@ -33,14 +33,6 @@ namespace {
 
 // The plain apply (no transform active): forward, then setup_context.
 ValueList PlainApply(const FunctionSpecPtr& spec, ValueList& args) {
-  // A wrapper of a finished transform behaves like its value (NOTE: [Dead wrappers]); ops do
-  // this in the dispatcher, a Function call must do it itself.
-  for (Value& v : args) {
-    if (v.is_tensor() && v.tensor().defined() && !v.tensor().is_dense() &&
-        !v.tensor().impl()->is_alive_wrapper()) {
-      v = Value(v.tensor().impl()->UnwrapDead(spec->name));
-    }
-  }
   if (spec->plain_apply) return spec->plain_apply(args);
   ValueList outputs = spec->forward(args);
   FunctionCtx ctx;
@@ -63,6 +55,15 @@ HigherOrderOperator<FunctionSpecPtr>& CustomFunctionCallOp() {
 ValueList CallCustomFunction(const FunctionSpecPtr& spec, ValueList& args) {
   if (args.size() != spec->num_args) {
     ThrowError(spec->name, ": forward takes ", spec->num_args, " arguments, got ", args.size());
+  }
+  // A wrapper of a finished transform behaves like its value (NOTE: [Dead wrappers]): ops
+  // get this from the dispatcher; a Function call, which every rule sees first, does it
+  // here (e.g. a backward calling a Function on a tensor its ctx saved at a dead level).
+  for (Value& v : args) {
+    while (v.is_tensor() && v.tensor().defined() && !v.tensor().is_dense() &&
+           !v.tensor().impl()->is_alive_wrapper()) {
+      v = Value(v.tensor().impl()->UnwrapDead(spec->name));
+    }
   }
   return CustomFunctionCallOp()(spec, args);
 }

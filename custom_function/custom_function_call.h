@@ -24,6 +24,7 @@
 #include <any>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +84,14 @@ class FunctionCtx {
   }
 
   // ---- for the transforms' rules ----
+  // keyed_state<T>(key): like state<T>() but one per key (the generated vmap rule keys its
+  // records by its Vmapped spec, so nested Vmapped levels sharing a ctx keep theirs apart).
+  template <typename T>
+  T& keyed_state(const void* key) {
+    std::any& slot = keyed_state_[{std::type_index(typeid(T)), key}];
+    if (!slot.has_value()) slot = T();
+    return *std::any_cast<T>(&slot);
+  }
   const TensorList& saved_for_backward() const { return for_backward_; }
   const TensorList& saved_for_forward() const { return for_forward_; }
   const TensorList& dirty() const { return dirty_; }
@@ -105,6 +114,7 @@ class FunctionCtx {
   Phase phase_ = Phase::kBackward;
   const TensorList* saved_override_ = nullptr;
   std::unordered_map<std::type_index, std::any> state_;
+  std::map<std::pair<std::type_index, const void*>, std::any> keyed_state_;
 };
 
 // FunctionSpec: a Function with its types erased (boxed arguments and outputs). Built from a

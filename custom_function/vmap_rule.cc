@@ -91,6 +91,23 @@ std::pair<ValueList, OutDims> RestoreVmap(int64_t batch_size, Randomness randomn
   return {outputs, out_dims};
 }
 
+// SavedOverride makes ctx.saved_tensors() return `saved` for a scope (restored on exit,
+// exceptions included): the user's backward / jvp then reads its saved tensors re-batched.
+class SavedOverride {
+ public:
+  SavedOverride(FunctionCtx& ctx, const TensorList* saved)
+      : ctx_(ctx), previous_(ctx.saved_override()) {
+    ctx_.set_saved_override(saved);
+  }
+  ~SavedOverride() { ctx_.set_saved_override(previous_); }
+  SavedOverride(const SavedOverride&) = delete;
+  SavedOverride& operator=(const SavedOverride&) = delete;
+
+ private:
+  FunctionCtx& ctx_;
+  const TensorList* previous_;
+};
+
 // NOTE: [Generated vmap rule]
 // With generate_vmap_rule, a vmap level turns the call into a call of a Function of its own,
 // Vmapped<Name>, on the unwrapped arguments, one level down (so grad levels below record it
@@ -106,9 +123,10 @@ std::pair<ValueList, OutDims> RestoreVmap(int64_t batch_size, Randomness randomn
 //     batch dims, incoming grads / tangents at the outputs' / inputs' batch dims; nullopt for
 //     undefined ones), the results brought to the inputs' / outputs' batch dims by
 //     ReductifyLeaf (gradients also reduced per example to the input's shape).
-// State that belongs to one setup_context call lives on its ctx, not on the spec, so a
-// Function used at several levels, or vmapped twice, keeps each level's record (the fix of
-// pytorch#144639).
+// State that belongs to one setup_context call lives on its ctx, keyed by the Vmapped spec,
+// not on the spec itself: a Function used at several levels keeps each level's record, and
+// VmappedVmapped<Name>, whose setup_context runs Vmapped<Name>'s on the same ctx, keeps both
+// (the fix of pytorch#144639).
 struct VmappedCtxState {
   std::vector<std::optional<Shape>> input_shapes;  // per argument, per example
   InDims saved_for_backward_dims;
@@ -118,6 +136,8 @@ struct VmappedCtxState {
 FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
                         const VmapInterpreter& vmap_level) {
   auto spec = std::make_shared<FunctionSpec>();
+  // This spec's records on a ctx are keyed by its address (NOTE above).
+  const FunctionSpec* self = spec.get();
   spec->name = absl::StrCat("Vmapped", original->name);
   spec->num_args = original->num_args;
   spec->generate_vmap_rule = true;
@@ -157,7 +177,7 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
     *out_dims = dims;
     return outputs;
   };
-  spec->setup_context = [original, in_dims, out_dims, restore](
+  spec->setup_context = [original, in_dims, out_dims, restore, self](
                             FunctionCtx& ctx, const ValueList& inputs, const ValueList& outputs) {
     ValueList both = inputs;
     both.insert(both.end(), outputs.begin(), outputs.end());
@@ -170,7 +190,7 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
           const ValueList out(batched.begin() + static_cast<int64_t>(n), batched.end());
           original->setup_context(ctx, in, out);
           // Unwrap what was saved (it is batched at this temporary level) and record where.
-          VmappedCtxState& state = ctx.state<VmappedCtxState>();
+          VmappedCtxState& state = ctx.keyed_state<VmappedCtxState>(self);
           const int64_t level = LayerStack::Top()->level();
           auto unwrap = [level](const TensorList& saved, InDims& saved_dims) {
             TensorList values;
@@ -214,10 +234,12 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
         both, dims);
   };
   if (original->backward) {
-    spec->backward = [original, in_dims, out_dims, restore, batch](FunctionCtx& ctx,
+    spec->backward = [original, in_dims, out_dims, restore, batch, self](FunctionCtx& ctx,
                                                                    const TensorList& grads) {
-      const VmappedCtxState& state = ctx.state<VmappedCtxState>();
-      const TensorList saved = ctx.saved_for_backward();
+      const VmappedCtxState& state = ctx.keyed_state<VmappedCtxState>(self);
+      // What backward may read: the saved tensors, or (under an outer Vmapped level's
+      // backward) that level's re-batched view of them.
+      const TensorList saved = ctx.saved_tensors();
       ValueList args;
       InDims dims;
       for (size_t i = 0; i < saved.size(); ++i) {
@@ -234,9 +256,8 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
             TensorList rebatched, g;
             for (size_t i = 0; i < saved.size(); ++i) rebatched.push_back(batched[i].tensor());
             for (size_t k = saved.size(); k < batched.size(); ++k) g.push_back(batched[k].tensor());
-            ctx.set_saved_override(&rebatched);
+            SavedOverride override(ctx, &rebatched);
             TensorList result = original->backward(ctx, g);
-            ctx.set_saved_override(nullptr);
             ValueList out;
             for (Tensor& t : result) out.push_back(Value(std::move(t)));
             return out;
@@ -254,9 +275,9 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
     };
   }
   if (original->jvp) {
-    spec->jvp = [original, in_dims, out_dims, restore, batch](FunctionCtx& ctx,
+    spec->jvp = [original, in_dims, out_dims, restore, batch, self](FunctionCtx& ctx,
                                                               const TensorList& tangents) {
-      const VmappedCtxState& state = ctx.state<VmappedCtxState>();
+      const VmappedCtxState& state = ctx.keyed_state<VmappedCtxState>(self);
       const TensorList saved = ctx.saved_tensors();  // the rule set what jvp may read
       ValueList args;
       InDims dims;
@@ -274,10 +295,8 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
             TensorList rebatched, t;
             for (size_t i = 0; i < saved.size(); ++i) rebatched.push_back(batched[i].tensor());
             for (size_t k = saved.size(); k < batched.size(); ++k) t.push_back(batched[k].tensor());
-            const TensorList* previous = ctx.saved_override();
-            ctx.set_saved_override(&rebatched);
+            SavedOverride override(ctx, &rebatched);
             TensorList result = original->jvp(ctx, t);
-            ctx.set_saved_override(previous);
             ValueList out;
             for (Tensor& e : result) out.push_back(Value(std::move(e)));
             return out;
