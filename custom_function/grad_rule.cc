@@ -242,6 +242,20 @@ ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
   }
   spec->setup_context(*ctx, args, outputs);
   CheckReturnedInputsNotSaved(*spec, *ctx, args, outputs);
+  // The node runs backward only after this level is gone, when a wrapper of the level
+  // behaves exactly like its value (NOTE: [Dead wrappers]): keep the values. Keeping the
+  // wrappers would also make a cycle (node -> ctx -> saved output -> its edge -> node), which
+  // PyTorch's SavedVariable avoids the same way.
+  auto unwrap_level = [level](const TensorList& saved) {
+    TensorList values;
+    for (const Tensor& t : saved) {
+      const GradWrapperImpl* w = MaybeGradWrapperAt(t, level);
+      values.push_back(w != nullptr ? w->value() : t);
+    }
+    return values;
+  };
+  ctx->save_for_backward(unwrap_level(ctx->saved_for_backward()));
+  ctx->save_for_forward(unwrap_level(ctx->saved_for_forward()));
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (!outputs[k].is_tensor()) continue;
     if (sources[k] < 0 && Contains(ctx->non_differentiable(), outputs[k].tensor())) {
@@ -262,6 +276,9 @@ ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
     }
     w->set_history(autograd::Edge{node, static_cast<int>(k)});
   }
+  // The marks name this level's outputs (edges into the node): done with, drop them too.
+  ctx->mark_dirty({});
+  ctx->mark_non_differentiable({});
   return outputs;
 }
 
