@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "autograd/graph.h"
+#include "dispatch/dispatch.h"
 #include "dispatch/interpreter.h"
 #include "dispatch/ops.h"
 #include "gtest/gtest.h"
@@ -213,6 +214,32 @@ TEST(Function, BackwardNodeIsNamedAfterTheFunction) {
       },
       {x});
   EXPECT_NE(graph.find("MySinGeneratedBackward"), std::string::npos) << graph;
+}
+
+TEST(Function, VjpFnWorksAfterVjpReturnedAndFunctionalizeSaysNotYet) {
+  Tensor x = Rand({3}, 13);
+  VjpResult r = vjp([](const TensorList& a) { return TensorList{MySin::apply(a[0]) * a[0]}; },
+                    {x});
+  // The graph holds MySin's node and wrappers of the finished level; any number of calls.
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TENSOR_NEAR(r.vjp_fn({ones_like(x)})[0], cos(x) * x + sin(x), 1e-15);
+  }
+  // A transform with no rule of its own for Functions yet: a clear error, stack balanced.
+  class Functionalize : public Interpreter {
+   public:
+    Functionalize() : Interpreter(TransformType::kFunctionalize, LayerStack::NewLevel()) {}
+    ValueList Process(const Operator& op, ValueList& args) override {
+      LowerGuard lower(this);
+      return DispatchBoxed(op, args);
+    }
+  };
+  Functionalize functionalize;
+  {
+    InterpreterScope scope(&functionalize);
+    EXPECT_FT_ERROR(MySin::apply(x), "MySin: functionalize of a custom Function is not "
+                                     "implemented yet");
+  }
+  EXPECT_TRUE(LayerStack::empty());
 }
 
 TEST(Function, JvpUsesTheUsersJvpAndNestsCorrectly) {
