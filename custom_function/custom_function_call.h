@@ -79,7 +79,7 @@ class FunctionCtx {
   template <typename T>
   T& state() {
     std::any& slot = state_[std::type_index(typeid(T))];
-    if (!slot.has_value()) slot = T();
+    if (!slot.has_value()) slot.emplace<T>();
     return *std::any_cast<T>(&slot);
   }
 
@@ -89,7 +89,7 @@ class FunctionCtx {
   template <typename T>
   T& keyed_state(const void* key) {
     std::any& slot = keyed_state_[{std::type_index(typeid(T)), key}];
-    if (!slot.has_value()) slot = T();
+    if (!slot.has_value()) slot.emplace<T>();
     return *std::any_cast<T>(&slot);
   }
   const TensorList& saved_for_backward() const { return for_backward_; }

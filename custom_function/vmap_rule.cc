@@ -108,6 +108,39 @@ class SavedOverride {
   const TensorList* previous_;
 };
 
+// RunVmappedRule: the user's backward or jvp under a fresh vmap level, its saved tensors
+// (what ctx.saved_tensors() gives now: the saved ones, or an outer Vmapped level's re-batched
+// view of them) re-batched at saved_dims and its incoming grads or tangents at
+// incoming_dims; returns its results and where their batch dims ended up.
+std::pair<ValueList, OutDims> RunVmappedRule(
+    int64_t batch_size, Randomness randomness, FunctionCtx& ctx, const InDims& saved_dims,
+    const TensorList& incoming, const InDims& incoming_dims,
+    const std::function<TensorList(FunctionCtx&, const TensorList&)>& rule) {
+  const TensorList saved = ctx.saved_tensors();
+  ValueList args;
+  InDims dims;
+  for (size_t i = 0; i < saved.size(); ++i) {
+    args.push_back(Value(saved[i]));
+    dims.push_back(i < saved_dims.size() ? saved_dims[i] : std::nullopt);
+  }
+  for (size_t k = 0; k < incoming.size(); ++k) {
+    args.push_back(Value(incoming[k]));
+    dims.push_back(incoming_dims[k]);
+  }
+  return RestoreVmap(
+      batch_size, randomness,
+      [&](const ValueList& batched) {
+        TensorList rebatched, in;
+        for (size_t i = 0; i < saved.size(); ++i) rebatched.push_back(batched[i].tensor());
+        for (size_t k = saved.size(); k < batched.size(); ++k) in.push_back(batched[k].tensor());
+        SavedOverride override(ctx, &rebatched);
+        ValueList out;
+        for (Tensor& t : rule(ctx, in)) out.push_back(Value(std::move(t)));
+        return out;
+      },
+      args, dims);
+}
+
 // NOTE: [Generated vmap rule]
 // With generate_vmap_rule, a vmap level turns the call into a call of a Function of its own,
 // Vmapped<Name>, on the unwrapped arguments, one level down (so grad levels below record it
@@ -234,35 +267,18 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
         both, dims);
   };
   if (original->backward) {
-    spec->backward = [original, in_dims, out_dims, restore, batch, self](FunctionCtx& ctx,
+    spec->backward = [original, in_dims, out_dims, batch, self](FunctionCtx& ctx,
                                                                    const TensorList& grads) {
       const VmappedCtxState& state = ctx.keyed_state<VmappedCtxState>(self);
-      // What backward may read: the saved tensors, or (under an outer Vmapped level's
-      // backward) that level's re-batched view of them.
-      const TensorList saved = ctx.saved_tensors();
-      ValueList args;
-      InDims dims;
-      for (size_t i = 0; i < saved.size(); ++i) {
-        args.push_back(Value(saved[i]));
-        dims.push_back(state.saved_for_backward_dims[i]);
-      }
+      // Grads arrive at the outputs' batch dims (none for an undefined one).
+      InDims grad_dims;
       for (size_t k = 0; k < grads.size(); ++k) {
-        args.push_back(Value(grads[k]));
-        dims.push_back(grads[k].defined() && k < out_dims->size() ? (*out_dims)[k]
-                                                                  : std::nullopt);
+        grad_dims.push_back(grads[k].defined() && k < out_dims->size() ? (*out_dims)[k]
+                                                                       : std::nullopt);
       }
-      auto [grads_in, grads_in_dims] = restore(
-          [&](const ValueList& batched) {
-            TensorList rebatched, g;
-            for (size_t i = 0; i < saved.size(); ++i) rebatched.push_back(batched[i].tensor());
-            for (size_t k = saved.size(); k < batched.size(); ++k) g.push_back(batched[k].tensor());
-            SavedOverride override(ctx, &rebatched);
-            TensorList result = original->backward(ctx, g);
-            ValueList out;
-            for (Tensor& t : result) out.push_back(Value(std::move(t)));
-            return out;
-          },
-          args, dims);
+      auto [grads_in, grads_in_dims] =
+          RunVmappedRule(batch->batch_size, batch->randomness, ctx,
+                         state.saved_for_backward_dims, grads, grad_dims, original->backward);
       TensorList result;
       for (size_t i = 0; i < grads_in.size(); ++i) {
         const Tensor g = grads_in[i].is_tensor() ? grads_in[i].tensor() : Tensor();
@@ -275,33 +291,18 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
     };
   }
   if (original->jvp) {
-    spec->jvp = [original, in_dims, out_dims, restore, batch, self](FunctionCtx& ctx,
+    spec->jvp = [original, in_dims, out_dims, batch, self](FunctionCtx& ctx,
                                                               const TensorList& tangents) {
       const VmappedCtxState& state = ctx.keyed_state<VmappedCtxState>(self);
-      const TensorList saved = ctx.saved_tensors();  // the rule set what jvp may read
-      ValueList args;
-      InDims dims;
-      for (size_t i = 0; i < saved.size(); ++i) {
-        args.push_back(Value(saved[i]));
-        dims.push_back(i < state.saved_for_forward_dims.size() ? state.saved_for_forward_dims[i]
-                                                               : std::nullopt);
-      }
+      // Tangents arrive at the inputs' batch dims (none for an undefined one).
+      InDims tangent_dims;
       for (size_t i = 0; i < tangents.size(); ++i) {
-        args.push_back(Value(tangents[i]));
-        dims.push_back(tangents[i].defined() && i < in_dims.size() ? in_dims[i] : std::nullopt);
+        tangent_dims.push_back(tangents[i].defined() && i < in_dims.size() ? in_dims[i]
+                                                                           : std::nullopt);
       }
-      auto [out_t, out_t_dims] = restore(
-          [&](const ValueList& batched) {
-            TensorList rebatched, t;
-            for (size_t i = 0; i < saved.size(); ++i) rebatched.push_back(batched[i].tensor());
-            for (size_t k = saved.size(); k < batched.size(); ++k) t.push_back(batched[k].tensor());
-            SavedOverride override(ctx, &rebatched);
-            TensorList result = original->jvp(ctx, t);
-            ValueList out;
-            for (Tensor& e : result) out.push_back(Value(std::move(e)));
-            return out;
-          },
-          args, dims);
+      auto [out_t, out_t_dims] =
+          RunVmappedRule(batch->batch_size, batch->randomness, ctx,
+                         state.saved_for_forward_dims, tangents, tangent_dims, original->jvp);
       TensorList result;
       for (size_t k = 0; k < out_t.size(); ++k) {
         const Tensor t = out_t[k].is_tensor() ? out_t[k].tensor() : Tensor();

@@ -100,6 +100,25 @@ const char* ValueTagName(Value::Tag tag);
 
 using ValueList = absl::InlinedVector<Value, 4>;
 
+// MapTensorArgs: `args` with every tensor (TensorList elements included) replaced by
+// fn(tensor), non-tensors copied. Interpreters unwrap their level with it.
+template <typename Fn>
+ValueList MapTensorArgs(const ValueList& args, Fn&& fn) {
+  ValueList out;
+  for (const Value& v : args) {
+    if (v.is_tensor()) {
+      out.emplace_back(fn(v.tensor()));
+    } else if (v.is_tensor_list()) {
+      TensorList values;
+      for (const Tensor& t : v.tensor_list()) values.push_back(fn(t));
+      out.emplace_back(std::move(values));
+    } else {
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
 }  // namespace ft
 
 #endif  // FT_DISPATCH_VALUE_H_

@@ -195,17 +195,7 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     edges.emplace_back();
     return t;
   };
-  for (const Value& v : args) {
-    if (v.is_tensor()) {
-      inner.emplace_back(unwrap(v.tensor()));
-    } else if (v.is_tensor_list()) {
-      TensorList values;
-      for (const Tensor& t : v.tensor_list()) values.push_back(unwrap(t));
-      inner.emplace_back(std::move(values));
-    } else {
-      inner.push_back(v);
-    }
-  }
+  inner = MapTensorArgs(args, unwrap);
   // Ops run with grad mode off are not recorded (NOTE in autograd/grad_mode.h).
   tracked = tracked && GradMode::is_enabled();
   // A level entered with grad mode off passes its ops down with grad mode off.

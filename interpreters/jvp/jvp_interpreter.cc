@@ -105,17 +105,7 @@ ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
     tangents.emplace_back();
     return t;
   };
-  for (const Value& v : args) {
-    if (v.is_tensor()) {
-      inner.emplace_back(unwrap(v.tensor()));
-    } else if (v.is_tensor_list()) {
-      TensorList values;
-      for (const Tensor& t : v.tensor_list()) values.push_back(unwrap(t));
-      inner.emplace_back(std::move(values));
-    } else {
-      inner.push_back(v);
-    }
-  }
+  inner = MapTensorArgs(args, unwrap);
   any_tangent = any_tangent && FwdGradMode::is_enabled();
   // Everything below runs one level down; a level entered with forward grad off keeps it off.
   LowerGuard lower(this);
