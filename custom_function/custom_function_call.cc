@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "autograd/grad_mode.h"
 #include "custom_function/rules.h"
 #include "dispatch/higher_order_operator.h"
 
@@ -31,8 +32,13 @@ std::string DemangledName(const std::type_info& type) {
 
 namespace {
 
-// The plain apply (no transform active): forward, then setup_context.
+// The plain apply (no transform active): forward, then setup_context. forward runs with
+// grad and forward grad mode off, as PyTorch runs a Function's forward (functorch_semantics
+// §1.6 case 9): its ops are never what a transform differentiates; the Function's own rules
+// are. (A transform forward starts inside, such as a jvp, turns them on for itself.)
 ValueList PlainApply(const FunctionSpecPtr& spec, ValueList& args) {
+  NoGradGuard no_grad;
+  NoFwdGradGuard no_fwd_grad;
   if (spec->plain_apply) return spec->plain_apply(args);
   ValueList outputs = spec->forward(args);
   FunctionCtx ctx;

@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "autograd/grad_mode.h"
 #include "autograd/graph.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/interpreter.h"
@@ -240,6 +241,46 @@ TEST(Function, VjpFnWorksAfterVjpReturnedAndFunctionalizeSaysNotYet) {
                                      "implemented yet");
   }
   EXPECT_TRUE(LayerStack::empty());
+}
+
+// Records the grad modes its forward runs with.
+struct ModeProbe : Function<ModeProbe> {
+  static constexpr const char* name = "ModeProbe";
+  static constexpr bool generate_vmap_rule = true;
+  static Tensor forward(const Tensor& x) {
+    grad_mode = GradMode::is_enabled();
+    fwd_grad_mode = FwdGradMode::is_enabled();
+    // A transform started inside forward still works (functorch_semantics §3.5).
+    inner_tangent = ft::jvp([](const TensorList& a) { return TensorList{sin(a[0])}; }, {x},
+                        {ones_like(x)})
+                        .tangents[0];
+    return x * 2.0;
+  }
+  static void setup_context(FunctionCtx&, const std::tuple<Tensor>&, const Tensor&) {}
+  static TensorList backward(FunctionCtx&, const TensorList& g) { return {g[0] * 2.0}; }
+  static TensorList jvp(FunctionCtx&, const TensorList& t) { return {t[0] * 2.0}; }
+  static inline bool grad_mode = true;
+  static inline bool fwd_grad_mode = true;
+  static inline Tensor inner_tangent;
+};
+
+TEST(Function, ForwardRunsWithGradModesOffCase9) {
+  Tensor x = Rand({3}, 14);
+  auto check = [&x](const char* where) {
+    SCOPED_TRACE(where);
+    EXPECT_FALSE(ModeProbe::grad_mode);
+    EXPECT_FALSE(ModeProbe::fwd_grad_mode);
+    EXPECT_TENSOR_NEAR(ModeProbe::inner_tangent, cos(x), 1e-15);
+  };
+  ModeProbe::apply(x);
+  check("plain");
+  jvp([](const TensorList& a) { return TensorList{ModeProbe::apply(a[0])}; }, {x},
+      {ones_like(x)});
+  check("jvp");
+  grad(TensorFn([](const Tensor& t) { return sum(ModeProbe::apply(t)); }))(x);
+  check("grad");
+  EXPECT_TRUE(GradMode::is_enabled());
+  EXPECT_TRUE(FwdGradMode::is_enabled());
 }
 
 TEST(Function, JvpUsesTheUsersJvpAndNestsCorrectly) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "autograd/grad_mode.h"
 #include "custom_function/rules.h"
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
@@ -325,7 +326,9 @@ ValueList GeneratedVmapRule(VmapInterpreter& vmap, const FunctionSpecPtr& spec,
     // The bottom level: no transform below needs a Function to record, so running the
     // user's forward and setup_context right here, on the batched arguments, is what
     // Vmapped<Name> would do under a level of its own (same batch, same randomness), without
-    // building it.
+    // building it. Modes as in the plain apply (custom_function_call.cc).
+    NoGradGuard no_grad;
+    NoFwdGradGuard no_fwd_grad;
     ValueList outputs = spec->forward(args);
     FunctionCtx ctx;
     spec->setup_context(ctx, args, outputs);
