@@ -176,7 +176,6 @@ bool GradInterpreter::AliasesInput(const Tensor& value) const {
 
 ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   // Unwrap this level: values one level down, and where each input's gradient goes.
-  ValueList inner;
   autograd::EdgeList edges;
   bool tracked = false;
   auto unwrap = [&](const Tensor& t) {
@@ -195,7 +194,7 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     edges.emplace_back();
     return t;
   };
-  inner = MapTensorArgs(args, unwrap);
+  ValueList inner = MapTensorArgs(args, unwrap);
   // Ops run with grad mode off are not recorded (NOTE in autograd/grad_mode.h).
   tracked = tracked && GradMode::is_enabled();
   // A level entered with grad mode off passes its ops down with grad mode off.

@@ -87,7 +87,6 @@ bool JvpInterpreter::AliasesInput(const Tensor& value) const {
 
 ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
   // Unwrap this level: primals one level down, and one tangent per tensor input.
-  ValueList inner;
   TensorList tangents;
   bool any_tangent = false;
   auto unwrap = [&](const Tensor& t) {
@@ -105,7 +104,7 @@ ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
     tangents.emplace_back();
     return t;
   };
-  inner = MapTensorArgs(args, unwrap);
+  ValueList inner = MapTensorArgs(args, unwrap);
   any_tangent = any_tangent && FwdGradMode::is_enabled();
   // Everything below runs one level down; a level entered with forward grad off keeps it off.
   LowerGuard lower(this);
