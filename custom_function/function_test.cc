@@ -365,6 +365,34 @@ TEST(Function, PerSampleGradientsAndGradOfVmapUseTheUsersRules) {
   EXPECT_TENSOR_NEAR(tangents[0], cos(xs) * ts, 1e-15);
 }
 
+// Gradient reversal: forward returns its input itself; the derivative is the user's (-1).
+struct ReverseGradient : Function<ReverseGradient> {
+  static constexpr const char* name = "ReverseGradient";
+  static constexpr bool generate_vmap_rule = true;
+  static Tensor forward(const Tensor& x) { return x; }
+  static void setup_context(FunctionCtx&, const std::tuple<Tensor>&, const Tensor&) {}
+  static TensorList backward(FunctionCtx&, const TensorList& g) { return {neg(g[0])}; }
+  static TensorList jvp(FunctionCtx&, const TensorList& t) { return {neg(t[0])}; }
+};
+
+TEST(Function, AnInputReturnedAsIsStillGoesThroughTheUsersRules) {
+  Tensor x = Rand({3}, 15);
+  EXPECT_TRUE(ReverseGradient::apply(x).is_same(x));  // plain apply: the very object
+  TensorFn f = [](const Tensor& t) { return sum(ReverseGradient::apply(t) * t); };
+  EXPECT_TENSOR_NEAR(grad(f)(x), zeros_like(x), 1e-15);  // -t + t
+  JvpResult r = jvp([](const TensorList& a) { return TensorList{ReverseGradient::apply(a[0])}; },
+                    {x}, {ones_like(x)});
+  EXPECT_TENSOR_NEAR(r.tangents[0], full_like(x, -1.0), 0);
+  Tensor xs = Rand({2, 3}, 16);
+  EXPECT_TENSOR_NEAR(vmap(grad(TensorFn([](const Tensor& t) {
+                       return sum(ReverseGradient::apply(t));
+                     })))(xs),
+                     full_like(xs, -1.0), 0);
+  TensorFn batched = vmap(TensorFn([](const Tensor& t) { return ReverseGradient::apply(t); }));
+  EXPECT_TENSOR_NEAR(grad(TensorFn([batched](const Tensor& t) { return sum(batched(t)); }))(xs),
+                     full_like(xs, -1.0), 0);
+}
+
 TEST(Function, MarkDirtyKeepsIdentityUnderEveryTransform) {
   Tensor x = Rand({3}, 10);
   Tensor y = clone(x);

@@ -262,7 +262,17 @@ ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
       outputs[k] = inner_out[k];  // no gradient flows through it
       continue;
     }
-    if (sources[k] < 0 || !node || !Contains(ctx->dirty(), outputs[k].tensor())) continue;
+    if (sources[k] < 0 || !node) continue;
+    if (!Contains(ctx->dirty(), outputs[k].tensor())) {
+      // An argument returned as is, not modified: the output is a new tensor of this level
+      // with the same value whose gradient goes through the user's backward (an identity
+      // forward with a custom backward, e.g. gradient reversal), as PyTorch makes it a view.
+      if (IsFloating(inner_out[k].tensor().dtype())) {
+        outputs[k] = Value(MakeGradWrapper(inner_out[k].tensor(), level, grad.alive_flag(),
+                                           autograd::Edge{node, static_cast<int>(k)}));
+      }
+      continue;
+    }
     // A dirty argument: forward wrote it in place; its history now goes through this call.
     GradWrapperImpl* w = MaybeGradWrapperAt(outputs[k].tensor(), level);
     if (w == nullptr) {
@@ -351,12 +361,18 @@ ValueList JvpRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueLi
       return FitResult(*spec, "jvp", k, out_tangents[k], MetaOf(inner_out[k]),
                        /*allow_reduce=*/false);
     });
-    if (sources[k] >= 0) {
+    if (sources[k] >= 0 && Contains(ctx.dirty(), outputs[k].tensor())) {
+      // A dirty argument keeps its identity and takes the new tangent.
       DualImpl* d = MaybeDualAt(outputs[k].tensor(), level);
-      if (d == nullptr || !Contains(ctx.dirty(), outputs[k].tensor())) continue;
+      if (d == nullptr) {
+        ThrowError(spec->name, ": forward modified argument ", sources[k], " in place ",
+                   "(mark_dirty) but it carries no tangent at jvp level ", level, " (a captured ",
+                   "tensor); pass it to the transformed function as an input");
+      }
       d->set_tangent(std::move(t));
       continue;
     }
+    // A new output, or an argument returned as is: a new dual with the user's tangent.
     outputs[k] = Value(MakeDual(primal, std::move(t), level, jvp.alive_flag()));
   }
   return outputs;
