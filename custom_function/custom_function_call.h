@@ -45,8 +45,36 @@ struct VmapInfo {
   Randomness randomness;
 };
 
-// InDims / OutDims: one batch dim per argument / output (nullopt: not batched).
-using InDims = std::vector<std::optional<int64_t>>;
+// InDim: where one argument is batched at a vmap level. For a tensor it behaves like a
+// std::optional<int64_t> (nullopt: not batched at this level, or not a tensor); for a
+// TensorList argument `elements` has one such dim per element (torch's in_dims have the
+// pytree structure of the arguments: `(0, [0, 0])` for `(x, [x, x])`).
+struct InDim {
+  InDim() = default;
+  InDim(std::nullopt_t) {}                                  // NOLINT
+  InDim(std::optional<int64_t> d) : dim(d) {}               // NOLINT
+  InDim(int64_t d) : dim(d) {}                              // NOLINT
+  InDim(int d) : dim(int64_t{d}) {}                         // NOLINT
+  static InDim List(std::vector<std::optional<int64_t>> elements) {
+    InDim d;
+    d.is_list = true;
+    d.elements = std::move(elements);
+    return d;
+  }
+
+  bool has_value() const { return dim.has_value(); }
+  explicit operator bool() const { return dim.has_value(); }
+  int64_t operator*() const { return *dim; }
+  operator std::optional<int64_t>() const { return dim; }  // NOLINT
+  bool operator==(const InDim&) const = default;
+
+  std::optional<int64_t> dim;
+  bool is_list = false;
+  std::vector<std::optional<int64_t>> elements;
+};
+
+// InDims / OutDims: one entry per argument / output.
+using InDims = std::vector<InDim>;
 using OutDims = std::vector<std::optional<int64_t>>;
 
 // FunctionCtx: what setup_context fills and backward / jvp read.

@@ -8,7 +8,9 @@
 //
 // A Function `F : ft::Function<F>` defines:
 //   static R forward(Args...);             no ctx; Args are tensors and non-tensors
-//                                          (const Tensor&, int64_t, double, bool, Shape);
+//                                          (const Tensor&, const TensorList&, int64_t,
+//                                          double, bool, Shape; a TensorList's tensors
+//                                          are constants for the Function, as in torch);
 //                                          R is Tensor or std::tuple of Tensor / int64_t /
 //                                          double / bool (several outputs, non-tensors too)
 //   static void setup_context(FunctionCtx& ctx, const std::tuple<Args...>& inputs,
@@ -21,7 +23,8 @@
 //                                          output out
 //   static std::pair<R, OutDims> vmap(const VmapInfo& info, const InDims& in_dims, Args...);
 //                                          optional batching rule: in_dims has one entry per
-//                                          argument (nullopt: not batched at this level)
+//                                          argument (nullopt: not batched at this level; a
+//                                          TensorList's has one dim per element)
 //   static constexpr bool generate_vmap_rule = true;     optional (see the decision table)
 //   static constexpr bool once_differentiable = true;    optional
 //   static constexpr const char* name = "MyCube";         optional (default: the type name)
@@ -244,7 +247,7 @@ std::shared_ptr<const FunctionSpec> SpecFor() {
         auto [out, out_dims] = std::apply(
             [&](const auto&... a) { return F::vmap(info, in_dims, a...); },
             ToInputs<Inputs>(args, name));
-        return std::pair<ValueList, InDims>{FlattenOutput<R>(out), InDims(out_dims)};
+        return std::pair<ValueList, OutDims>{FlattenOutput<R>(out), OutDims(out_dims)};
       };
     }
     s->generate_vmap_rule = GenerateVmapRule<F>();

@@ -672,6 +672,101 @@ TEST(GeneratedVmap, ReductifyTable) {
                      transpose(sum(g345b, {0, 1}), 0, 1), 1e-14);
 }
 
+// ---- TensorList arguments ----
+
+// x * (sum of the list's tensors): the list is a constant for the Function (torch's rule).
+struct ScaleBySum : Function<ScaleBySum> {
+  static constexpr const char* name = "ScaleBySum";
+  static Tensor forward(const Tensor& x, const TensorList& ws) {
+    Tensor total = ws[0];
+    for (size_t i = 1; i < ws.size(); ++i) total = total + ws[i];
+    return x * total;
+  }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor, TensorList>& in,
+                            const Tensor&) {
+    const TensorList& ws = std::get<1>(in);
+    Tensor total = ws[0];
+    for (size_t i = 1; i < ws.size(); ++i) total = total + ws[i];
+    ctx.save_for_backward({total});
+    ctx.save_for_forward({total});
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    return {g[0] * ctx.saved_tensors()[0], Tensor()};
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& t) {
+    return {t[0] * ctx.saved_tensors()[0]};
+  }
+  // torch's in_dims keep the structure of the arguments: (0, [0, 0]) for (x, [x, x]).
+  static std::pair<Tensor, OutDims> vmap(const VmapInfo&, const InDims& in_dims, const Tensor& x,
+                                         const TensorList& ws) {
+    seen = in_dims;
+    Tensor xb = in_dims[0] ? movedim(x, *in_dims[0], 0) : x;
+    TensorList wb;
+    for (size_t i = 0; i < ws.size(); ++i) {
+      const std::optional<int64_t> d = in_dims[1].elements[i];
+      wb.push_back(d ? movedim(ws[i], *d, 0) : ws[i]);
+    }
+    return {ScaleBySum::apply(xb, wb), {0}};
+  }
+  static inline InDims seen;
+};
+
+struct ScaleBySumGenerated : Function<ScaleBySumGenerated> {
+  static constexpr const char* name = "ScaleBySumGenerated";
+  static constexpr bool generate_vmap_rule = true;
+  static Tensor forward(const Tensor& x, const TensorList& ws) {
+    return ScaleBySum::forward(x, ws);
+  }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor, TensorList>& in,
+                            const Tensor& out) {
+    ScaleBySum::setup_context(ctx, in, out);
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    return ScaleBySum::backward(ctx, g);
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& t) { return ScaleBySum::jvp(ctx, t); }
+};
+
+TEST(Function, TensorListArgumentsAreConstantsWithStructuredInDims) {
+  Tensor x = Rand({3}, 40), w1 = Rand({3}, 41), w2 = Rand({3}, 42);
+  EXPECT_TENSOR_NEAR(ScaleBySum::apply(x, TensorList{w1, w2}), x * (w1 + w2), 1e-15);
+  // grad and jvp w.r.t. x; the list is a constant for the Function.
+  for (int generated = 0; generated < 2; ++generated) {
+    SCOPED_TRACE(generated ? "generated vmap rule" : "user vmap rule");
+    auto apply = [generated](const Tensor& t, const TensorList& ws) {
+      return generated ? ScaleBySumGenerated::apply(t, ws) : ScaleBySum::apply(t, ws);
+    };
+    EXPECT_TENSOR_NEAR(grad(TensorFn([&](const Tensor& t) {
+                         return sum(apply(t, TensorList{w1, w2}));
+                       }))(x),
+                       w1 + w2, 1e-15);
+    JvpResult r = jvp([&](const TensorList& a) { return TensorList{apply(a[0], {w1, w2})}; },
+                      {x}, {ones_like(x)});
+    EXPECT_TENSOR_NEAR(r.tangents[0], w1 + w2, 1e-15);
+    // vmap with the list batched, partly batched, and not: against a loop.
+    Tensor xs = Rand({4, 3}, 43), ws1 = Rand({4, 3}, 44);
+    TensorListFn f = [&](const TensorList& a) { return TensorList{apply(a[0], {a[1], w2})}; };
+    TensorList got = vmap(f, {0, 0}, 0)({xs, ws1});
+    TensorList want = testing::LoopVmap(f, {xs, ws1}, {0, 0}, {0});
+    EXPECT_TENSOR_NEAR(got[0], want[0], 1e-15);
+    // Per-example gradients through the list (grad of vmap and vmap of grad).
+    TensorFn per = vmap(grad(TensorFn([&](const Tensor& t) {
+      return sum(apply(t, TensorList{t * 0.0 + 1.0, w2}));
+    })));
+    EXPECT_TENSOR_NEAR(per(xs), expand(w2 + 1.0, {4, 3}), 1e-15);
+  }
+  // §3.4 #5: vmap(F)(x, [x, x]) shows the rule in_dims (0, [0, 0]).
+  Tensor xs = Rand({2, 3}, 45);
+  vmap(TensorListFn([](const TensorList& a) {
+         return TensorList{ScaleBySum::apply(a[0], TensorList{a[0], a[0]})};
+       }),
+       0, 0)({xs});
+  ASSERT_EQ(ScaleBySum::seen.size(), 2u);
+  EXPECT_EQ(ScaleBySum::seen[0], InDim(0));
+  EXPECT_TRUE(ScaleBySum::seen[1].is_list);
+  EXPECT_EQ(ScaleBySum::seen[1].elements, (std::vector<std::optional<int64_t>>{0, 0}));
+}
+
 // Functions with broken rules, for the errors.
 struct WrongCount : Function<WrongCount> {
   static constexpr const char* name = "WrongCount";

@@ -186,24 +186,32 @@ class FunctionNode : public autograd::Node {
   std::vector<TensorMeta> outputs_;
 };
 
-void RejectTensorLists(const FunctionSpec& spec, const ValueList& args, const char* transform) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].is_tensor_list()) {
-      ThrowError(spec.name, ": argument ", i, " is a TensorList; Functions take tensors one by ",
-                 "one under ", transform, " (pass them as separate arguments)");
-    }
-  }
+// ConstantList: a TensorList argument with this level's wrappers unwrapped. Like torch's
+// autograd.Function, a Function differentiates only its tensor arguments: the tensors of a
+// list argument are constants for it at every level (its backward returns no gradient for
+// them).
+template <typename Unwrap>
+Value ConstantList(const TensorList& list, Unwrap&& unwrap) {
+  TensorList values;
+  for (const Tensor& t : list) values.push_back(unwrap(t));
+  return Value(std::move(values));
 }
 
 ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueList& args) {
   auto& grad = static_cast<GradInterpreter&>(interpreter);
   const int64_t level = grad.level();
-  RejectTensorLists(*spec, args, "grad");
   // Unwrap this level: values one level down and where each argument's gradient goes.
   ValueList inner = args;
   autograd::EdgeList edges(args.size());
   bool tracked = false;
   for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_tensor_list()) {
+      inner[i] = ConstantList(args[i].tensor_list(), [level](const Tensor& t) {
+        const GradWrapperImpl* w = MaybeGradWrapperAt(t, level);
+        return w != nullptr ? w->value() : t;
+      });
+      continue;
+    }
     if (!args[i].is_tensor()) continue;
     if (const GradWrapperImpl* w = MaybeGradWrapperAt(args[i].tensor(), level)) {
       inner[i] = Value(w->value());
@@ -295,11 +303,17 @@ ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
 ValueList JvpRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueList& args) {
   auto& jvp = static_cast<JvpInterpreter&>(interpreter);
   const int64_t level = jvp.level();
-  RejectTensorLists(*spec, args, "jvp");
   ValueList inner = args;
   TensorList tangents(args.size());
   bool any_tangent = false;
   for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_tensor_list()) {
+      inner[i] = ConstantList(args[i].tensor_list(), [level](const Tensor& t) {
+        const DualImpl* d = MaybeDualAt(t, level);
+        return d != nullptr ? d->primal() : t;
+      });
+      continue;
+    }
     if (!args[i].is_tensor()) continue;
     if (DualImpl* d = MaybeDualAt(args[i].tensor(), level)) {
       inner[i] = Value(d->primal());

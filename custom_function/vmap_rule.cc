@@ -71,11 +71,19 @@ std::pair<ValueList, OutDims> RestoreVmap(int64_t batch_size, Randomness randomn
   ValueList outputs;
   OutDims out_dims;
   InterpreterScope scope(&interp);
+  auto batch = [&interp](const Tensor& t, const std::optional<int64_t>& dim) {
+    return dim && t.defined() ? MakeBatched(t, *dim, interp.level(), interp.alive_flag()) : t;
+  };
   ValueList wrapped = args;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (i < in_dims.size() && in_dims[i] && args[i].is_tensor() && args[i].tensor().defined()) {
-      wrapped[i] = Value(MakeBatched(args[i].tensor(), *in_dims[i], interp.level(),
-                                     interp.alive_flag()));
+  for (size_t i = 0; i < args.size() && i < in_dims.size(); ++i) {
+    if (args[i].is_tensor()) {
+      wrapped[i] = Value(batch(args[i].tensor(), in_dims[i].dim));
+    } else if (args[i].is_tensor_list() && in_dims[i].is_list) {
+      TensorList elements = args[i].tensor_list();
+      for (size_t j = 0; j < elements.size() && j < in_dims[i].elements.size(); ++j) {
+        elements[j] = batch(elements[j], in_dims[i].elements[j]);
+      }
+      wrapped[i] = Value(std::move(elements));
     }
   }
   ValueList raw = fn(wrapped);
@@ -90,6 +98,32 @@ std::pair<ValueList, OutDims> RestoreVmap(int64_t batch_size, Randomness randomn
     }
   }
   return {outputs, out_dims};
+}
+
+// UnwrapLevel: the arguments with this vmap level's batched tensors unwrapped (TensorList
+// elements too), and where each was batched.
+std::pair<ValueList, InDims> UnwrapLevel(const ValueList& args, int64_t level) {
+  ValueList inner = args;
+  InDims in_dims(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_tensor()) {
+      auto [value, bdim] = UnwrapBatched(args[i].tensor(), level);
+      inner[i] = Value(value);
+      in_dims[i] = bdim;
+    } else if (args[i].is_tensor_list()) {
+      TensorList values;
+      std::vector<std::optional<int64_t>> dims;
+      for (const Tensor& t : args[i].tensor_list()) {
+        auto [value, bdim] = t.defined() ? UnwrapBatched(t, level)
+                                         : std::pair<Tensor, std::optional<int64_t>>{};
+        values.push_back(value);
+        dims.push_back(bdim);
+      }
+      inner[i] = Value(std::move(values));
+      in_dims[i] = InDim::List(std::move(dims));
+    }
+  }
+  return {inner, in_dims};
 }
 
 // SavedOverride makes ctx.saved_tensors() return `saved` for a scope (restored on exit,
@@ -335,18 +369,7 @@ ValueList GeneratedVmapRule(VmapInterpreter& vmap, const FunctionSpecPtr& spec,
     CheckReturnedInputsNotSaved(*spec, ctx, args, outputs);
     return outputs;
   }
-  ValueList inner = args;
-  InDims in_dims(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].is_tensor_list()) {
-      ThrowError(spec->name, ": argument ", i, " is a TensorList; Functions take tensors one by ",
-                 "one under vmap (pass them as separate arguments)");
-    }
-    if (!args[i].is_tensor()) continue;
-    auto [value, bdim] = UnwrapBatched(args[i].tensor(), level);
-    inner[i] = Value(value);
-    in_dims[i] = bdim;
-  }
+  auto [inner, in_dims] = UnwrapLevel(args, level);
   FunctionSpecPtr vmapped = Vmapify(spec, in_dims, vmap);
   ValueList outputs;
   {
@@ -379,19 +402,11 @@ ValueList VmapRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
                "Define a static vmap(info, in_dims, args...) rule or set generate_vmap_rule = ",
                "true (vmap level ", level, ")");
   }
-  ValueList inner = args;
-  InDims in_dims(args.size());
+  auto [inner, in_dims] = UnwrapLevel(args, level);
   bool any_batched = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].is_tensor_list()) {
-      ThrowError(spec->name, ": argument ", i, " is a TensorList; Functions take tensors one by ",
-                 "one under vmap (pass them as separate arguments)");
-    }
-    if (!args[i].is_tensor()) continue;
-    auto [value, bdim] = UnwrapBatched(args[i].tensor(), level);
-    inner[i] = Value(value);
-    in_dims[i] = bdim;
-    any_batched = any_batched || bdim.has_value();
+  for (const InDim& d : in_dims) {
+    any_batched = any_batched || d.dim.has_value();
+    for (const std::optional<int64_t>& e : d.elements) any_batched = any_batched || e.has_value();
   }
   if (!any_batched) {  // nothing to do at this level: the levels below see the call
     LowerGuard lower(&vmap);
