@@ -218,6 +218,9 @@ std::shared_ptr<const FunctionSpec> SpecFor() {
     using Traits = ForwardTraits<decltype(&F::forward)>;
     using R = typename Traits::Result;
     using Inputs = typename Traits::Inputs;
+    static_assert(std::is_same_v<R, Tensor> || IsTuple<R>::value,
+                  "a Function's forward returns a Tensor, or a std::tuple of tensors and "
+                  "int64_t / double / bool for several outputs");
     auto s = std::make_shared<FunctionSpec>();
     if constexpr (HasName<F>) {
       s->name = F::name;
