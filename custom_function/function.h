@@ -213,7 +213,7 @@ constexpr bool OnceDifferentiable() {
 
 // SpecFor: the boxed description of F, built once.
 template <typename F>
-std::shared_ptr<const FunctionSpec> SpecFor() {
+const std::shared_ptr<const FunctionSpec>& SpecFor() {
   static const std::shared_ptr<const FunctionSpec> spec = [] {
     using Traits = ForwardTraits<decltype(&F::forward)>;
     using R = typename Traits::Result;
@@ -290,7 +290,7 @@ class Function {
          ...);
       }(std::make_index_sequence<arity - sizeof...(Args)>());
     }
-    const std::shared_ptr<const FunctionSpec> spec = internal::SpecFor<F>();
+    const std::shared_ptr<const FunctionSpec>& spec = internal::SpecFor<F>();
     ValueList out = CallCustomFunction(spec, operands);
     return internal::UnflattenOutput<R>(out, spec->name);
   }
