@@ -11,7 +11,7 @@
 
 namespace ft {
 
-const TensorList& FunctionCtx::saved_tensors() const {
+const SavedTensors& FunctionCtx::saved_tensors() const {
   if (saved_override_ != nullptr) return *saved_override_;
   return phase_ == Phase::kBackward ? for_backward_ : for_forward_;
 }

@@ -24,6 +24,7 @@
 #include <any>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "dispatch/value.h"
 #include "interpreters/vmap/vmap_interpreter.h"
 #include "tensor/tensor.h"
@@ -77,16 +79,27 @@ struct InDim {
 using InDims = std::vector<InDim>;
 using OutDims = std::vector<std::optional<int64_t>>;
 
+// SavedTensors: what a ctx saved; a few tensors are kept inline (no allocation per call).
+using SavedTensors = absl::InlinedVector<Tensor, 4>;
+
 // FunctionCtx: what setup_context fills and backward / jvp read.
 class FunctionCtx {
  public:
   // save_for_backward: the tensors backward reads back as saved_tensors().
-  void save_for_backward(TensorList tensors) { for_backward_ = std::move(tensors); }
+  void save_for_backward(std::initializer_list<Tensor> tensors) { for_backward_ = tensors; }
+  void save_for_backward(const TensorList& tensors) {
+    for_backward_.assign(tensors.begin(), tensors.end());
+  }
+  void save_for_backward(SavedTensors tensors) { for_backward_ = std::move(tensors); }
   // save_for_forward: the tensors jvp reads back as saved_tensors().
-  void save_for_forward(TensorList tensors) { for_forward_ = std::move(tensors); }
+  void save_for_forward(std::initializer_list<Tensor> tensors) { for_forward_ = tensors; }
+  void save_for_forward(const TensorList& tensors) {
+    for_forward_.assign(tensors.begin(), tensors.end());
+  }
+  void save_for_forward(SavedTensors tensors) { for_forward_ = std::move(tensors); }
   // saved_tensors: in backward, what save_for_backward saved; in jvp, what save_for_forward
-  // saved (empty if nothing was).
-  const TensorList& saved_tensors() const;
+  // saved (empty if nothing was). Index it like a list: ctx.saved_tensors()[0].
+  const SavedTensors& saved_tensors() const;
 
   // mark_dirty: inputs forward modified in place and returned (as the same objects).
   void mark_dirty(TensorList tensors) { dirty_ = std::move(tensors); }
@@ -120,27 +133,27 @@ class FunctionCtx {
     if (!slot.has_value()) slot.emplace<T>();
     return *std::any_cast<T>(&slot);
   }
-  const TensorList& saved_for_backward() const { return for_backward_; }
-  const TensorList& saved_for_forward() const { return for_forward_; }
+  const SavedTensors& saved_for_backward() const { return for_backward_; }
+  const SavedTensors& saved_for_forward() const { return for_forward_; }
   const TensorList& dirty() const { return dirty_; }
   const TensorList& non_differentiable() const { return non_differentiable_; }
   // Which list saved_tensors() returns while a rule runs backward or jvp; an override
   // replaces it (the generated vmap rule hands backward re-batched saved tensors).
   enum class Phase { kBackward, kForward };
   void set_phase(Phase phase) { phase_ = phase; }
-  void set_saved_override(const TensorList* saved) { saved_override_ = saved; }
-  const TensorList* saved_override() const { return saved_override_; }
+  void set_saved_override(const SavedTensors* saved) { saved_override_ = saved; }
+  const SavedTensors* saved_override() const { return saved_override_; }
   void set_needs_input_grad(std::vector<bool> needs) { needs_input_grad_ = std::move(needs); }
 
  private:
-  TensorList for_backward_;
-  TensorList for_forward_;
+  SavedTensors for_backward_;
+  SavedTensors for_forward_;
   TensorList dirty_;
   TensorList non_differentiable_;
   bool materialize_grads_ = true;
   std::vector<bool> needs_input_grad_;
   Phase phase_ = Phase::kBackward;
-  const TensorList* saved_override_ = nullptr;
+  const SavedTensors* saved_override_ = nullptr;
   std::unordered_map<std::type_index, std::any> state_;
   std::map<std::pair<std::type_index, const void*>, std::any> keyed_state_;
 };

@@ -14,13 +14,6 @@
 
 namespace ft::custom_function {
 
-bool Contains(const TensorList& list, const Tensor& t) {
-  for (const Tensor& e : list) {
-    if (e.defined() && e.is_same(t)) return true;
-  }
-  return false;
-}
-
 std::vector<int> OutputSources(const ValueList& args, const ValueList& outputs) {
   std::vector<int> sources(outputs.size(), -1);
   for (size_t k = 0; k < outputs.size(); ++k) {
@@ -38,10 +31,13 @@ std::vector<int> OutputSources(const ValueList& args, const ValueList& outputs) 
 
 void CheckReturnedInputsNotSaved(const FunctionSpec& spec, const FunctionCtx& ctx,
                                  const ValueList& args, const ValueList& outputs) {
-  const std::vector<int> sources = OutputSources(args, outputs);
+  if (ctx.saved_for_backward().empty() && ctx.saved_for_forward().empty()) return;
   for (size_t k = 0; k < outputs.size(); ++k) {
-    if (sources[k] < 0) continue;
+    if (!outputs[k].is_tensor() || !outputs[k].tensor().defined()) continue;
     const Tensor& t = outputs[k].tensor();
+    bool is_input = false;
+    for (const Value& a : args) is_input = is_input || (a.is_tensor() && a.tensor().is_same(t));
+    if (!is_input) continue;
     if (Contains(ctx.dirty(), t)) continue;
     if (Contains(ctx.saved_for_backward(), t) || Contains(ctx.saved_for_forward(), t)) {
       ThrowError(spec.name, ": an input that has been returned as-is as output ", k,
@@ -254,8 +250,8 @@ ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
   // behaves exactly like its value (NOTE: [Dead wrappers]): keep the values. Keeping the
   // wrappers would also make a cycle (node -> ctx -> saved output -> its edge -> node), which
   // PyTorch's SavedVariable avoids the same way.
-  auto unwrap_level = [level](const TensorList& saved) {
-    TensorList values;
+  auto unwrap_level = [level](const SavedTensors& saved) {
+    SavedTensors values;
     for (const Tensor& t : saved) {
       const GradWrapperImpl* w = MaybeGradWrapperAt(t, level);
       values.push_back(w != nullptr ? w->value() : t);
@@ -345,7 +341,7 @@ ValueList JvpRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueLi
   // jvp runs one level down, on primals and tangents, so that its ops are seen (and
   // differentiated) by the levels outside (pytorch#197867 gets this wrong): the tensors saved
   // for forward are this level's duals; hand it their primals.
-  TensorList saved;
+  SavedTensors saved;
   for (const Tensor& t : ctx.saved_for_forward()) {
     const DualImpl* d = t.defined() ? MaybeDualAt(t, level) : nullptr;
     saved.push_back(d != nullptr ? d->primal() : t);

@@ -34,7 +34,13 @@ Tensor ReductifyLeaf(Tensor g, std::optional<int64_t> g_bdim, std::optional<int6
                      int64_t batch_size, const std::optional<Shape>& target);
 
 // Contains: whether `list` holds the very object `t`.
-bool Contains(const TensorList& list, const Tensor& t);
+template <typename List>
+bool Contains(const List& list, const Tensor& t) {
+  for (const Tensor& e : list) {
+    if (e.defined() && e.is_same(t)) return true;
+  }
+  return false;
+}
 
 }  // namespace ft::custom_function
 

@@ -130,7 +130,7 @@ std::pair<ValueList, InDims> UnwrapLevel(const ValueList& args, int64_t level) {
 // exceptions included): the user's backward / jvp then reads its saved tensors re-batched.
 class SavedOverride {
  public:
-  SavedOverride(FunctionCtx& ctx, const TensorList* saved)
+  SavedOverride(FunctionCtx& ctx, const SavedTensors* saved)
       : ctx_(ctx), previous_(ctx.saved_override()) {
     ctx_.set_saved_override(saved);
   }
@@ -140,7 +140,7 @@ class SavedOverride {
 
  private:
   FunctionCtx& ctx_;
-  const TensorList* previous_;
+  const SavedTensors* previous_;
 };
 
 // RunVmappedRule: the user's backward or jvp under a fresh vmap level, its saved tensors
@@ -151,7 +151,7 @@ std::pair<ValueList, OutDims> RunVmappedRule(
     int64_t batch_size, Randomness randomness, FunctionCtx& ctx, const InDims& saved_dims,
     const TensorList& incoming, const InDims& incoming_dims,
     const std::function<TensorList(FunctionCtx&, const TensorList&)>& rule) {
-  const TensorList saved = ctx.saved_tensors();
+  const SavedTensors saved = ctx.saved_tensors();
   ValueList args;
   InDims dims;
   for (size_t i = 0; i < saved.size(); ++i) {
@@ -165,7 +165,8 @@ std::pair<ValueList, OutDims> RunVmappedRule(
   return RestoreVmap(
       batch_size, randomness,
       [&](const ValueList& batched) {
-        TensorList rebatched, in;
+        SavedTensors rebatched;
+        TensorList in;
         for (size_t i = 0; i < saved.size(); ++i) rebatched.push_back(batched[i].tensor());
         for (size_t k = saved.size(); k < batched.size(); ++k) in.push_back(batched[k].tensor());
         SavedOverride override(ctx, &rebatched);
@@ -260,8 +261,8 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
           // Unwrap what was saved (it is batched at this temporary level) and record where.
           VmappedCtxState& state = ctx.keyed_state<VmappedCtxState>(self);
           const int64_t level = LayerStack::Top()->level();
-          auto unwrap = [level](const TensorList& saved, InDims& saved_dims) {
-            TensorList values;
+          auto unwrap = [level](const SavedTensors& saved, InDims& saved_dims) {
+            SavedTensors values;
             saved_dims.clear();
             for (const Tensor& t : saved) {
               auto [value, bdim] = t.defined() ? UnwrapBatched(t, level)
