@@ -20,34 +20,21 @@
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tensor/shape.h"
+#include "tests/derivative_checks.h"
 #include "tests/test_util.h"
 
 namespace ft {
 namespace {
 
-using Fn = std::function<Tensor(const TensorList&)>;
+using testing::Rand;
+using testing::JvpCheck;
+using testing::GradGradCheck;
 
-Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1.0) {
-  Generator g(seed);
-  return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
-}
+using Fn = std::function<Tensor(const TensorList&)>;
 
 ::testing::AssertionResult Ok(const GradcheckResult& r) {
   if (r.ok) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << r.message;
-}
-
-// JvpCheck: ft::jvpcheck (jvp vs central differences, and <J v, w> == <v, J^T w>) as a
-// gtest assertion.
-::testing::AssertionResult JvpCheck(const Fn& f, const TensorList& args, double tol = 1e-6,
-                                    std::vector<int64_t> argnums = {}) {
-  return Ok(jvpcheck(f, args, std::move(argnums), tol, tol));
-}
-
-// GradGradCheck: ft::gradgradcheck (grad of grad and jvp of grad vs differences of grad).
-::testing::AssertionResult GradGradCheck(const Fn& f, const TensorList& args,
-                                         double tol = 1e-5) {
-  return Ok(gradgradcheck(f, args, {}, tol, tol));
 }
 
 // Tangent: the output tangent of the one-output f at primals along tangents.

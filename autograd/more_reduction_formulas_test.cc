@@ -16,43 +16,16 @@
 #include "interpreters/vmap/vmap.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
+#include "tests/derivative_checks.h"
 #include "tests/test_util.h"
 
 namespace ft {
 namespace {
 
-Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1.0) {
-  Generator g(seed);
-  return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
-}
-
-// GradCheck: ft::gradcheck (interpreters/gradcheck/gradcheck.h) as a gtest assertion.
-::testing::AssertionResult GradCheck(const std::function<Tensor(const TensorList&)>& op,
-                                     const TensorList& args, double tol = 1e-6,
-                                     std::vector<int64_t> argnums = {}) {
-  const GradcheckResult r = gradcheck(op, args, std::move(argnums), tol, tol);
-  if (r.ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << r.message;
-}
-
-// JvpCheck: ft::jvpcheck (forward mode vs central differences, and transposed against the
-// vjp) as a gtest assertion.
-::testing::AssertionResult JvpCheck(const std::function<Tensor(const TensorList&)>& op,
-                                    const TensorList& args, double tol = 1e-6,
-                                    std::vector<int64_t> argnums = {}) {
-  const GradcheckResult r = jvpcheck(op, args, std::move(argnums), tol, tol);
-  if (r.ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << r.message;
-}
-
-// GradGradCheck: ft::gradgradcheck (second derivatives, reverse-over-reverse and
-// forward-over-reverse, vs central differences of grad) as a gtest assertion.
-::testing::AssertionResult GradGradCheck(const std::function<Tensor(const TensorList&)>& op,
-                                         const TensorList& args, double tol = 1e-5) {
-  const GradcheckResult r = gradgradcheck(op, args, {}, tol, tol);
-  if (r.ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << r.message;
-}
+using testing::Rand;
+using testing::GradCheck;
+using testing::JvpCheck;
+using testing::GradGradCheck;
 
 // Tangent: the forward-mode derivative of the one-output f at x along v.
 Tensor Tangent(const TensorFn& f, const Tensor& x, const Tensor& v) {

@@ -20,44 +20,16 @@
 #include "interpreters/vmap/vmap.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
+#include "tests/derivative_checks.h"
 #include "tests/test_util.h"
 
 namespace ft {
 namespace {
 
-Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1.0) {
-  Generator g(seed);
-  return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
-}
-
-// GradCheck: ft::gradcheck (interpreters/gradcheck/gradcheck.h) as a gtest assertion.
-::testing::AssertionResult GradCheck(const std::function<Tensor(const TensorList&)>& op,
-                                     const TensorList& args, double tol = 1e-6,
-                                     std::vector<int64_t> argnums = {}) {
-  const GradcheckResult r = gradcheck(op, args, std::move(argnums), tol, tol);
-  if (r.ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << r.message;
-}
-
-// JvpCheck: ft::jvpcheck (jvp vs central differences, and vs vjp by transposition) as a gtest
-// assertion. jvpcheck gives each argument in `argnums` in turn a random tangent and the others
-// zero ones; to reach a formula's undefined-tangent path, capture the constant in `op`.
-::testing::AssertionResult JvpCheck(const std::function<Tensor(const TensorList&)>& op,
-                                    const TensorList& args, double tol = 1e-6,
-                                    std::vector<int64_t> argnums = {}) {
-  const GradcheckResult r = jvpcheck(op, args, std::move(argnums), tol, tol);
-  if (r.ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << r.message;
-}
-
-// GradGradCheck: ft::gradgradcheck (grad of grad and jvp of grad vs differences of grad).
-::testing::AssertionResult GradGradCheck(const std::function<Tensor(const TensorList&)>& op,
-                                         const TensorList& args, double tol = 1e-5,
-                                         std::vector<int64_t> argnums = {}) {
-  const GradcheckResult r = gradgradcheck(op, args, std::move(argnums), tol, tol);
-  if (r.ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << r.message;
-}
+using testing::Rand;
+using testing::GradCheck;
+using testing::JvpCheck;
+using testing::GradGradCheck;
 
 // GradAndJvpCheck: GradCheck and JvpCheck of one case (reverse and forward formulas).
 ::testing::AssertionResult GradAndJvpCheck(const std::function<Tensor(const TensorList&)>& op,

@@ -22,16 +22,14 @@
 #include "interpreters/vmap/vmap.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
+#include "tests/derivative_checks.h"
 #include "tests/test_util.h"
 #include "tests/vmap_oracle.h"
 
 namespace ft {
 namespace {
 
-Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1.0) {
-  Generator g(seed);
-  return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
-}
+using testing::Rand;
 
 // Call counts of forward and setup_context, per Function (reset by each test).
 struct Counts {

@@ -31,20 +31,17 @@
 #include "interpreters/vmap/vmap.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
+#include "tests/derivative_checks.h"
 #include "tests/test_util.h"
 #include "tests/vmap_oracle.h"
 
 namespace ft {
 namespace {
 
+using testing::Rand;
+
 constexpr int64_t kBatch = 3;
 constexpr double kTol = 1e-10;
-
-// Rand: float64 uniform samples in [low, high) of `shape`, from a fixed seed.
-Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1.0) {
-  Generator g(seed);
-  return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
-}
 
 // ArgSpec: the shape of one example of a float64 argument and the range it is drawn from.
 struct ArgSpec {

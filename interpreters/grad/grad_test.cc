@@ -18,25 +18,15 @@
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tensor/print.h"
+#include "tests/derivative_checks.h"
 #include "tests/test_util.h"
 #include "tests/vmap_oracle.h"
 
 namespace ft {
 namespace {
 
-Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1.0) {
-  Generator g(seed);
-  return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
-}
-
-// GradCheck: ft::gradcheck (interpreters/gradcheck/gradcheck.h) as a gtest assertion.
-::testing::AssertionResult GradCheck(const std::function<Tensor(const TensorList&)>& op,
-                                     const TensorList& args, double tol = 1e-6,
-                                     std::vector<int64_t> argnums = {}) {
-  const GradcheckResult r = gradcheck(op, args, std::move(argnums), tol, tol);
-  if (r.ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << r.message;
-}
+using testing::Rand;
+using testing::GradCheck;
 
 TEST(Grad, ClosedFormSinTimesW) {
   Tensor x = Rand({3}, 1), w = Rand({3}, 2);

@@ -18,16 +18,14 @@
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tensor/print.h"
+#include "tests/derivative_checks.h"
 #include "tests/test_util.h"
 #include "tests/vmap_oracle.h"
 
 namespace ft {
 namespace {
 
-Tensor Rand(IntArrayRef shape, uint64_t seed, double low = -1.0, double high = 1.0) {
-  Generator g(seed);
-  return rand_like(zeros(shape, kFloat64), &g) * (high - low) + low;
-}
+using testing::Rand;
 
 TEST(Jvp, ClosedFormSinTimesW) {
   Tensor x = Rand({3}, 1), w = Rand({3}, 2), tx = Rand({3}, 3), tw = Rand({3}, 4);
