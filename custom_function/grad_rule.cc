@@ -68,15 +68,6 @@ TensorMeta MetaOf(const Value& v) {
   return m;
 }
 
-bool ExpandsTo(IntArrayRef from, IntArrayRef to) {
-  if (from.size() > to.size()) return false;
-  const size_t lead = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i) {
-    if (from[i] != 1 && from[i] != to[lead + i]) return false;
-  }
-  return true;
-}
-
 // FitResult: a gradient (backward) or tangent (jvp) the user returned for a tensor of shape
 // `meta`: equal shapes pass; a gradient of a broadcast shape is summed back (as autograd
 // does); anything else is an error naming the Function.
@@ -84,7 +75,7 @@ Tensor FitResult(const FunctionSpec& spec, const char* what, size_t index, Tenso
                  const TensorMeta& meta, bool allow_reduce) {
   const IntArrayRef want = meta.sizes;
   if (!std::equal(t.sizes().begin(), t.sizes().end(), want.begin(), want.end())) {
-    if (!allow_reduce || !ExpandsTo(want, t.sizes())) {
+    if (!allow_reduce || !IsExpandableTo(want, t.sizes())) {
       ThrowError(spec.name, ": ", what, " returned a result of shape ", ShapeToString(t.sizes()),
                  " for ", allow_reduce ? "argument " : "output ", index, " of shape ",
                  ShapeToString(want));

@@ -78,6 +78,15 @@ Shape WrapDims(absl::string_view op, IntArrayRef dims, int64_t rank, bool empty_
   return out;
 }
 
+bool IsExpandableTo(IntArrayRef shape, IntArrayRef target) {
+  if (shape.size() > target.size()) return false;
+  const size_t lead = target.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] != 1 && shape[i] != target[lead + i]) return false;
+  }
+  return true;
+}
+
 Shape BroadcastShapes(absl::string_view op, IntArrayRef a, IntArrayRef b) {
   const size_t n = std::max(a.size(), b.size());
   Shape out(n);

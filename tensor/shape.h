@@ -53,6 +53,10 @@ Shape WrapDims(absl::string_view op, IntArrayRef dims, int64_t rank, bool empty_
 // both shapes when a dim is neither equal nor 1.
 Shape BroadcastShapes(absl::string_view op, IntArrayRef a, IntArrayRef b);
 
+// IsExpandableTo: whether `shape` broadcasts to exactly `target` (numpy rules, `target`
+// unchanged): what expand accepts and what sum_to_size can undo.
+bool IsExpandableTo(IntArrayRef shape, IntArrayRef target);
+
 // TryInferSize resolves the (at most one) -1 in `shape` so that the result holds `numel`
 // elements (PyTorch's infer_size). It throws naming `op` for malformed shapes (two -1s, sizes
 // below -1, int64 overflow) and returns nullopt when the shape cannot hold `numel` elements;

@@ -103,6 +103,16 @@ TEST(Shape, WrapDimsErrors) {
                   "amax: dim 3 is out of range for a tensor of rank 3");
 }
 
+TEST(Shape, IsExpandableTo) {
+  EXPECT_TRUE(IsExpandableTo({3}, {2, 3}));
+  EXPECT_TRUE(IsExpandableTo({1, 3}, {4, 3}));
+  EXPECT_TRUE(IsExpandableTo({}, {2, 3}));
+  EXPECT_TRUE(IsExpandableTo({2, 3}, {2, 3}));
+  EXPECT_FALSE(IsExpandableTo({2}, {2, 3}));        // trailing dims must line up
+  EXPECT_FALSE(IsExpandableTo({2, 3}, {3}));        // more dims than the target
+  EXPECT_FALSE(IsExpandableTo({4, 3}, {1, 3}));     // the target is not changed
+}
+
 TEST(Shape, BroadcastShapes) {
   EXPECT_EQ(BroadcastShapes("add", {2, 1, 3}, {4, 3}), S({2, 4, 3}));
   EXPECT_EQ(BroadcastShapes("add", {4, 3}, {2, 1, 3}), S({2, 4, 3}));

@@ -51,21 +51,11 @@ JvpInterpreter::JvpInterpreter(int64_t level, bool prev_fwd_grad_mode)
 
 namespace {
 
-// ExpandsTo: whether `from` broadcasts to `to` without changing `to`.
-bool ExpandsTo(IntArrayRef from, IntArrayRef to) {
-  if (from.size() > to.size()) return false;
-  const size_t lead = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i) {
-    if (from[i] != 1 && from[i] != to[lead + i]) return false;
-  }
-  return true;
-}
-
 // FitTangent: a formula's tangent broadcast to its output's shape and converted to its dtype
 // (formulas may return `ta + tb` for a broadcasting op, or a tangent of a wider dtype).
 Tensor FitTangent(const Operator& op, Tensor t, const Tensor& out) {
   if (!std::equal(t.sizes().begin(), t.sizes().end(), out.sizes().begin(), out.sizes().end())) {
-    if (!ExpandsTo(t.sizes(), out.sizes())) {
+    if (!IsExpandableTo(t.sizes(), out.sizes())) {
       ThrowError("jvp: the forward-mode formula of '", op.name(), "' returned a tangent of shape ",
                  ShapeToString(t.sizes()), " for an output of shape ", ShapeToString(out.sizes()));
     }
