@@ -38,6 +38,14 @@ std::string Interpreter::DebugString() const {
   return absl::StrCat(TransformTypeName(key_), "(level=", level_, ")");
 }
 
+bool Interpreter::AliasesInput(const Tensor& value) const {
+  const Storage& storage = value.data_storage();
+  for (const Storage& s : input_storages_) {
+    if (s.is_same(storage)) return true;
+  }
+  return false;
+}
+
 Interpreter* LayerStack::Top() {
   const int depth = internal::tls_layer_depth;
   return depth == 0 ? nullptr : tls_layers[depth - 1];

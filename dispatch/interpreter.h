@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/types/span.h"
 #include "dispatch/value.h"
@@ -66,11 +67,19 @@ class Interpreter {
   // DebugString: e.g. "Vmap(level=1, batch_size=3)". Subclasses add their fields.
   virtual std::string DebugString() const;
 
+  // A transform's entry point registers the storage of each input it differentiates: an
+  // in-place write into one of them, or into a view of one, would modify the caller's
+  // tensor, and the grad and jvp levels refuse it. AliasesInput(value) tells whether
+  // `value` (through any wrapper layers) shares storage with such an input.
+  void AddInputStorage(Storage storage) { input_storages_.push_back(std::move(storage)); }
+  bool AliasesInput(const Tensor& value) const;
+
  private:
   friend class InterpreterScope;
   TransformType key_;
   int64_t level_;
   std::shared_ptr<bool> alive_;
+  std::vector<Storage> input_storages_;
 };
 
 // LayerStack: the calling thread's stack of active interpreters (bottom = outermost).

@@ -41,6 +41,17 @@ class RecordingInterpreter : public Interpreter {
   std::string tag_;
 };
 
+TEST(Interpreter, AliasesInputSeesViewsOfRegisteredInputs) {
+  std::vector<std::string> log;
+  RecordingInterpreter interp(&log, "t");
+  Tensor input = ones({2, 3}), other = ones({2, 3});
+  interp.AddInputStorage(input.data_storage());
+  EXPECT_TRUE(interp.AliasesInput(input));
+  EXPECT_TRUE(interp.AliasesInput(select(input, 0, 1)));   // a view shares the storage
+  EXPECT_FALSE(interp.AliasesInput(other));
+  EXPECT_FALSE(interp.AliasesInput(clone(input)));         // a copy does not
+}
+
 TEST(LayerStack, EmptyStackRunsKernelsWithoutInterpreters) {
   EXPECT_TRUE(LayerStack::empty());
   EXPECT_EQ(LayerStack::Top(), nullptr);

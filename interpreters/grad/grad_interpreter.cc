@@ -166,14 +166,6 @@ class OpNode : public autograd::Node {
 //     (functorch's "captured Tensor": the level cannot give that object a history);
 //   - an in-place write into an input being differentiated, or a view of one: it would
 //     modify the caller's tensor (PyTorch refuses leaves that require grad and their views).
-bool GradInterpreter::AliasesInput(const Tensor& value) const {
-  const Storage& storage = value.data_storage();
-  for (const Storage& s : input_storages_) {
-    if (s.is_same(storage)) return true;
-  }
-  return false;
-}
-
 ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   // Unwrap this level: values one level down, and where each input's gradient goes.
   autograd::EdgeList edges;

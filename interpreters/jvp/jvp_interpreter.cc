@@ -67,14 +67,6 @@ Tensor FitTangent(const Operator& op, Tensor t, const Tensor& out) {
 
 }  // namespace
 
-bool JvpInterpreter::AliasesInput(const Tensor& value) const {
-  const Storage& storage = value.data_storage();
-  for (const Storage& s : input_storages_) {
-    if (s.is_same(storage)) return true;
-  }
-  return false;
-}
-
 ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
   // Unwrap this level: primals one level down, and one tangent per tensor input.
   TensorList tangents;

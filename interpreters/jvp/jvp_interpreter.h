@@ -79,14 +79,7 @@ class JvpInterpreter : public Interpreter {
   bool prev_fwd_grad_mode() const { return prev_fwd_grad_mode_; }
   ValueList Process(const Operator& op, ValueList& args) override;
 
-  // The transform's entry point registers each input's storage: an in-place op on an input
-  // (or a view of one) would modify the caller's tensor, so it is refused.
-  void AddInputStorage(Storage storage) { input_storages_.push_back(std::move(storage)); }
-  // AliasesInput: whether `value` (one level down) shares storage with such an input.
-  bool AliasesInput(const Tensor& value) const;
-
  private:
-  std::vector<Storage> input_storages_;
   bool prev_fwd_grad_mode_;
 };
 
