@@ -806,6 +806,46 @@ struct SavesReturnedInput : Function<SavesReturnedInput> {
   static TensorList backward(FunctionCtx&, const TensorList& g) { return {g[0]}; }
 };
 
+// y += x in place, returning y (marked dirty).
+struct AddInplace : Function<AddInplace> {
+  static constexpr const char* name = "AddInplace";
+  static Tensor forward(const Tensor& y, const Tensor& x) { return add_(y, x); }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor, Tensor>& in,
+                            const Tensor&) {
+    ctx.mark_dirty({std::get<0>(in)});
+  }
+  static TensorList backward(FunctionCtx&, const TensorList& g) { return {g[0], g[0]}; }
+  static TensorList jvp(FunctionCtx&, const TensorList& t) { return {t[0] + t[1]}; }
+};
+
+TEST(Function, DirtyInputsMustBeTrackedAndNotTheCallers) {
+  Tensor x = Rand({3}, 17);
+  // Writing into a tensor made inside f is fine: d/dx sum((2x) + x) = 3.
+  EXPECT_TENSOR_NEAR(grad(TensorFn([](const Tensor& t) {
+                       Tensor y = t * 2.0;
+                       return sum(AddInplace::apply(y, t));
+                     }))(x),
+                     full_like(x, 3.0), 1e-15);
+  Tensor captured = zeros({3}, kFloat64);
+  EXPECT_FT_ERROR(grad(TensorFn([&captured](const Tensor& t) {
+                    return sum(AddInplace::apply(captured, t));
+                  }))(x),
+                  "AddInplace: forward modified argument 0 in place (mark_dirty) but it is not "
+                  "tracked at grad level");
+  EXPECT_FT_ERROR(jvp([&captured](const TensorList& a) {
+                        return TensorList{AddInplace::apply(captured, a[0])};
+                      },
+                      {x}, {ones_like(x)}),
+                  "AddInplace: forward modified argument 0 in place (mark_dirty) but it carries "
+                  "no tangent at jvp level");
+  // Like PyTorch's leaf check, this runs after forward: the caller's tensor was written.
+  Tensor caller = Rand({3}, 18);
+  EXPECT_FT_ERROR(grad(TensorFn([](const Tensor& t) { return sum(ExpInplace::apply(t)); }))(caller),
+                  "ExpInplace: forward modified argument 0 in place, an input being "
+                  "differentiated at level");
+  EXPECT_TRUE(LayerStack::empty());
+}
+
 TEST(Function, ErrorsNameTheFunction) {
   Tensor x = Rand({3}, 11);
   auto grad_of = [](auto apply) {

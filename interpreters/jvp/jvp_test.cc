@@ -60,6 +60,11 @@ TEST(Jvp, Errors) {
   EXPECT_FT_ERROR(jvp(f, {arange(3)}, {arange(3)}),
                   "jvp: only floating point primals can carry a tangent, got primal 0 of dtype "
                   "int64");
+  EXPECT_FT_ERROR(jvp(f, {x}, {Tensor()}),
+                  "jvp: primal and tangent 0 must both be defined tensors");
+  EXPECT_FT_ERROR(linearize(f, {arange(3)}),
+                  "linearize: only floating point primals can be linearized, got primal 0 of "
+                  "dtype int64");
   // An error inside f leaves the stack balanced.
   EXPECT_FT_ERROR(jvp([](const TensorList& a) { return TensorList{matmul(a[0], a[0])}; },
                       {ones({2, 3}, kFloat64)}, {ones({2, 3}, kFloat64)}),
