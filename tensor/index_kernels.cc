@@ -577,6 +577,7 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
     ThrowError(op, ": num_classes must be -1 (infer) or non-negative, got ", num_classes);
   }
   if (num_classes == -1) {
+    NoteValueDependentShape(op);
     if (indices.numel() == 0) {
       ThrowError(op, ": cannot infer num_classes from an empty tensor (shape ",
                  ShapeToString(indices.sizes()), "); pass num_classes explicitly");

@@ -4,6 +4,7 @@
 // owns the version counter: an in-place write through any view bumps it, so autograd can
 // detect that a tensor it saved was modified (see NOTE: [Version counter]).
 //
+// Small heap buffers are recycled per thread (NOTE: [Buffer cache] in storage.cc).
 // Invariants: the buffer is never reallocated; heap buffers (over kInlineBytes) are 64-byte
 // aligned, small ones live inside the Storage's own allocation (16-byte aligned), so a
 // 1-element tensor's data costs no allocation of its own. Copying a Storage shares the buffer.
@@ -45,6 +46,14 @@ class Storage {
 
   // is_same reports whether two handles share one buffer.
   bool is_same(const Storage& other) const { return impl_ == other.impl_; }
+  // id identifies the buffer (equal ids <=> is_same) while some handle keeps it alive.
+  const void* id() const { return impl_.get(); }
+
+  // serial numbers buffers in allocation order, process-wide: a buffer with a serial above
+  // NextSerial() read at some moment was allocated after that moment. The jit tracer tells
+  // tensors made while tracing (factories inside f) from tensors f captured this way.
+  uint64_t serial() const { return impl_->serial; }
+  static uint64_t NextSerial();
 
  private:
   struct Impl {
@@ -52,7 +61,9 @@ class Storage {
     void* data = nullptr;
     size_t nbytes = 0;
     bool heap = false;
+    size_t capacity = 0;  // heap buffers: the bytes actually allocated (a 64-byte multiple)
     std::atomic<int64_t> version{0};
+    uint64_t serial = 0;
     // 16-byte alignment keeps Impl an ordinary malloc (over-aligned types go through the
     // slower aligned operator new); kernels use unaligned Eigen maps anyway.
     alignas(16) unsigned char inline_buffer[kInlineBytes];

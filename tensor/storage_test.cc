@@ -115,5 +115,44 @@ TEST(Storage, VersionCounterIsAtomic) {
   EXPECT_EQ(a.version(), 4000);
 }
 
+TEST(Storage, SerialsFollowAllocationOrder) {
+  const uint64_t before = Storage::NextSerial();
+  Storage a = Storage::Allocate(8);
+  Storage b = Storage::Allocate(1024);
+  EXPECT_GE(a.serial(), before);
+  EXPECT_GT(b.serial(), a.serial());
+  EXPECT_GT(Storage::NextSerial(), b.serial());
+  Storage view = a;
+  EXPECT_EQ(view.id(), a.id());
+  EXPECT_NE(a.id(), b.id());
+}
+
+TEST(Storage, FreedSmallBuffersAreReusedOnTheSameThread) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizer builds do not cache buffers";
+#else
+  void* first;
+  {
+    Storage a = Storage::Allocate(1000);  // rounded to 1024 bytes
+    first = a.data();
+  }
+  Storage b = Storage::Allocate(1010);    // same size class: the cached buffer
+  EXPECT_EQ(b.data(), first);
+  Storage c = Storage::Allocate(1000);    // the cache is empty again: a new buffer
+  EXPECT_NE(c.data(), first);
+  // Large buffers are never cached (1 MiB goes back to malloc).
+  Storage big = Storage::Allocate(1 << 20);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data()) % 64, 0u);
+#endif
+}
+
+TEST(Storage, BuffersFreedOnAnotherThreadStayUsable) {
+  Storage a = Storage::Allocate(4096);
+  std::thread([moved = std::move(a)]() mutable { moved = Storage(); }).join();
+  Storage b = Storage::Allocate(4096);
+  static_cast<char*>(b.data())[4095] = 1;  // a valid, writable buffer
+  EXPECT_EQ(static_cast<char*>(b.data())[4095], 1);
+}
+
 }  // namespace
 }  // namespace ft

@@ -74,12 +74,19 @@ int64_t Tensor::size(int64_t d) const { return sizes()[DimIndex("size", d, dim()
 
 int64_t Tensor::stride(int64_t d) const { return strides()[DimIndex("stride", d, dim())]; }
 
+namespace internal {
+constinit thread_local ValueReadObserver* tls_value_read_observer = nullptr;
+}  // namespace internal
+
 void Tensor::CheckReadable(const char* what) const {
   if (!defined()) ThrowError(what, ": the tensor is undefined");
   if (!is_dense()) {
     ThrowError(what, ": cannot read the elements of a ", TensorKindName(kind()),
                " tensor inside a transform (", impl_->WrapperRepr(),
                "); return it from the transformed function instead");
+  }
+  if (internal::tls_value_read_observer != nullptr) [[unlikely]] {
+    internal::tls_value_read_observer->OnValueRead(*this, what);
   }
 }
 

@@ -169,6 +169,32 @@ class Tensor {
 
 using TensorList = std::vector<Tensor>;
 
+// ValueReadObserver hears, on this thread while it is installed, every access to a tensor's
+// elements through data(), item() and to_vector(), and every kernel whose output shape
+// depends on element values (NoteValueDependentShape). The jit tracer (//interpreters/jit)
+// uses it: a function that looks at values outside a kernel may branch on them, and a
+// value-dependent shape changes with the input, so neither trace can be replayed.
+class ValueReadObserver {
+ public:
+  virtual void OnValueRead(const Tensor& t, const char* what) = 0;
+  virtual void OnValueDependentShape(const char* op) = 0;
+
+ protected:
+  ~ValueReadObserver() = default;
+};
+
+namespace internal {
+extern constinit thread_local ValueReadObserver* tls_value_read_observer;
+}  // namespace internal
+
+// NoteValueDependentShape: a kernel calls it when its output shape was computed from element
+// values (one_hot inferring num_classes).
+inline void NoteValueDependentShape(const char* op) {
+  if (internal::tls_value_read_observer != nullptr) [[unlikely]] {
+    internal::tls_value_read_observer->OnValueDependentShape(op);
+  }
+}
+
 // MakeDense wraps (storage, dtype, sizes, strides, offset) in a new dense Tensor.
 Tensor MakeDense(Storage storage, DType dtype, Shape sizes, Shape strides, int64_t offset);
 

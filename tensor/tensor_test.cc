@@ -264,6 +264,30 @@ class FakeDeadGrad : public TensorImpl {
   bool is_alive_wrapper() const override { return false; }
 };
 
+// Records what a ValueReadObserver hears.
+class ReadLog final : public ValueReadObserver {
+ public:
+  void OnValueRead(const Tensor& t, const char* what) override {
+    reads.push_back(std::string(what) + " " + ShapeToString(t.sizes()));
+  }
+  void OnValueDependentShape(const char* op) override { shapes.push_back(op); }
+  std::vector<std::string> reads, shapes;
+};
+
+TEST(ValueReadObserver, HearsElementAccessWhileInstalled) {
+  Tensor t = EmptyContiguous({2}, kFloat32);
+  ReadLog log;
+  internal::tls_value_read_observer = &log;
+  t.data<float>()[0] = 1.0f;
+  t.data<float>()[1] = 2.0f;
+  (void)t.to_vector<float>();
+  NoteValueDependentShape("one_hot");
+  internal::tls_value_read_observer = nullptr;
+  (void)t.data<float>();  // not installed: not heard
+  EXPECT_EQ(log.reads, (std::vector<std::string>{"data [2]", "data [2]", "to_vector [2]"}));
+  EXPECT_EQ(log.shapes, (std::vector<std::string>{"one_hot"}));
+}
+
 TEST(TensorWrapper, MetadataWithoutStorage) {
   Tensor w(std::make_shared<FakeBatched>(kFloat32, Shape{2, 3}));
   EXPECT_EQ(w.kind(), TensorKind::kBatched);
