@@ -15,6 +15,10 @@ void RegisterAllOps() {
   });
 }
 
+namespace internal {
+constinit thread_local BaseCallObserver* tls_base_call_observer = nullptr;
+}  // namespace internal
+
 namespace {
 
 // ReplaceDeadWrapper replaces t, while it is a wrapper of a dead level, by its value, and
@@ -65,6 +69,9 @@ ValueList DispatchBoxed(const Operator& op, ValueList& args) {
   Interpreter* top = LayerStack::Top();
   if (top != nullptr) return top->Process(op, args);
   if (!all_dense) CheckAllDense(op, args);
+  if (internal::tls_base_call_observer != nullptr) [[unlikely]] {
+    return internal::tls_base_call_observer->RunBaseKernel(op, args);
+  }
   return op.CallBaseKernel(args);
 }
 

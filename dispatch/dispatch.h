@@ -46,6 +46,41 @@ namespace ft {
 // the list afterwards (the grad interpreter saves it for the backward).
 ValueList DispatchBoxed(const Operator& op, ValueList& args);
 
+// BaseCallObserver sees every base-kernel call on this thread while a BaseCallObserverScope
+// installs it: the calls that reach the bottom of the layer stack (or run with no transform
+// at all), with their dense boxed arguments. ft::jit's tracer records a function this way.
+// While one is installed, the typed fast path of Call is closed, so no op can bypass it.
+class BaseCallObserver {
+ public:
+  // RunBaseKernel must run op.CallBaseKernel(args) once and return its outputs.
+  virtual ValueList RunBaseKernel(const Operator& op, ValueList& args) = 0;
+
+ protected:
+  ~BaseCallObserver() = default;
+};
+
+namespace internal {
+extern constinit thread_local BaseCallObserver* tls_base_call_observer;
+}  // namespace internal
+
+// BaseCallObserverScope installs `observer` for a scope (the previous one, if any, is
+// restored afterwards, exceptions included). nullptr uninstalls for the scope.
+class BaseCallObserverScope {
+ public:
+  explicit BaseCallObserverScope(BaseCallObserver* observer)
+      : saved_(internal::tls_base_call_observer) {
+    internal::tls_base_call_observer = observer;
+  }
+  ~BaseCallObserverScope() { internal::tls_base_call_observer = saved_; }
+  BaseCallObserverScope(const BaseCallObserverScope&) = delete;
+  BaseCallObserverScope& operator=(const BaseCallObserverScope&) = delete;
+
+ private:
+  BaseCallObserver* saved_;
+};
+
+inline BaseCallObserver* CurrentBaseCallObserver() { return internal::tls_base_call_observer; }
+
 // RegisterAllOps registers every built-in op (idempotent, thread-safe). Code that walks the
 // registry (tables, completeness tests) calls it first; op calls do it on their own.
 void RegisterAllOps();
@@ -238,15 +273,17 @@ template <auto Kernel, typename... Args, size_t... I>
 
 }  // namespace internal
 
-// Call runs Kernel's op: directly when no transform is active and every tensor argument is
-// dense, otherwise through DispatchBoxed. Arguments must already have the kernel's parameter
-// types (the public op function's signature does that).
+// Call runs Kernel's op: directly when no transform is active, no BaseCallObserver is
+// installed and every tensor argument is dense, otherwise through DispatchBoxed. Arguments
+// must already have the kernel's parameter types (the public op function's signature does
+// that).
 template <auto Kernel, typename... Args>
 inline typename internal::KernelTraits<Kernel>::Return Call(const Args&... args) {
   static_assert(sizeof...(Args) == internal::KernelTraits<Kernel>::kArity,
                 "Call<Kernel>: wrong number of arguments");
   using Seq = std::make_index_sequence<sizeof...(Args)>;
-  if (LayerStack::empty() && internal::AllDenseImpl<Kernel>(Seq{}, args...)) [[likely]] {
+  if (LayerStack::empty() && internal::tls_base_call_observer == nullptr &&
+      internal::AllDenseImpl<Kernel>(Seq{}, args...)) [[likely]] {
     return Kernel(args...);
   }
   return internal::CallSlow<Kernel>(Seq{}, args...);

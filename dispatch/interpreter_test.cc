@@ -173,6 +173,34 @@ class TestWrapper : public TensorImpl {
   std::shared_ptr<const bool> alive_;
 };
 
+// Counts the base-kernel calls it sees and runs them.
+class CallLog final : public BaseCallObserver {
+ public:
+  ValueList RunBaseKernel(const Operator& op, ValueList& args) override {
+    names.push_back(op.name());
+    return op.CallBaseKernel(args);
+  }
+  std::vector<std::string> names;
+};
+
+TEST(Dispatch, BaseCallObserverSeesEveryKernelCall) {
+  CallLog log;
+  Tensor y;
+  {
+    BaseCallObserverScope observe(&log);
+    EXPECT_EQ(CurrentBaseCallObserver(), &log);
+    y = exp(sin(ones({2})));  // no transform: the typed fast path is closed while observed
+    std::vector<std::string> logged;
+    RecordingInterpreter recorder(&logged, "r");
+    InterpreterScope scope(&recorder);
+    (void)neg(y);  // through an interpreter: the observer sees the call that reaches the bottom
+  }
+  EXPECT_EQ(CurrentBaseCallObserver(), nullptr);
+  (void)cos(y);  // uninstalled: not seen
+  EXPECT_EQ(log.names, (std::vector<std::string>{"sin", "exp", "neg"}));
+  EXPECT_TENSOR_NEAR(y, exp(sin(ones({2}))), 0);
+}
+
 TEST(Dispatch, DeadWrappersUnwrapThemselves) {
   std::vector<std::string> log;
   RecordingInterpreter rec(&log, "R");
