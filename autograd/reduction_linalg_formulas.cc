@@ -25,6 +25,16 @@ using internal::ReducedCount;
 std::pair<Tensor, Tensor> MatmulGrads(const Tensor& g, const Tensor& a, const Tensor& b,
                                       bool need_a, bool need_b) {
   const bool a1 = a.dim() == 1, b1 = b.dim() == 1;
+  Tensor ga, gb;
+  if (a.dim() <= 2 && b.dim() <= 2) {
+    // No batch dims, so nothing to sum: plain products, with a 1-D operand's gradient
+    // computed as a matrix times a vector (under vmap, jacrev's basis through W is then one
+    // GEMM with no unit dims added and removed).
+    const auto t = [](const Tensor& m) { return transpose(m, 0, 1); };
+    if (need_a) ga = a1 && b1 ? g * b : a1 ? matmul(b, g) : b1 ? outer(g, b) : matmul(g, t(b));
+    if (need_b) gb = a1 && b1 ? g * a : b1 ? matmul(t(a), g) : a1 ? outer(a, g) : matmul(t(a), g);
+    return {ga, gb};
+  }
   const Tensor a2 = a1 ? unsqueeze(a, 0) : a;
   const Tensor b2 = b1 ? unsqueeze(b, 1) : b;
   Tensor g2 = g;
@@ -35,7 +45,6 @@ std::pair<Tensor, Tensor> MatmulGrads(const Tensor& g, const Tensor& a, const Te
   } else if (b1) {
     g2 = unsqueeze(g, -1);
   }
-  Tensor ga, gb;
   if (need_a) {
     ga = sum_to_size(matmul(g2, transpose(b2, -1, -2)), a2.sizes());
     if (a1) ga = squeeze_dim(ga, 0);

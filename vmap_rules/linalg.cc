@@ -110,6 +110,12 @@ Tensor BatchedMatmul(Tensor a, BDim abd, Tensor b, BDim bbd) {
   b = MoveBdimToFront(b, bbd);
   if (abd) abd = 0;
   if (bbd) bbd = 0;
+  if (!abd && ra == 2 && rb == 1) {
+    // One matrix times a batch of vectors (a Jacobian's basis pushed through W): the rows of
+    // b [B, k] times a^T is one plain GEMM, already batched at 0, with no unit dim to add
+    // and squeeze and no batch of columns to gather.
+    return matmul(b, transpose(a, 0, 1));
+  }
   // A logical vector becomes a logical [1, k] row / [k, 1] column (matmul's own rule, applied
   // before the batch dim could make a physical matrix of it).
   if (ra == 1) a = unsqueeze(a, abd ? 1 : 0);
