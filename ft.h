@@ -4,8 +4,9 @@
 // header gathers the eager tensor library: tensors and factories (//tensor), every op
 // (//dispatch), and the transforms: vmap (//interpreters/vmap), grad, vjp and jacrev
 // (//interpreters/grad), jvp, linearize, jacfwd and hessian (//interpreters/jvp), and the
-// check helpers gradcheck/jvpcheck/gradgradcheck (//interpreters/gradcheck), and custom
-// Functions with their own derivative and batching rules (//custom_function).
+// check helpers gradcheck/jvpcheck/gradgradcheck (//interpreters/gradcheck), custom
+// Functions with their own derivative and batching rules (//custom_function), and ft::jit,
+// which traces a (transformed) function once and replays its kernels (//interpreters/jit).
 //
 // Example:
 //   #include "ft.h"
@@ -20,6 +21,7 @@
 #include "dispatch/ops.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/gradcheck/gradcheck.h"
+#include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
 #include "tensor/allclose.h"

@@ -82,6 +82,21 @@ void BM_JacfwdFt(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(j({x, w})[0].impl());
 }
 
+// The same Jacobians under ft::jit: traced on the first call, kernels replayed afterwards.
+void BM_JacrevJitFt(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
+  JitFunction j = jit(jacrev(JacobianTarget()));
+  for (auto _ : state) benchmark::DoNotOptimize(j({x, w})[0].impl());
+}
+
+void BM_JacfwdJitFt(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
+  JitFunction j = jit(jacfwd(JacobianTarget()));
+  for (auto _ : state) benchmark::DoNotOptimize(j({x, w})[0].impl());
+}
+
 void BM_JacobianBasisEigen(benchmark::State& state) {
   const int64_t n = state.range(0);
   Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
@@ -100,6 +115,14 @@ void BM_HessianFt(benchmark::State& state) {
   const int64_t n = state.range(0);
   Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
   TensorListFn h = hessian([&w](const TensorList& a) { return sum(square(tanh(matmul(w, a[0])))); });
+  for (auto _ : state) benchmark::DoNotOptimize(h({x})[0].impl());
+}
+
+void BM_HessianJitFt(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
+  JitFunction h =
+      jit(hessian([&w](const TensorList& a) { return sum(square(tanh(matmul(w, a[0])))); }));
   for (auto _ : state) benchmark::DoNotOptimize(h({x})[0].impl());
 }
 
@@ -166,6 +189,14 @@ void Register() {
     SetFigure(fwd, "<= 1.5x");
     reg_n(fwd + "/ft", BM_JacfwdFt, n);
     reg_n(fwd + "/baseline", BM_JacobianBasisEigen, n);
+    const std::string jit_rev = "jit_jacrev_sinWx_n" + std::to_string(n);
+    SetFigure(jit_rev, "<= 1.5x");
+    reg_n(jit_rev + "/ft", BM_JacrevJitFt, n);
+    reg_n(jit_rev + "/baseline", BM_JacobianBasisEigen, n);
+    const std::string jit_fwd = "jit_jacfwd_sinWx_n" + std::to_string(n);
+    SetFigure(jit_fwd, "<= 1.5x");
+    reg_n(jit_fwd + "/ft", BM_JacfwdJitFt, n);
+    reg_n(jit_fwd + "/baseline", BM_JacobianBasisEigen, n);
   }
   for (const auto& [name, sizes] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
            {"32-64-64-10", {32, 64, 64, 10}}, {"784-128-10", {784, 128, 10}}}) {
@@ -185,6 +216,10 @@ void Register() {
     SetFigure(fig, "<= 1.5x");
     reg_n(fig + "/ft", BM_HessianFt, n);
     reg_n(fig + "/baseline", BM_HessianEigen, n);
+    const std::string jit_fig = "jit_hessian_tanh2_n" + std::to_string(n);
+    SetFigure(jit_fig, "<= 1.5x");
+    reg_n(jit_fig + "/ft", BM_HessianJitFt, n);
+    reg_n(jit_fig + "/baseline", BM_HessianEigen, n);
   }
 }
 

@@ -28,6 +28,12 @@ TEST(Readme, Taste) {
   ft::Tensor H = ft::hessian(fl)({x})[0];
   const ft::Tensor second = ft::cos(x) * 2.0 - x * ft::sin(x);   // d2/dv2 of sin(v) v
   EXPECT_TENSOR_NEAR(hv, second, 1e-5);
+  ft::JitFunction fast_hessian = ft::jit(ft::hessian(fl));
+  ft::Tensor H2 = fast_hessian({x})[0];
+  EXPECT_TENSOR_NEAR(H2, H, 0);
+  const ft::Tensor x2 = x * 0.5;
+  EXPECT_TENSOR_NEAR(fast_hessian({x2})[0], ft::hessian(fl)({x2})[0], 1e-6);
+  EXPECT_EQ(fast_hessian.stats().replays, 1);
   EXPECT_TENSOR_NEAR(H, ft::eye(5) * second, 1e-5);
 }
 
@@ -253,6 +259,32 @@ TEST(DocsApi, CustomFunctions) {
     return ft::sum(ft::grad(total)(t));
   }))(x);
   EXPECT_TENSOR_NEAR(second, x * 6.0, 1e-15);
+}
+
+TEST(DocsApi, Jit) {
+  ft::Generator gen(5);
+  ft::Tensor w = ft::randn_like(ft::zeros({16, 16}), &gen);
+  ft::Tensor x = ft::randn_like(ft::zeros({16}), &gen), y = ft::randn_like(x, &gen);
+  ft::JitFunction jac = ft::jit(ft::jacrev([&w](const ft::TensorList& a) {
+    return ft::sin(ft::matmul(w, a[0])) + a[0];
+  }));
+  ft::Tensor j1 = jac({x})[0];
+  ft::Tensor j2 = jac({y})[0];
+  EXPECT_EQ(jac.stats().replays, 1);
+  const std::string listing = jac.program({y})->DebugString();
+  EXPECT_NE(listing.find("matmul("), std::string::npos) << listing;
+  EXPECT_EQ(jac.program({y})->num_steps(), 5) << listing;
+  EXPECT_TENSOR_NEAR(j1, ft::unsqueeze(ft::cos(ft::matmul(w, x)), 1) * w + ft::eye(16), 1e-5);
+  EXPECT_TENSOR_NEAR(j2, ft::unsqueeze(ft::cos(ft::matmul(w, y)), 1) * w + ft::eye(16), 1e-5);
+
+  ft::ScalarFn loss = [](const ft::TensorList& a) { return ft::sum(ft::square(a[0] * a[1])); };
+  ft::JitFunction per_sample = ft::jit([&](const ft::TensorList& a) {
+    return ft::vmap(ft::grad(loss, {0}), {std::nullopt, 0})(a);   // weights, batch
+  });
+  const ft::Tensor batch = ft::randn_like(ft::zeros({4, 16}), &gen);
+  per_sample({x, batch});
+  EXPECT_TENSOR_NEAR(per_sample({y, batch})[0], 2.0 * y * ft::square(batch), 1e-5);
+  EXPECT_EQ(per_sample.stats().replays, 1);
 }
 
 TEST(DocsApi, GradMode) {

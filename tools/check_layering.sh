@@ -13,6 +13,7 @@ rules=(
   "//autograd|+ //tensor/... + //dispatch/..."
   "//interpreters/grad|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
   "//custom_function|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/..."
+  "//interpreters/jit|+ //tensor/... + //dispatch/... + //autograd/..."
   "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/..."
 )
 

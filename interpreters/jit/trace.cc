@@ -1,0 +1,434 @@
+#include "interpreters/jit/trace.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dispatch/dispatch.h"
+#include "dispatch/interpreter.h"
+#include "dispatch/ops.h"
+#include "tensor/error.h"
+
+namespace ft {
+
+namespace {
+
+// Where a slot's tensor comes from while tracing (see trace.h).
+enum class SlotKind : uint8_t { kInput, kStep, kCaptured, kFresh };
+
+Tensor& TensorAt(ValueList& values, int value, int element) {
+  Value& v = values[value];
+  return element < 0 ? v.mutable_tensor() : v.mutable_tensor_list()[element];
+}
+
+// ForEachTensor calls fn(value index, element index or -1, tensor) for every tensor in
+// `values`, TensorList elements included.
+template <typename Fn>
+void ForEachTensor(ValueList& values, Fn&& fn) {
+  for (int i = 0; i < static_cast<int>(values.size()); ++i) {
+    if (values[i].is_tensor()) {
+      fn(i, -1, values[i].mutable_tensor());
+    } else if (values[i].is_tensor_list()) {
+      TensorList& list = values[i].mutable_tensor_list();
+      for (int e = 0; e < static_cast<int>(list.size()); ++e) fn(i, e, list[e]);
+    }
+  }
+}
+
+}  // namespace
+
+// Tracer records base-kernel calls (as a BaseCallObserver) and watches element reads (as a
+// ValueReadObserver) while f runs; Finish turns the record into a Program.
+class Tracer final : public BaseCallObserver, public ValueReadObserver {
+ public:
+  explicit Tracer(const TensorList& inputs) : start_serial_(Storage::NextSerial()) {
+    for (const Tensor& t : inputs) NewSlot(t, SlotKind::kInput);
+    num_inputs_ = static_cast<int>(inputs.size());
+  }
+
+  ValueList RunBaseKernel(const Operator& op, ValueList& args) override {
+    ++num_calls_;
+    if (!reason_.empty()) return RunKernel(op, args);
+    if (op.schema().random) {
+      Taint(op.name(), " draws random numbers: a replay would repeat or skip draws");
+      return RunKernel(op, args);
+    }
+    Call call{&op, args, {}, {}, {}, {}};
+    ForEachTensor(call.args, [&](int value, int element, Tensor& t) {
+      if (!t.defined()) return;
+      call.tensor_args.push_back(Program::TensorRef{value, element, Resolve(op, t)});
+      t = Tensor();
+    });
+    ValueList outputs = RunKernel(op, args);
+    ForEachTensor(outputs, [&](int value, int element, Tensor& t) {
+      if (!t.defined()) return;
+      const int slot = NewSlot(t, SlotKind::kStep);
+      step_storages_.insert(t.storage().id());
+      call.outputs.push_back(Program::TensorRef{value, element, slot});
+    });
+    calls_.push_back(std::move(call));
+    return outputs;
+  }
+
+  // Element access outside a kernel is fine on a tensor a factory made inside f (that is how
+  // factories fill them); on anything else f may be branching on values it was given.
+  void OnValueRead(const Tensor& t, const char* what) override {
+    if (in_kernel_ > 0 || !t.is_dense()) return;
+    const Storage& storage = t.storage();
+    if (storage.serial() >= start_serial_ && !step_storages_.contains(storage.id())) {
+      if (fresh_constants_.contains(storage.id())) {
+        // The replay would see the buffer as it is at the end of the trace.
+        Taint("f accessed the elements of a tensor it made (", what, "() of ",
+              t.DebugString(), ") after an op had used it");
+      }
+      return;
+    }
+    Taint("f read tensor elements outside an op (", what, "() of ", t.DebugString(),
+          "), so it may branch on them");
+  }
+  void OnValueDependentShape(const char* op) override {
+    Taint(op, ": its output shape depends on element values");
+  }
+
+  // Finish builds the program for `outputs` (f's results), or returns null with reason().
+  std::shared_ptr<const Program> Finish(const TensorList& outputs);
+  const std::string& reason() const { return reason_; }
+
+ private:
+  struct Slot {
+    SlotKind kind;
+    Tensor value;  // the traced tensor: keeps TensorImpl addresses unique while tracing
+  };
+  using Call = Program::Step;
+
+  template <typename... Args>
+  void Taint(const Args&... args) {
+    if (reason_.empty()) reason_ = absl::StrCat(args...);
+  }
+
+  ValueList RunKernel(const Operator& op, ValueList& args) {
+    ++in_kernel_;
+    struct Leave {
+      int& depth;
+      ~Leave() { --depth; }
+    } leave{in_kernel_};
+    return op.CallBaseKernel(args);
+  }
+
+  int NewSlot(const Tensor& t, SlotKind kind) {
+    const int slot = static_cast<int>(slots_.size());
+    slots_.push_back(Slot{kind, t});
+    slot_of_impl_[t.impl()] = slot;
+    return slot;
+  }
+
+  // Resolve names the slot of an argument tensor, making a constant slot for a tensor the
+  // trace has not seen.
+  int Resolve(const Operator& op, const Tensor& t) {
+    auto it = slot_of_impl_.find(t.impl());
+    if (it != slot_of_impl_.end()) return it->second;
+    if (step_storages_.contains(t.storage().id())) {
+      Taint(op.name(), ": an argument shares memory with a result of an earlier op but was "
+            "not made by an op, so a replay could not rebuild it");
+    }
+    if (t.storage().serial() < start_serial_) return NewSlot(t, SlotKind::kCaptured);
+    fresh_constants_.insert(t.storage().id());
+    return NewSlot(t, SlotKind::kFresh);
+  }
+
+  // RewriteAsViews appends view steps for `call` when every output shares a buffer with
+  // an argument, and returns whether it did.
+  bool RewriteAsViews(const Call& call, std::vector<int>& forward, std::vector<int>& view_base,
+                      std::vector<Call>& steps) {
+    std::vector<std::pair<int, int>> bases;  // output slot, base slot
+    for (const Program::TensorRef& out : call.outputs) {
+      const Storage& storage = slots_[out.slot].value.storage();
+      int base = -1;
+      for (const Program::TensorRef& arg : call.tensor_args) {
+        if (slots_[arg.slot].value.storage().is_same(storage)) {
+          base = view_base[arg.slot] >= 0 ? view_base[arg.slot] : arg.slot;
+          break;
+        }
+      }
+      if (base < 0) return false;
+      bases.emplace_back(out.slot, base);
+    }
+    for (const auto& [out, base] : bases) {
+      const Tensor& v = slots_[out].value;
+      const Tensor& b = slots_[base].value;
+      if (v.dtype() == b.dtype() && v.sizes() == b.sizes() && v.strides() == b.strides() &&
+          v.storage_offset() == b.storage_offset()) {
+        forward[out] = base;
+        continue;
+      }
+      Call view{nullptr, {}, {Program::TensorRef{0, -1, base}}, {Program::TensorRef{0, -1, out}},
+                {}, Program::View{v.dtype(), Shape(v.sizes().begin(), v.sizes().end()),
+                                  Shape(v.strides().begin(), v.strides().end()),
+                                  v.storage_offset()}};
+      view_base[out] = base;
+      steps.push_back(std::move(view));
+    }
+    return true;
+  }
+
+  const uint64_t start_serial_;
+  int num_inputs_ = 0;
+  int num_calls_ = 0;
+  int in_kernel_ = 0;
+  std::string reason_;
+  std::vector<Slot> slots_;
+  std::vector<Call> calls_;
+  absl::flat_hash_map<const TensorImpl*, int> slot_of_impl_;
+  absl::flat_hash_set<const void*> step_storages_;
+  absl::flat_hash_set<const void*> fresh_constants_;  // buffers of fresh constant slots
+};
+
+std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
+  // Outputs resolve like arguments (an output may be an input or a constant).
+  std::vector<int> output_slots;
+  for (const Tensor& t : outputs) {
+    if (!t.defined()) {
+      output_slots.push_back(-1);
+      continue;
+    }
+    if (!t.is_dense()) {
+      Taint("an output is not a plain tensor (", t.impl()->WrapperRepr(), ")");
+      return nullptr;
+    }
+    auto it = slot_of_impl_.find(t.impl());
+    if (it != slot_of_impl_.end()) {
+      output_slots.push_back(it->second);
+    } else if (step_storages_.contains(t.storage().id())) {
+      Taint("an output shares memory with a result of an op but was not made by an op");
+    } else {
+      output_slots.push_back(NewSlot(t, t.storage().serial() >= start_serial_
+                                            ? SlotKind::kFresh
+                                            : SlotKind::kCaptured));
+    }
+  }
+  if (!reason_.empty()) return nullptr;
+
+  // Buffers some op writes. A fresh constant among them would carry one replay's writes into
+  // the next; a result written later must be recomputed, not folded.
+  absl::flat_hash_set<const void*> written;
+  for (const Call& call : calls_) {
+    const std::optional<int> mutated = call.op->schema().mutated_arg;
+    if (!mutated) continue;
+    for (const Program::TensorRef& ref : call.tensor_args) {
+      if (ref.value == *mutated) written.insert(slots_[ref.slot].value.storage().id());
+    }
+  }
+  for (const Slot& slot : slots_) {
+    if (slot.kind == SlotKind::kFresh && written.contains(slot.value.storage().id())) {
+      Taint("an op wrote into a tensor made by a factory inside f (", slot.value.DebugString(),
+            "): a replay would start from the previous call's values");
+      return nullptr;
+    }
+  }
+
+  // Fold calls over fresh constants only (their values cannot depend on the inputs).
+  std::vector<bool> folded(calls_.size(), false);
+  for (size_t c = 0; c < calls_.size(); ++c) {
+    const Call& call = calls_[c];
+    if (call.op->schema().mutated_arg) continue;
+    bool foldable = std::all_of(call.tensor_args.begin(), call.tensor_args.end(),
+                                [&](const Program::TensorRef& r) {
+                                  return slots_[r.slot].kind == SlotKind::kFresh;
+                                });
+    for (const Program::TensorRef& r : call.outputs) {
+      foldable &= !written.contains(slots_[r.slot].value.storage().id());
+    }
+    if (!foldable) continue;
+    folded[c] = true;
+    for (const Program::TensorRef& r : call.outputs) slots_[r.slot].kind = SlotKind::kFresh;
+  }
+
+  // Views: a call that returned views of its arguments becomes view steps on the first
+  // buffer's slot (or, when the geometry is the base's own, the base slot itself).
+  std::vector<int> forward(slots_.size());
+  for (size_t i = 0; i < forward.size(); ++i) forward[i] = static_cast<int>(i);
+  std::vector<int> view_base(slots_.size(), -1);
+  std::vector<Call> steps;
+  for (size_t c = 0; c < calls_.size(); ++c) {
+    if (folded[c]) continue;
+    Call& call = calls_[c];
+    for (Program::TensorRef& r : call.tensor_args) r.slot = forward[r.slot];
+    if (call.op->schema().mutated_arg || !RewriteAsViews(call, forward, view_base, steps)) {
+      steps.push_back(std::move(call));
+    }
+  }
+  for (int& s : output_slots) {
+    if (s >= 0) s = forward[s];
+  }
+
+  // Keep the steps that reach an output or write a buffer.
+  std::vector<bool> live(slots_.size(), false);
+  for (int s : output_slots) {
+    if (s >= 0) live[s] = true;
+  }
+  std::vector<bool> kept(steps.size(), false);
+  for (size_t c = steps.size(); c-- > 0;) {
+    const Call& call = steps[c];
+    bool keep = call.op != nullptr && call.op->schema().mutated_arg.has_value();
+    for (const Program::TensorRef& r : call.outputs) keep |= live[r.slot];
+    if (!keep) continue;
+    kept[c] = true;
+    for (const Program::TensorRef& r : call.tensor_args) live[r.slot] = true;
+  }
+
+  // Number the slots the program uses: inputs first, then constants, then step results.
+  auto program = std::shared_ptr<Program>(new Program());
+  program->num_inputs_ = num_inputs_;
+  program->num_traced_calls_ = num_calls_;
+  std::vector<int> renumbered(slots_.size(), -1);
+  int next = num_inputs_;
+  for (int s = 0; s < num_inputs_; ++s) renumbered[s] = s;
+  for (size_t s = num_inputs_; s < slots_.size(); ++s) {
+    const SlotKind kind = slots_[s].kind;
+    if (live[s] && (kind == SlotKind::kCaptured || kind == SlotKind::kFresh)) {
+      renumbered[s] = next++;
+      // The traced call hands its outputs to the caller, who may write into them: the
+      // program keeps its own copy of a fresh constant it returns.
+      const bool returned =
+          std::find(output_slots.begin(), output_slots.end(), s) != output_slots.end();
+      program->constants_.emplace_back(
+          renumbered[s],
+          kind == SlotKind::kFresh && returned ? clone(slots_[s].value) : slots_[s].value);
+    }
+  }
+  for (size_t c = 0; c < steps.size(); ++c) {
+    if (!kept[c]) continue;
+    Program::Step step = std::move(steps[c]);
+    for (Program::TensorRef& r : step.tensor_args) r.slot = renumbered[r.slot];
+    for (Program::TensorRef& r : step.outputs) {
+      r.slot = live[r.slot] ? (renumbered[r.slot] = next++) : -1;
+    }
+    program->steps_.push_back(std::move(step));
+  }
+  program->num_slots_ = next;
+  for (int s : output_slots) {
+    const bool fresh = s >= 0 && slots_[s].kind == SlotKind::kFresh;
+    program->outputs_.push_back(Program::Output{s < 0 ? -1 : renumbered[s], fresh});
+  }
+
+  // Release each slot after its last reader; outputs are never released.
+  std::vector<int> last_use(next, -1);
+  for (int i = 0; i < program->num_steps(); ++i) {
+    for (const Program::TensorRef& r : program->steps_[i].tensor_args) last_use[r.slot] = i;
+  }
+  for (const Program::Output& o : program->outputs_) {
+    if (o.slot >= 0) last_use[o.slot] = program->num_steps();
+  }
+  for (int s = 0; s < next; ++s) {
+    if (last_use[s] >= 0 && last_use[s] < program->num_steps()) {
+      program->steps_[last_use[s]].release.push_back(s);
+    }
+  }
+  return program;
+}
+
+TensorList Program::Run(const TensorList& inputs) const {
+  if (static_cast<int>(inputs.size()) != num_inputs_) {
+    ThrowError("jit: the program was traced with ", num_inputs_, " inputs but got ",
+               inputs.size());
+  }
+  std::vector<Tensor> slots(num_slots_);
+  for (int i = 0; i < num_inputs_; ++i) slots[i] = inputs[i];
+  for (const auto& [slot, value] : constants_) slots[slot] = value;
+  for (const Step& step : steps_) {
+    if (step.op == nullptr) {
+      const Tensor& base = slots[step.tensor_args[0].slot];
+      slots[step.outputs[0].slot] = MakeDense(base.storage(), step.view.dtype, step.view.sizes,
+                                              step.view.strides, step.view.offset);
+      for (int s : step.release) slots[s] = Tensor();
+      continue;
+    }
+    ValueList args = step.args;
+    for (const TensorRef& r : step.tensor_args) TensorAt(args, r.value, r.element) = slots[r.slot];
+    ValueList results = step.op->CallBaseKernel(args);
+    for (const TensorRef& r : step.outputs) {
+      if (r.slot >= 0) slots[r.slot] = std::move(TensorAt(results, r.value, r.element));
+    }
+    for (int s : step.release) slots[s] = Tensor();
+  }
+  TensorList outputs;
+  outputs.reserve(outputs_.size());
+  for (const Output& o : outputs_) {
+    if (o.slot < 0) {
+      outputs.emplace_back();
+    } else {
+      outputs.push_back(o.clone ? clone(slots[o.slot]) : slots[o.slot]);
+    }
+  }
+  return outputs;
+}
+
+std::string Program::DebugString() const {
+  std::string out;
+  for (int i = 0; i < num_inputs_; ++i) absl::StrAppend(&out, "%", i, " = input ", i, "\n");
+  for (const auto& [slot, value] : constants_) {
+    absl::StrAppend(&out, "%", slot, " = constant ", value.DebugString(), "\n");
+  }
+  for (const Step& step : steps_) {
+    if (step.op == nullptr) {
+      absl::StrAppend(&out, "%", step.outputs[0].slot, " = view(%", step.tensor_args[0].slot,
+                      ", sizes=", ShapeToString(step.view.sizes), ", strides=",
+                      ShapeToString(step.view.strides), ", offset=", step.view.offset, ")\n");
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const Value& v : step.args) names.push_back(v.ToString());
+    for (const TensorRef& r : step.tensor_args) {
+      if (r.element < 0) {
+        names[r.value] = absl::StrCat("%", r.slot);
+      } else {
+        absl::StrAppend(&names[r.value], " %", r.slot);
+      }
+    }
+    std::string results;
+    for (const TensorRef& r : step.outputs) {
+      absl::StrAppend(&results, results.empty() ? "" : ", ",
+                      r.slot < 0 ? std::string("_") : absl::StrCat("%", r.slot));
+    }
+    absl::StrAppend(&out, results, " = ", step.op->name(), "(", absl::StrJoin(names, ", "),
+                    ")\n");
+  }
+  absl::StrAppend(&out, "return");
+  for (const Output& o : outputs_) {
+    absl::StrAppend(&out, " %", o.slot, o.clone ? " (copied)" : "");
+  }
+  return out;
+}
+
+TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
+                  const TensorList& inputs) {
+  if (!LayerStack::empty() || CurrentBaseCallObserver() != nullptr ||
+      internal::tls_value_read_observer != nullptr) {
+    ThrowError("jit: Trace must run with no transform active and no other trace recording "
+               "(layer stack ", LayerStack::DebugString(), ")");
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined() || !inputs[i].is_dense()) {
+      ThrowError("jit: input ", i, " must be a defined plain tensor, got ",
+                 inputs[i].defined() ? inputs[i].DebugString() : "an undefined tensor");
+    }
+  }
+  Tracer tracer(inputs);
+  TraceResult result;
+  {
+    BaseCallObserverScope observe(&tracer);
+    struct WatchReads {
+      explicit WatchReads(ValueReadObserver* o) { internal::tls_value_read_observer = o; }
+      ~WatchReads() { internal::tls_value_read_observer = nullptr; }
+    } watch(&tracer);
+    result.outputs = f(inputs);
+  }
+  result.program = tracer.Finish(result.outputs);
+  if (result.program == nullptr) result.reason = tracer.reason();
+  return result;
+}
+
+}  // namespace ft

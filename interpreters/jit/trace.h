@@ -1,0 +1,135 @@
+// ft/interpreters/jit/trace.h
+//
+// Trace and Program: record the base-kernel calls that one run of a function makes, and
+// replay them on new inputs of the same signature. A replay runs only the kernels: the
+// transforms that produced them (vmap levels, grad graphs, jvp duals, wrappers) are gone, so
+// jit(jacrev(f)) pays for the Jacobian's arithmetic and not for building it. ft::jit
+// (jit.h) is the user-facing cache over this; most code wants that.
+//
+// What a trace sees. While Trace runs f, a BaseCallObserver (dispatch.h) is installed: every
+// op that reaches the bottom of the layer stack is run by the tracer and recorded, and the
+// typed fast path is closed, so nothing bypasses it. Each tensor the recorded calls touch
+// gets a slot:
+//   input     one of Trace's inputs (by identity: the same TensorImpl);
+//   step      an output of an earlier recorded call;
+//   captured  a tensor whose buffer existed before the trace (a weight f closes over);
+//             replays read its buffer as it is then, so in-place updates between calls are
+//             seen, but a closure rebinding the variable to another tensor is not;
+//   fresh     a tensor a factory made inside f (zeros, eye): its values cannot depend on
+//             the inputs, so it is kept as the traced value.
+//
+// Finishing: calls whose arguments are all fresh are folded into fresh constants (the
+// identity basis of a Jacobian and its reshapes are computed once); a call that returned a
+// view of an argument (transpose, unsqueeze, a reshape that did not copy) becomes a view
+// step that rebuilds that geometry on the argument's buffer directly, a view of a view is
+// taken from the first buffer, and a view equal to its base is the base; calls that
+// neither reach an output nor write a buffer are dropped; each slot is released after its
+// last use. Kernels choose layouts from input layouts only, so the replayed buffers have the
+// traced layouts and the recorded geometry stays valid.
+//
+// When a trace cannot be replayed (TraceResult::program is null, `reason` says why):
+//   - f read element values outside an op (item(), data(), to_vector()): it may branch on
+//     them;
+//   - a kernel's output shape came from values (one_hot inferring num_classes);
+//   - a random op ran (a replay would repeat or skip draws the eager call makes);
+//   - an op wrote into a fresh constant (a replay would see the previous call's writes);
+//   - a tensor shares a buffer with a recorded result but was not made by an op.
+// In every one of these cases the traced run itself is still an ordinary eager run: its
+// outputs are right.
+//
+// Invariants: a Program is immutable and can Run from several threads at once; Run needs
+// inputs with the traced dtypes, sizes, strides and aliasing (ft::jit keys its cache on
+// exactly that); Run installs nothing, so it must not run while a trace is recording
+// (ft::jit calls f instead then).
+//
+// Example:
+//   TraceResult t = Trace([](const TensorList& a) { return TensorList{sin(a[0]) * 2.0}; },
+//                         {x});
+//   t.program->num_steps() == 2;
+//   t.program->Run({y})[0]   // == sin(y) * 2
+#ifndef FT_INTERPRETERS_JIT_TRACE_H_
+#define FT_INTERPRETERS_JIT_TRACE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dispatch/operator.h"
+#include "dispatch/value.h"
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+namespace ft {
+
+class Program {
+ public:
+  // Run replays the program on `inputs` and returns the outputs. Throws ft::Error when the
+  // input count differs; kernels throw as they would eagerly (e.g. an index out of range).
+  TensorList Run(const TensorList& inputs) const;
+
+  int num_inputs() const { return num_inputs_; }
+  // num_steps: the kernel calls one Run makes (after folding and dead-code removal).
+  int num_steps() const { return static_cast<int>(steps_.size()); }
+  // num_traced_calls: the base-kernel calls the traced run made.
+  int num_traced_calls() const { return num_traced_calls_; }
+  int num_constants() const { return static_cast<int>(constants_.size()); }
+
+  // DebugString lists the program, one step per line, e.g.
+  //   "%3 = matmul(%1, %0)\n%4 = sin(%3)\n..."  with inputs and constants first.
+  std::string DebugString() const;
+
+ private:
+  friend class Tracer;
+
+  // A tensor in a step's arguments or results: argument (or result) index, element of a
+  // TensorList (-1: the value itself), and slot.
+  struct TensorRef {
+    int value;
+    int element;
+    int slot;
+  };
+  // A view of another slot's buffer, with the geometry the traced call produced.
+  struct View {
+    DType dtype;
+    Shape sizes;
+    Shape strides;
+    int64_t offset;
+  };
+  struct Step {
+    const Operator* op;  // nullptr: a view step (tensor_args[0] is the base, `view` the view)
+    ValueList args;      // the traced arguments with every tensor cleared; refs fill them
+    std::vector<TensorRef> tensor_args;
+    std::vector<TensorRef> outputs;  // slot -1: a result nobody reads
+    std::vector<int> release;        // slots whose last use is this step
+    View view;
+  };
+  struct Output {
+    int slot;    // -1: an undefined tensor
+    bool clone;  // a fresh constant: each call gets its own copy, as eagerly
+  };
+
+  int num_inputs_ = 0;
+  int num_slots_ = 0;
+  int num_traced_calls_ = 0;
+  std::vector<std::pair<int, Tensor>> constants_;  // slot, value
+  std::vector<Step> steps_;
+  std::vector<Output> outputs_;
+};
+
+struct TraceResult {
+  TensorList outputs;                       // f's outputs from the traced (eager) run
+  std::shared_ptr<const Program> program;   // null when the run cannot be replayed
+  std::string reason;                       // why not, when program is null
+};
+
+// Trace runs f(inputs) once, eagerly, while recording it. Must be called with no transform
+// active and no other trace recording (throws ft::Error otherwise), on dense inputs.
+TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
+                  const TensorList& inputs);
+
+}  // namespace ft
+
+#endif  // FT_INTERPRETERS_JIT_TRACE_H_
