@@ -1,5 +1,7 @@
 #include "tensor/kernel_util.h"
 
+#include <algorithm>
+
 namespace ft::kernels::internal {
 
 Operand MakeOperand(const Tensor& t, IntArrayRef shape) {
@@ -16,6 +18,13 @@ Operand MakeOperand(const Tensor& t, IntArrayRef shape) {
     op.byte_strides[lead + d] = size == 1 ? 0 : t.strides()[d] * item;
   }
   return op;
+}
+
+bool IsTrailingBlock(const Tensor& x, IntArrayRef sizes) {
+  IntArrayRef own = x.sizes();
+  while (!own.empty() && own.front() == 1) own.remove_prefix(1);
+  if (own.size() > sizes.size()) return false;
+  return std::equal(own.begin(), own.end(), sizes.end() - own.size());
 }
 
 void CheckFloating(absl::string_view op, const Tensor& t) {

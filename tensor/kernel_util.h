@@ -136,6 +136,10 @@ void UnaryLoop(const Tensor& out, const Tensor& in, F&& f) {
   });
 }
 
+// IsTrailingBlock: x's sizes, without leading 1s, are the trailing sizes of `sizes` (x
+// broadcasts to `sizes` by repeating its whole block along the leading dims).
+bool IsTrailingBlock(const Tensor& x, IntArrayRef sizes);
+
 // BinaryLoop writes out = f(a, b) where a and b are already of the compute type In and
 // broadcast to out's shape. Fast paths: both contiguous, or one a broadcast scalar run.
 template <typename In, typename Out, typename F>
@@ -159,6 +163,20 @@ void BinaryLoop(const Tensor& out, const Tensor& a, const Tensor& b, F&& f) {
     }
     if (na == 1 && nb == total) {
       o = f(Eigen::Array<In, Eigen::Dynamic, 1>::Constant(total, *pa), ConstArrayMap<In>(pb, total));
+      return;
+    }
+    // One operand repeats along the leading dims (a row scale, a bias): equal trailing
+    // shapes, so the output is whole copies of that operand's block, each one Eigen loop.
+    if (na == total && nb > 1 && IsTrailingBlock(b, out.sizes())) {
+      for (int64_t r = 0; r < total; r += nb) {
+        o.segment(r, nb) = f(ConstArrayMap<In>(pa + r, nb), ConstArrayMap<In>(pb, nb));
+      }
+      return;
+    }
+    if (nb == total && na > 1 && IsTrailingBlock(a, out.sizes())) {
+      for (int64_t r = 0; r < total; r += na) {
+        o.segment(r, na) = f(ConstArrayMap<In>(pa, na), ConstArrayMap<In>(pb + r, na));
+      }
       return;
     }
   }

@@ -274,6 +274,68 @@ Tensor BatchedMatmul(MatrixArg a, MatrixArg b, IntArrayRef out_shape) {
   return out;
 }
 
+// PlainProduct writes out[m, n] (row-major) = a[m, k] @ b[k, n] for operands that are row-
+// or column-major with standard outer strides, straight through Eigen; returns false (and
+// writes nothing) for any other layout. n == 1 is a matrix-vector product.
+template <typename T>
+bool PlainProduct(T* out, int64_t m, int64_t k, int64_t n, const T* pa, int64_t ars,
+                  int64_t acs, const T* pb, int64_t brs, int64_t bcs) {
+  const auto with_map = [](const T* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                           auto&& fn) {
+    if ((cs == 1 || cols == 1) && (rows == 1 || rs >= cols)) {
+      fn(ConstRowMap<T>(p, rows, cols, Eigen::OuterStride<>(rows == 1 ? cols : rs)));
+      return true;
+    }
+    if ((rs == 1 || rows == 1) && (cols == 1 || cs >= rows)) {
+      fn(ConstColMap<T>(p, rows, cols, Eigen::OuterStride<>(cols == 1 ? rows : cs)));
+      return true;
+    }
+    return false;
+  };
+  OutMap<T> c(out, m, n);
+  bool done = false;
+  with_map(pa, m, k, ars, acs, [&](const auto& ma) {
+    done = with_map(pb, k, n, brs, bcs, [&](const auto& mb) {
+      if (n == 1) {
+        c.col(0).noalias() = ma * mb.col(0);
+      } else {
+        c.noalias() = ma * mb;
+      }
+    });
+  });
+  return done;
+}
+
+// PlainMatmul: the common small case, a float matrix times a matrix or vector of its own
+// dtype, without the batched machinery (no dtype aliases, no batch broadcast, no odometer).
+// Returns nullopt when the general path must run (other dtypes or ranks, inner size 0 or 1,
+// unusual strides).
+std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
+  const DType dtype = a.dtype();
+  if (a.dim() != 2 || b.dim() < 1 || b.dim() > 2 || b.dtype() != dtype ||
+      (dtype != kFloat32 && dtype != kFloat64)) {
+    return std::nullopt;
+  }
+  const int64_t m = a.sizes()[0], k = a.sizes()[1];
+  const int64_t n = b.dim() == 2 ? b.sizes()[1] : 1;
+  if (k <= 1 || m == 0 || n == 0) return std::nullopt;
+  const int64_t brs = b.strides()[0];
+  const int64_t bcs = b.dim() == 2 ? b.strides()[1] : 1;
+  Tensor out = b.dim() == 2 ? EmptyContiguous({m, n}, dtype) : EmptyContiguous({m}, dtype);
+  bool done = false;
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      done = PlainProduct<T>(out.data<T>(), m, k, n,
+                             static_cast<const T*>(a.impl()->raw_data()), a.strides()[0],
+                             a.strides()[1], static_cast<const T*>(b.impl()->raw_data()), brs,
+                             bcs);
+    }
+  });
+  if (!done) return std::nullopt;
+  return out;
+}
+
 // ComputeDType returns the compute dtype of a linalg op, rejecting bool operands.
 DType ComputeDType(const char* op, const Tensor& a, const Tensor& b) {
   if (a.dtype() == kBool || b.dtype() == kBool) {
@@ -311,6 +373,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                ShapeToString(b.sizes()), ": dim -1 of the first (", ka, ") must equal dim ",
                b_k_dim, " of the second (", kb, ")");
   }
+  if (std::optional<Tensor> out = PlainMatmul(a, b)) return *std::move(out);
   const IntArrayRef a_batch = a.dim() > 2 ? a.sizes().subspan(0, a.dim() - 2) : IntArrayRef();
   const IntArrayRef b_batch = b.dim() > 2 ? b.sizes().subspan(0, b.dim() - 2) : IntArrayRef();
   Shape out_shape;
@@ -342,6 +405,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   }
   const DType dtype = ComputeDType("mm", a, b);
   CheckInner("mm", a, b, -1, -2);
+  if (std::optional<Tensor> out = PlainMatmul(a, b)) return *std::move(out);
   return BatchedMatmul(AsMatrix(to(a, dtype), true), AsMatrix(to(b, dtype), false),
                        {a.sizes()[0], b.sizes()[1]});
 }

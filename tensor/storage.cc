@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "tensor/block_pool.h"
+
 namespace ft {
 
 namespace {
@@ -118,7 +120,7 @@ uint64_t Storage::NextSerial() { return next_serial.load(std::memory_order_relax
 Storage Storage::Allocate(size_t nbytes) {
   ConfigureAllocatorOnce();
   Storage s;
-  s.impl_ = std::make_shared<Impl>();
+  s.impl_ = std::allocate_shared<Impl>(internal::PoolAllocator<Impl>());
   s.impl_->nbytes = nbytes;
   s.impl_->serial = next_serial.fetch_add(1, std::memory_order_relaxed);
   if (nbytes <= kInlineBytes) {

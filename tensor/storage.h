@@ -57,6 +57,7 @@ class Storage {
 
  private:
   struct Impl {
+    Impl() {}  // user-provided: allocation does not zero the inline buffer
     ~Impl();
     void* data = nullptr;
     size_t nbytes = 0;

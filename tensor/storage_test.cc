@@ -1,13 +1,15 @@
 // Tests for tensor/storage.h: allocation (inline and heap), alignment, sharing and the
-// shared version counter.
+// shared version counter, serials, the buffer cache and the block pool.
 #include "tensor/storage.h"
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tensor/block_pool.h"
 
 namespace ft {
 namespace {
@@ -144,6 +146,32 @@ TEST(Storage, FreedSmallBuffersAreReusedOnTheSameThread) {
   Storage big = Storage::Allocate(1 << 20);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data()) % 64, 0u);
 #endif
+}
+
+TEST(BlockPool, ReusesBlocksOfItsSizeOnTheSameThread) {
+  struct Obj {
+    int64_t a, b, c;
+  };
+  internal::PoolAllocator<Obj> alloc;
+  Obj* first = alloc.allocate(1);
+  alloc.deallocate(first, 1);
+  Obj* second = alloc.allocate(1);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  static_cast<void>(first);
+#else
+  EXPECT_EQ(second, first);  // the freed block, not a new one
+#endif
+  Obj* many = alloc.allocate(3);  // arrays bypass the pool
+  many[2].c = 7;
+  EXPECT_EQ(many[2].c, 7);
+  alloc.deallocate(many, 3);
+  // A block freed on another thread joins that thread's list; this thread keeps working.
+  std::thread([&alloc, second] { alloc.deallocate(second, 1); }).join();
+  Obj* third = alloc.allocate(1);
+  third->a = 1;
+  alloc.deallocate(third, 1);
+  auto shared = std::allocate_shared<Obj>(alloc, Obj{1, 2, 3});
+  EXPECT_EQ(shared->c, 3);
 }
 
 TEST(Storage, BuffersFreedOnAnotherThreadStayUsable) {

@@ -1,6 +1,7 @@
 #include "tensor/tensor.h"
 
 #include "absl/strings/str_cat.h"
+#include "tensor/block_pool.h"
 
 namespace ft {
 
@@ -98,8 +99,9 @@ std::string Tensor::DebugString() const {
 }
 
 Tensor MakeDense(Storage storage, DType dtype, Shape sizes, Shape strides, int64_t offset) {
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, std::move(sizes),
-                                             std::move(strides), offset));
+  return Tensor(std::allocate_shared<TensorImpl>(internal::PoolAllocator<TensorImpl>(),
+                                                std::move(storage), dtype, std::move(sizes),
+                                                std::move(strides), offset));
 }
 
 Tensor EmptyContiguous(IntArrayRef sizes, DType dtype) {

@@ -19,14 +19,17 @@ namespace {
 // shapes and layouts can depend on, flattened into integers.
 using Signature = absl::InlinedVector<int64_t, 32>;
 
-// MakeSignature returns false when the call must run eagerly (see jit.h, Semantics).
-bool MakeSignature(const TensorList& inputs, Signature& sig) {
+// VisitSignature feeds each integer of the signature of `inputs` to `sink`; returns false
+// when the call must run eagerly instead (see jit.h, Semantics).
+template <typename Sink>
+bool VisitSignature(const TensorList& inputs, Sink&& sink) {
   if (!LayerStack::empty() || CurrentBaseCallObserver() != nullptr ||
       internal::tls_value_read_observer != nullptr) {
     return false;
   }
-  sig.push_back(GradMode::is_enabled());
-  sig.push_back(FwdGradMode::is_enabled());
+  sink(GradMode::is_enabled());
+  sink(FwdGradMode::is_enabled());
+  sink(static_cast<int64_t>(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     if (!t.defined() || !t.is_dense()) return false;
@@ -37,14 +40,29 @@ bool MakeSignature(const TensorList& inputs, Signature& sig) {
         break;
       }
     }
-    sig.push_back(static_cast<int64_t>(t.dtype()));
-    sig.push_back(t.dim());
-    sig.insert(sig.end(), t.sizes().begin(), t.sizes().end());
-    sig.insert(sig.end(), t.strides().begin(), t.strides().end());
-    sig.push_back(t.storage_offset());
-    sig.push_back(shares_with);
+    sink(static_cast<int64_t>(t.dtype()));
+    sink(t.dim());
+    for (int64_t d : t.sizes()) sink(d);
+    for (int64_t d : t.strides()) sink(d);
+    sink(t.storage_offset());
+    sink(shares_with);
   }
   return true;
+}
+
+bool MakeSignature(const TensorList& inputs, Signature& sig) {
+  return VisitSignature(inputs, [&sig](int64_t v) { sig.push_back(v); });
+}
+
+// Matches: whether `inputs` have signature `sig`, without building theirs.
+bool Matches(const TensorList& inputs, const Signature& sig) {
+  size_t i = 0;
+  bool same = true;
+  const bool traceable = VisitSignature(inputs, [&](int64_t v) {
+    same = same && i < sig.size() && sig[i] == v;
+    ++i;
+  });
+  return traceable && same && i == sig.size();
 }
 
 struct Entry {
@@ -79,6 +97,17 @@ JitFunction::JitFunction(Fn f) : state_(std::make_shared<State>()) {
 
 TensorList JitFunction::operator()(const TensorList& inputs) const {
   State& s = *state_;
+  {
+    // The common case: the signature of the previous call.
+    std::unique_lock<std::mutex> lock(s.mu);
+    if (s.last_entry != nullptr && s.last_entry->program != nullptr &&
+        Matches(inputs, s.last_signature)) {
+      std::shared_ptr<const Entry> entry = s.last_entry;
+      ++s.stats.replays;
+      lock.unlock();
+      return entry->program->Run(inputs);
+    }
+  }
   Signature sig;
   if (!MakeSignature(inputs, sig)) {
     {

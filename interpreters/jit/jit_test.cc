@@ -219,6 +219,26 @@ TEST(JitTest, OutputsKeepTheirAliasing) {
   EXPECT_EQ(j.stats().replays, 1);
 }
 
+TEST(JitTest, RepeatedCallsAreMergedButReturnedTensorsStaySeparate) {
+  JitFunction j = jit([](const TensorList& a) {
+    const Tensor twice = exp(a[0]) + exp(a[0]);  // the second exp is the first one's result
+    return TensorList{twice, exp(a[0] * 2.0), exp(a[0] * 2.0)};
+  });
+  j({Rand({3}, 1)});
+  const Tensor y = Rand({3}, 2);
+  TensorList out = j({y});
+  EXPECT_TENSOR_NEAR(out[0], exp(y) * 2.0, 1e-15);
+  EXPECT_FALSE(out[1].storage().is_same(out[2].storage()));  // two results eagerly
+  add_(out[1], 1.0);
+  EXPECT_TENSOR_NEAR(out[2], exp(y * 2.0), 1e-15);
+  const std::string listing = j.program(TensorList{y})->DebugString();
+  size_t exps = 0;
+  for (size_t at = listing.find("exp("); at != std::string::npos; at = listing.find("exp(", at + 1)) {
+    ++exps;
+  }
+  EXPECT_EQ(exps, 3u) << listing;  // exp(a), and the two returned exp(2a)
+}
+
 // Each untraceable function gives the eager answer on every call, and says why.
 void ExpectUntraceable(JitFunction j, const std::function<TensorList(const TensorList&)>& f,
                        const std::vector<TensorList>& calls, const std::string& why) {

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dispatch/dispatch.h"
@@ -139,6 +140,62 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
     return NewSlot(t, SlotKind::kFresh);
   }
 
+  // CallKey: the op and every argument of a kernel step, exactly (tensors by slot, numbers by
+  // their bits), as bytes; equal keys mean equal calls.
+  static std::string CallKey(const Program::Step& step) {
+    std::string key;
+    const auto put = [&key](const auto& v) {
+      key.append(reinterpret_cast<const char*>(&v), sizeof(v));
+    };
+    put(step.op->id());
+    for (const Program::TensorRef& r : step.tensor_args) {
+      put(r.value);
+      put(r.element);
+      put(r.slot);
+    }
+    for (const Value& v : step.args) {
+      put(static_cast<uint8_t>(v.tag()));
+      switch (v.tag()) {
+        case Value::Tag::kTensorList:
+          put(v.tensor_list().size());
+          break;
+        case Value::Tag::kScalar: {
+          const Scalar sc = v.scalar();
+          put(static_cast<uint8_t>(sc.kind()));
+          if (sc.is_floating()) {
+            put(sc.to<double>());
+          } else {
+            put(sc.to<int64_t>());
+          }
+          break;
+        }
+        case Value::Tag::kInt:
+          put(v.to_int());
+          break;
+        case Value::Tag::kDouble:
+          put(v.to_double());
+          break;
+        case Value::Tag::kBool:
+          put(v.to_bool());
+          break;
+        case Value::Tag::kShape:
+          put(v.shape().size());
+          for (int64_t d : v.shape()) put(d);
+          break;
+        case Value::Tag::kDType:
+          put(v.dtype());
+          break;
+        case Value::Tag::kGenerator:
+          put(v.generator());
+          break;
+        case Value::Tag::kNone:
+        case Value::Tag::kTensor:  // by slot, above
+          break;
+      }
+    }
+    return key;
+  }
+
   // RewriteAsViews appends view steps for `call` when every output shares a buffer with
   // an argument, and returns whether it did.
   bool RewriteAsViews(const Call& call, std::vector<int>& forward, std::vector<int>& view_base,
@@ -264,6 +321,49 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     if (s >= 0) s = forward[s];
   }
 
+  // Common subexpressions: a call repeating an earlier one (same op, same argument slots,
+  // same non-tensor arguments) reuses its results. Only without writes, where a slot's values
+  // cannot change between the two calls.
+  const bool writes = std::any_of(steps.begin(), steps.end(), [](const Call& c) {
+    return c.op != nullptr && c.op->schema().mutated_arg.has_value();
+  });
+  if (!writes) {
+    // A returned buffer keeps its own call: merging it would make outputs that are
+    // separate tensors eagerly share memory in the replay.
+    absl::flat_hash_set<int> returned;
+    for (int s : output_slots) returned.insert(s);
+    for (const Call& step : steps) {
+      if (step.op == nullptr && returned.contains(step.outputs[0].slot)) {
+        returned.insert(step.tensor_args[0].slot);
+      }
+    }
+    absl::flat_hash_map<std::string, size_t> seen;
+    std::vector<Call> unique;
+    for (Call& step : steps) {
+      for (Program::TensorRef& r : step.tensor_args) r.slot = forward[r.slot];
+      const bool merge = step.op != nullptr &&
+                         std::none_of(step.outputs.begin(), step.outputs.end(),
+                                      [&](const Program::TensorRef& r) {
+                                        return returned.contains(r.slot);
+                                      });
+      if (merge) {
+        auto [it, fresh] = seen.emplace(CallKey(step), unique.size());
+        if (!fresh) {
+          const Call& first = unique[it->second];
+          for (size_t i = 0; i < step.outputs.size(); ++i) {
+            forward[step.outputs[i].slot] = first.outputs[i].slot;
+          }
+          continue;
+        }
+      }
+      unique.push_back(std::move(step));
+    }
+    steps = std::move(unique);
+    for (int& s : output_slots) {
+      if (s >= 0) s = forward[s];
+    }
+  }
+
   // Keep the steps that reach an output or write a buffer.
   std::vector<bool> live(slots_.size(), false);
   for (int s : output_slots) {
@@ -314,7 +414,8 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     program->outputs_.push_back(Program::Output{s < 0 ? -1 : renumbered[s], fresh});
   }
 
-  // Release each slot after its last reader; outputs are never released.
+  // Release each slot after its last reader (outputs never): a kernel step moves the tensor
+  // into its last reference, a view step drops it afterwards.
   std::vector<int> last_use(next, -1);
   for (int i = 0; i < program->num_steps(); ++i) {
     for (const Program::TensorRef& r : program->steps_[i].tensor_args) last_use[r.slot] = i;
@@ -323,8 +424,17 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     if (o.slot >= 0) last_use[o.slot] = program->num_steps();
   }
   for (int s = 0; s < next; ++s) {
-    if (last_use[s] >= 0 && last_use[s] < program->num_steps()) {
-      program->steps_[last_use[s]].release.push_back(s);
+    if (last_use[s] < 0 || last_use[s] >= program->num_steps()) continue;
+    Program::Step& step = program->steps_[last_use[s]];
+    if (step.op == nullptr) {
+      step.release.push_back(s);
+      continue;
+    }
+    for (auto r = step.tensor_args.rbegin(); r != step.tensor_args.rend(); ++r) {
+      if (r->slot == s) {
+        r->last_use = true;  // earlier references in the same call copy
+        break;
+      }
     }
   }
   return program;
@@ -335,7 +445,7 @@ TensorList Program::Run(const TensorList& inputs) const {
     ThrowError("jit: the program was traced with ", num_inputs_, " inputs but got ",
                inputs.size());
   }
-  std::vector<Tensor> slots(num_slots_);
+  absl::InlinedVector<Tensor, 16> slots(num_slots_);  // no allocation for small programs
   for (int i = 0; i < num_inputs_; ++i) slots[i] = inputs[i];
   for (const auto& [slot, value] : constants_) slots[slot] = value;
   for (const Step& step : steps_) {
@@ -347,7 +457,10 @@ TensorList Program::Run(const TensorList& inputs) const {
       continue;
     }
     ValueList args = step.args;
-    for (const TensorRef& r : step.tensor_args) TensorAt(args, r.value, r.element) = slots[r.slot];
+    for (const TensorRef& r : step.tensor_args) {
+      Tensor& slot = slots[r.slot];
+      TensorAt(args, r.value, r.element) = r.last_use ? std::move(slot) : slot;
+    }
     ValueList results = step.op->CallBaseKernel(args);
     for (const TensorRef& r : step.outputs) {
       if (r.slot >= 0) slots[r.slot] = std::move(TensorAt(results, r.value, r.element));

@@ -22,7 +22,10 @@
 // identity basis of a Jacobian and its reshapes are computed once); a call that returned a
 // view of an argument (transpose, unsqueeze, a reshape that did not copy) becomes a view
 // step that rebuilds that geometry on the argument's buffer directly, a view of a view is
-// taken from the first buffer, and a view equal to its base is the base; calls that
+// taken from the first buffer, and a view equal to its base is the base; in a program
+// without in-place writes, a call repeating an earlier one (same op, same argument slots and
+// values) reuses its results, unless they are returned (returned tensors stay separate, as
+// eagerly); calls that
 // neither reach an output nor write a buffer are dropped; each slot is released after its
 // last use. Kernels choose layouts from input layouts only, so the replayed buffers have the
 // traced layouts and the recorded geometry stays valid.
@@ -90,6 +93,7 @@ class Program {
     int value;
     int element;
     int slot;
+    bool last_use = false;  // the replay moves the slot's tensor into the call
   };
   // A view of another slot's buffer, with the geometry the traced call produced.
   struct View {
