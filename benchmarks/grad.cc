@@ -4,7 +4,8 @@
 // forward and backward: grad <= 0.6 us/op (functorch 11.2), vmap(grad) B=8 <= 0.8 us/op
 // (functorch 13.7), grad(grad) <= 2.0 us/op (functorch 34.8), jvp <= 0.6 us/op (functorch
 // 14.2). The baseline column is the same chain run eagerly (forward only) on the same data.
-// Jacobians (jacrev, jacfwd) and Hessians (jacfwd of jacrev) against hand-written Eigen.
+// Jacobians (jacrev, jacfwd) and Hessians (jacfwd of jacrev) against hand-written Eigen, each
+// eagerly and under ft::jit (jit_* figures: traced once, kernels replayed).
 #include <optional>
 #include <string>
 #include <utility>
