@@ -176,6 +176,15 @@ TEST(JitTest, ReplaysReadCapturedTensorsAsTheyAreThen) {
   EXPECT_EQ(j.stats().replays, 1);
 }
 
+TEST(JitTest, ATensorPassedAndCapturedIsBothAnInputAndAConstant) {
+  const Tensor w = Rand({3}, 1);
+  JitFunction j = jit([&w](const TensorList& a) { return TensorList{a[0] * w}; });
+  j({w});  // traced with the captured tensor itself as the input
+  const Tensor v = Rand({3}, 2);
+  EXPECT_TENSOR_NEAR(j({v})[0], v * w, 0);  // not v * v
+  EXPECT_EQ(j.stats().replays, 1);
+}
+
 TEST(JitTest, InPlaceWritesReplayLikeEagerCalls) {
   Tensor total = zeros({3}, kFloat64);  // made before the trace: captured, written each call
   JitFunction j = jit([&total](const TensorList& a) {
@@ -274,6 +283,24 @@ TEST(JitTest, RandomOpsAreNotReplayed) {
   EXPECT_EQ(j.stats().untraceable, 1);
   EXPECT_NE(j.untraceable_reason({x}).find("rand_like draws random numbers"), std::string::npos)
       << j.untraceable_reason({x});
+}
+
+TEST(JitTest, RandomOpsUnderVmapAreNotReplayed) {
+  // vmap's random rule runs the kernel with every transform excluded; the tracer still sees it.
+  Generator gen(4);
+  JitFunction j = jit([&gen](const TensorList& a) {
+    return vmap(TensorListFn([&gen](const TensorList& b) {
+                  return TensorList{b[0] + rand_like(b[0], &gen)};
+                }),
+                0, 0, Randomness::kDifferent)(a);
+  });
+  const Tensor xs = Rand({2, 3}, 1);
+  const Tensor first = j({xs})[0];
+  const Tensor second = j({xs})[0];
+  EXPECT_FALSE(static_cast<bool>(testing::TensorEqual(first, second)));  // fresh draws
+  EXPECT_EQ(j.stats().untraceable, 1);
+  EXPECT_NE(j.untraceable_reason({xs}).find("random"), std::string::npos)
+      << j.untraceable_reason({xs});
 }
 
 TEST(JitTest, WritingIntoAFactoryTensorIsNotReplayed) {

@@ -529,7 +529,16 @@ TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
                  inputs[i].defined() ? inputs[i].DebugString() : "an undefined tensor");
     }
   }
-  Tracer tracer(inputs);
+  // f gets new handles on the input buffers: a tensor f also captures (the very object the
+  // caller passed) then stays a captured constant instead of being mistaken for the input.
+  TensorList handles;
+  handles.reserve(inputs.size());
+  for (const Tensor& t : inputs) {
+    handles.push_back(MakeDense(t.storage(), t.dtype(), Shape(t.sizes().begin(), t.sizes().end()),
+                                Shape(t.strides().begin(), t.strides().end()),
+                                t.storage_offset()));
+  }
+  Tracer tracer(handles);
   TraceResult result;
   {
     BaseCallObserverScope observe(&tracer);
@@ -537,7 +546,7 @@ TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
       explicit WatchReads(ValueReadObserver* o) { internal::tls_value_read_observer = o; }
       ~WatchReads() { internal::tls_value_read_observer = nullptr; }
     } watch(&tracer);
-    result.outputs = f(inputs);
+    result.outputs = f(handles);
   }
   result.program = tracer.Finish(result.outputs);
   if (result.program == nullptr) result.reason = tracer.reason();

@@ -10,7 +10,9 @@
 // op that reaches the bottom of the layer stack is run by the tracer and recorded, and the
 // typed fast path is closed, so nothing bypasses it. Each tensor the recorded calls touch
 // gets a slot:
-//   input     one of Trace's inputs (by identity: the same TensorImpl);
+//   input     one of Trace's inputs. f receives new handles on the input buffers (same
+//             storage and geometry), so a tensor that f also captures, passed as an input
+//             too, stays a captured constant: replays read the capture, not the new input;
 //   step      an output of an earlier recorded call;
 //   captured  a tensor whose buffer existed before the trace (a weight f closes over);
 //             replays read its buffer as it is then, so in-place updates between calls are
@@ -124,7 +126,8 @@ class Program {
 };
 
 struct TraceResult {
-  TensorList outputs;                       // f's outputs from the traced (eager) run
+  TensorList outputs;  // f's outputs from the traced (eager) run; an input f returns is the
+                       // handle f received (the caller's buffer, another Tensor object)
   std::shared_ptr<const Program> program;   // null when the run cannot be replayed
   std::string reason;                       // why not, when program is null
 };
