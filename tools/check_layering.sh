@@ -12,9 +12,9 @@ rules=(
   "//interpreters/vmap|+ //tensor/... + //dispatch/... + //vmap_rules/..."
   "//autograd|+ //tensor/... + //dispatch/..."
   "//interpreters/grad|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
-  "//custom_function|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/..."
+  "//custom_function|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/..."
   "//interpreters/jit|+ //tensor/... + //dispatch/... + //autograd/..."
-  "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/..."
+  "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jit/..."
 )
 
 status=0

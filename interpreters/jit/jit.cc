@@ -74,6 +74,7 @@ struct Entry {
 
 struct JitFunction::State {
   Fn f;
+  TraceOptions options;
   mutable std::mutex mu;
   absl::flat_hash_map<Signature, std::shared_ptr<const Entry>> cache;
   // The entry of the last call, tried before hashing (a loop calls with one signature).
@@ -91,8 +92,9 @@ struct JitFunction::State {
   }
 };
 
-JitFunction::JitFunction(Fn f) : state_(std::make_shared<State>()) {
+JitFunction::JitFunction(Fn f, TraceOptions options) : state_(std::make_shared<State>()) {
   state_->f = std::move(f);
+  state_->options = options;
 }
 
 TensorList JitFunction::operator()(const TensorList& inputs) const {
@@ -124,7 +126,7 @@ TensorList JitFunction::operator()(const TensorList& inputs) const {
   }
   if (entry != nullptr) return entry->program ? entry->program->Run(inputs) : s.f(inputs);
 
-  TraceResult traced = Trace(s.f, inputs);
+  TraceResult traced = Trace(s.f, inputs, s.options);
   auto fresh = std::make_shared<Entry>(Entry{std::move(traced.program), std::move(traced.reason)});
   {
     std::lock_guard<std::mutex> lock(s.mu);
@@ -158,6 +160,8 @@ std::string JitFunction::untraceable_reason(const TensorList& inputs) const {
   return it == state_->cache.end() ? "" : it->second->reason;
 }
 
-JitFunction jit(JitFunction::Fn f) { return JitFunction(std::move(f)); }
+JitFunction jit(JitFunction::Fn f, TraceOptions options) {
+  return JitFunction(std::move(f), options);
+}
 
 }  // namespace ft

@@ -18,8 +18,9 @@
 //     sees its ops as usual.
 // What a replay assumes, as jax.jit does: f is a function of its inputs and of the tensors
 // it captures. Captured tensors are read at replay time, so in-place updates to a weight
-// between calls are seen; rebinding a captured variable to another tensor, or other
-// host-side state f reads, is not seen until a new signature is traced (make a new jit).
+// between calls are seen (unless TraceOptions::fold_captured made them constants);
+// rebinding a captured variable to another tensor, or other host-side state f reads, is not
+// seen until a new signature is traced (make a new jit).
 //
 // Thread safety: a JitFunction may be called from several threads at once; copies share one
 // cache. The cache keeps every signature's program (no eviction).
@@ -57,7 +58,7 @@ class JitFunction {
  public:
   using Fn = std::function<TensorList(const TensorList&)>;
 
-  explicit JitFunction(Fn f);
+  explicit JitFunction(Fn f, TraceOptions options = {});
 
   // operator() returns f(inputs): traced, replayed or eager as described above.
   TensorList operator()(const TensorList& inputs) const;
@@ -75,8 +76,9 @@ class JitFunction {
   std::shared_ptr<State> state_;
 };
 
-// jit wraps f; see the header comment.
-JitFunction jit(JitFunction::Fn f);
+// jit wraps f; see the header comment. options.fold_captured (trace.h) makes captured
+// tensors constants of the program, computed on once.
+JitFunction jit(JitFunction::Fn f, TraceOptions options = {});
 
 }  // namespace ft
 

@@ -185,6 +185,24 @@ TEST(JitTest, ATensorPassedAndCapturedIsBothAnInputAndAConstant) {
   EXPECT_EQ(j.stats().replays, 1);
 }
 
+TEST(JitTest, FoldCapturedMakesCapturedTensorsConstants) {
+  Tensor w = Rand({3}, 1), total = zeros({3}, kFloat64);
+  JitFunction j = jit(
+      [&](const TensorList& a) {
+        add_(total, a[0]);                    // written: stays the caller's tensor
+        return TensorList{a[0] * exp(w)};     // exp(w) is folded, w snapshot
+      },
+      TraceOptions{.fold_captured = true});
+  const Tensor x = Rand({3}, 2), ew = exp(w);
+  j({x});
+  const std::string listing = j.program({x})->DebugString();
+  EXPECT_EQ(listing.find("exp("), std::string::npos) << listing;
+  mul_(w, 2.0);  // not seen: the program uses w as traced
+  const Tensor y = Rand({3}, 3);
+  EXPECT_TENSOR_NEAR(j({y})[0], y * ew, 0);
+  EXPECT_TENSOR_NEAR(total, x + y, 1e-15);  // the writes reached it on both calls
+}
+
 TEST(JitTest, InPlaceWritesReplayLikeEagerCalls) {
   Tensor total = zeros({3}, kFloat64);  // made before the trace: captured, written each call
   JitFunction j = jit([&total](const TensorList& a) {

@@ -45,7 +45,8 @@ void ForEachTensor(ValueList& values, Fn&& fn) {
 // ValueReadObserver) while f runs; Finish turns the record into a Program.
 class Tracer final : public BaseCallObserver, public ValueReadObserver {
  public:
-  explicit Tracer(const TensorList& inputs) : start_serial_(Storage::NextSerial()) {
+  Tracer(const TensorList& inputs, const TraceOptions& options)
+      : options_(options), start_serial_(Storage::NextSerial()) {
     for (const Tensor& t : inputs) NewSlot(t, SlotKind::kInput);
     num_inputs_ = static_cast<int>(inputs.size());
   }
@@ -231,6 +232,7 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
     return true;
   }
 
+  const TraceOptions options_;
   const uint64_t start_serial_;
   int num_inputs_ = 0;
   int num_calls_ = 0;
@@ -286,15 +288,19 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     }
   }
 
-  // Fold calls over fresh constants only (their values cannot depend on the inputs).
+  // Fold calls over fresh constants (their values cannot depend on the inputs), and with
+  // fold_captured over captured tensors that no op writes too.
+  const auto constant = [&](const Program::TensorRef& r) {
+    const Slot& slot = slots_[r.slot];
+    return slot.kind == SlotKind::kFresh ||
+           (options_.fold_captured && slot.kind == SlotKind::kCaptured &&
+            !written.contains(slot.value.storage().id()));
+  };
   std::vector<bool> folded(calls_.size(), false);
   for (size_t c = 0; c < calls_.size(); ++c) {
     const Call& call = calls_[c];
     if (call.op->schema().mutated_arg) continue;
-    bool foldable = std::all_of(call.tensor_args.begin(), call.tensor_args.end(),
-                                [&](const Program::TensorRef& r) {
-                                  return slots_[r.slot].kind == SlotKind::kFresh;
-                                });
+    bool foldable = std::all_of(call.tensor_args.begin(), call.tensor_args.end(), constant);
     for (const Program::TensorRef& r : call.outputs) {
       foldable &= !written.contains(slots_[r.slot].value.storage().id());
     }
@@ -394,9 +400,14 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
       // program keeps its own copy of a fresh constant it returns.
       const bool returned =
           std::find(output_slots.begin(), output_slots.end(), s) != output_slots.end();
-      program->constants_.emplace_back(
-          renumbered[s],
-          kind == SlotKind::kFresh && returned ? clone(slots_[s].value) : slots_[s].value);
+      // With fold_captured, captured tensors are constants too: snapshot them (unless f
+      // writes them, and the writes must reach the caller's tensor).
+      const bool snapshot =
+          (kind == SlotKind::kFresh && returned) ||
+          (kind == SlotKind::kCaptured && options_.fold_captured &&
+           !written.contains(slots_[s].value.storage().id()));
+      program->constants_.emplace_back(renumbered[s],
+                                       snapshot ? clone(slots_[s].value) : slots_[s].value);
     }
   }
   for (size_t c = 0; c < steps.size(); ++c) {
@@ -517,7 +528,7 @@ std::string Program::DebugString() const {
 }
 
 TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
-                  const TensorList& inputs) {
+                  const TensorList& inputs, const TraceOptions& options) {
   if (!LayerStack::empty() || CurrentBaseCallObserver() != nullptr ||
       internal::tls_value_read_observer != nullptr) {
     ThrowError("jit: Trace must run with no transform active and no other trace recording "
@@ -538,7 +549,7 @@ TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
                                 Shape(t.strides().begin(), t.strides().end()),
                                 t.storage_offset()));
   }
-  Tracer tracer(handles);
+  Tracer tracer(handles, options);
   TraceResult result;
   {
     BaseCallObserverScope observe(&tracer);

@@ -125,6 +125,15 @@ class Program {
   std::vector<Output> outputs_;
 };
 
+struct TraceOptions {
+  // fold_captured: captured tensors (buffers that existed before the trace) that no op in f
+  // writes are constants: calls over them alone are folded, and the program keeps a copy of
+  // those it still reads. It uses their values as they were when traced, as jax.jit does
+  // with closed-over arrays: in-place updates after tracing are not seen. linearize uses it
+  // to keep only the tangent's arithmetic.
+  bool fold_captured = false;
+};
+
 struct TraceResult {
   TensorList outputs;  // f's outputs from the traced (eager) run; an input f returns is the
                        // handle f received (the caller's buffer, another Tensor object)
@@ -135,7 +144,7 @@ struct TraceResult {
 // Trace runs f(inputs) once, eagerly, while recording it. Must be called with no transform
 // active and no other trace recording (throws ft::Error otherwise), on dense inputs.
 TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
-                  const TensorList& inputs);
+                  const TensorList& inputs, const TraceOptions& options = {});
 
 }  // namespace ft
 

@@ -7,6 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "dispatch/ops.h"
 #include "interpreters/grad/argnums.h"
+#include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp_interpreter.h"
 #include "tensor/factories.h"
 
@@ -115,12 +116,28 @@ Linearized linearize(const TensorListFn& f, const TensorList& primals) {
                  " of dtype ", DTypeName(primals[i].dtype()));
     }
   }
+  // t -> J t as a jit of jvp at these primals, tracing f's primals and captured tensors as
+  // constants: the trace (run right here, with zero tangents) evaluates f once and the
+  // program keeps only the tangent's arithmetic, with everything else folded (JAX's
+  // partial evaluation). Inside a transform, or for an untraceable f, each call replays jvp.
+  auto outputs = std::make_shared<TensorList>();
+  JitFunction tangents_at_primals = jit(
+      [f, primals, outputs](const TensorList& tangents) {
+        JvpResult r = PushForward(f, primals, tangents);
+        *outputs = std::move(r.outputs);
+        return r.tangents;
+      },
+      TraceOptions{.fold_captured = true});
+  TensorList zero_tangents;
+  for (const Tensor& p : primals) zero_tangents.push_back(zeros_like(p));
+  tangents_at_primals(zero_tangents);
   Linearized r;
-  r.outputs = f(primals);
-  r.jvp_fn = [f, primals](const TensorList& tangents) {
+  r.outputs = std::move(*outputs);
+  r.jvp_fn = [tangents_at_primals, primals](const TensorList& tangents) {
     CheckPrimalsAndTangents("linearize", primals, tangents);
-    return PushForward(f, primals, tangents).tangents;
+    return tangents_at_primals(tangents);
   };
+  r.program = tangents_at_primals.program(zero_tangents);
   return r;
 }
 

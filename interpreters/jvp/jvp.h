@@ -8,8 +8,12 @@
 //       Jacobian-vector product J(primals) . tangents. No graph is kept: memory is that of
 //       one forward pass.
 //   linearize(f, primals) -> {outputs, jvp_fn}: f's outputs and a function t -> J t that can be
-//       called any number of times (JAX's linearize; computed here by replaying jvp, so each
-//       call costs one forward-mode pass).
+//       called any number of times (JAX's linearize). f runs once, traced by ft::jit with the
+//       primals and captured tensors as constants, so jvp_fn replays only the tangent's
+//       arithmetic (everything that depends on the primals alone is folded). As in JAX,
+//       jvp_fn is J at the primals and captured tensors as they were when linearize ran.
+//       Inside a transform, or when f cannot be traced (interpreters/jit/trace.h), jvp_fn
+//       runs jvp on each call instead.
 //   jacfwd(f, argnums, randomness, chunk_size): the Jacobian by forward mode: vmap of jvp over
 //       the columns of an identity basis (one batched pass). Preferable to jacrev when f has
 //       fewer inputs than outputs.
@@ -33,10 +37,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "interpreters/grad/grad.h"
+#include "interpreters/jit/trace.h"
 #include "interpreters/vmap/vmap.h"
 #include "tensor/tensor.h"
 
@@ -63,6 +69,9 @@ JvpWithAux jvp_with_aux(const OutputsWithAuxFn& f, const TensorList& primals,
 struct Linearized {
   TensorList outputs;
   std::function<TensorList(const TensorList& tangents)> jvp_fn;
+  // program: what jvp_fn replays for contiguous tangents (only the tangent's arithmetic);
+  // null when jvp_fn runs jvp each call (linearize inside a transform, an untraceable f).
+  std::shared_ptr<const Program> program;
 };
 Linearized linearize(const TensorListFn& f, const TensorList& primals);
 

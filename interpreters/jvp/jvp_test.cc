@@ -297,6 +297,45 @@ TEST(Linearize, JvpFnMatchesTheJacobianTimesTheTangent) {
   }
 }
 
+TEST(Linearize, JvpFnReplaysOnlyTheTangentArithmetic) {
+  // f(x) = sin(W x) + x: J t = cos(W x) * (W t) + t. The forward (W x, its cosine) is folded.
+  Tensor w = Rand({4, 4}, 25), x = Rand({4}, 26);
+  Linearized lin = linearize(
+      [&w](const TensorList& a) { return TensorList{sin(matmul(w, a[0])) + a[0]}; }, {x});
+  ASSERT_NE(lin.program, nullptr);
+  EXPECT_LE(lin.program->num_steps(), 3) << lin.program->DebugString();  // W t, *, +
+  EXPECT_EQ(lin.program->DebugString().find("cos("), std::string::npos)
+      << lin.program->DebugString();
+  EXPECT_TENSOR_NEAR(lin.outputs[0], sin(matmul(w, x)) + x, 1e-15);
+  const Tensor c = cos(matmul(w, x));
+  for (uint64_t seed : {27, 28}) {
+    const Tensor t = Rand({4}, seed);
+    EXPECT_TENSOR_NEAR(lin.jvp_fn({t})[0], c * matmul(w, t) + t, 1e-14);
+  }
+  // A strided tangent is a new signature: traced again, same answer.
+  const Tensor strided = select(Rand({4, 2}, 29), 1, 0);
+  EXPECT_TENSOR_NEAR(lin.jvp_fn({strided})[0], c * matmul(w, strided) + strided, 1e-14);
+  // As in JAX, jvp_fn is J at the primals as they were: a later write to W is not seen.
+  const Tensor w_then = clone(w);
+  mul_(w, 2.0);
+  const Tensor t = Rand({4}, 30);
+  EXPECT_TENSOR_NEAR(lin.jvp_fn({t})[0], c * matmul(w_then, t) + t, 1e-14);
+}
+
+TEST(Linearize, AnUntraceableFunctionReplaysJvp) {
+  // A random op makes f untraceable (its noise term has a zero derivative here).
+  Tensor x = Rand({3}, 31);
+  Generator gen(1);
+  TensorListFn f = [&gen](const TensorList& a) {
+    return TensorList{exp(a[0]) + rand_like(a[0], &gen) * 0.0};
+  };
+  Linearized lin = linearize(f, {x});
+  EXPECT_EQ(lin.program, nullptr);
+  EXPECT_TENSOR_NEAR(lin.outputs[0], exp(x), 1e-15);
+  const Tensor t = Rand({3}, 32);
+  EXPECT_TENSOR_NEAR(lin.jvp_fn({t})[0], exp(x) * t, 1e-15);
+}
+
 TEST(JvpWithAux, AuxComesBackWithoutTangent) {
   Tensor x = Rand({3}, 24);
   JvpWithAux r = jvp_with_aux(
