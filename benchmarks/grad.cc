@@ -98,6 +98,22 @@ void BM_JacfwdJitFt(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(j({x, w})[0].impl());
 }
 
+// linearize's jvp_fn (the tangent's arithmetic only) against a whole jvp per tangent.
+void BM_LinearizedJvpFt(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5), t = ones_like(x);
+  Linearized lin = linearize(
+      [&w](const TensorList& a) { return TensorList{JacobianTarget()({a[0], w})}; }, {x});
+  for (auto _ : state) benchmark::DoNotOptimize(lin.jvp_fn({t})[0].impl());
+}
+
+void BM_JvpPerTangent(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5), t = ones_like(x);
+  TensorListFn f = [&w](const TensorList& a) { return TensorList{JacobianTarget()({a[0], w})}; };
+  for (auto _ : state) benchmark::DoNotOptimize(jvp(f, {x}, {t}).tangents[0].impl());
+}
+
 void BM_JacobianBasisEigen(benchmark::State& state) {
   const int64_t n = state.range(0);
   Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
@@ -198,6 +214,12 @@ void Register() {
     SetFigure(jit_fwd, "<= 1.5x");
     reg_n(jit_fwd + "/ft", BM_JacfwdJitFt, n);
     reg_n(jit_fwd + "/baseline", BM_JacobianBasisEigen, n);
+  }
+  for (int64_t n : {int64_t{16}, int64_t{128}}) {
+    const std::string fig = "linearize_jvp_fn_sinWx_n" + std::to_string(n);
+    SetFigure(fig, "< 1x (baseline: a whole jvp per tangent)");
+    reg_n(fig + "/ft", BM_LinearizedJvpFt, n);
+    reg_n(fig + "/baseline", BM_JvpPerTangent, n);
   }
   for (const auto& [name, sizes] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
            {"32-64-64-10", {32, 64, 64, 10}}, {"784-128-10", {784, 128, 10}}}) {
