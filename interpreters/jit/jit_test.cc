@@ -201,6 +201,13 @@ TEST(JitTest, FoldCapturedMakesCapturedTensorsConstants) {
   const Tensor y = Rand({3}, 3);
   EXPECT_TENSOR_NEAR(j({y})[0], y * ew, 0);
   EXPECT_TENSOR_NEAR(total, x + y, 1e-15);  // the writes reached it on both calls
+  // A returned snapshot is the caller's own copy.
+  JitFunction ret = jit([&w](const TensorList& a) { return TensorList{a[0] + 1.0, w}; },
+                        TraceOptions{.fold_captured = true});
+  const Tensor w_then = clone(w);
+  ret({x});
+  add_(ret({x})[1], 5.0);
+  EXPECT_TENSOR_EQ(ret({x})[1], w_then);
 }
 
 TEST(JitTest, InPlaceWritesReplayLikeEagerCalls) {

@@ -421,8 +421,13 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   }
   program->num_slots_ = next;
   for (int s : output_slots) {
-    const bool fresh = s >= 0 && slots_[s].kind == SlotKind::kFresh;
-    program->outputs_.push_back(Program::Output{s < 0 ? -1 : renumbered[s], fresh});
+    // A constant the program owns (a fresh one, or a snapshot of a captured one) is copied
+    // for each caller, who may write into it.
+    const bool owned =
+        s >= 0 && (slots_[s].kind == SlotKind::kFresh ||
+                   (slots_[s].kind == SlotKind::kCaptured && options_.fold_captured &&
+                    !written.contains(slots_[s].value.storage().id())));
+    program->outputs_.push_back(Program::Output{s < 0 ? -1 : renumbered[s], owned});
   }
 
   // Release each slot after its last reader (outputs never): a kernel step moves the tensor
