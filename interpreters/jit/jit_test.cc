@@ -432,6 +432,15 @@ TEST(JitTest, ErrorsLeaveNothingBehind) {
   EXPECT_FT_ERROR(pick({Rand({3}, 1), tensor(std::vector<int64_t>{0, 7}, {2})}), "index_select");
 }
 
+TEST(JitTest, TheHeaderExample) {
+  const Tensor x = Rand({3}, 1), y = Rand({3}, 2);
+  TraceResult t = Trace([](const TensorList& a) { return TensorList{sin(a[0]) * 2.0}; }, {x});
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(t.program->num_steps(), 2) << t.program->DebugString();
+  EXPECT_TENSOR_NEAR(t.program->Run({y})[0], sin(y) * 2.0, 0);
+  EXPECT_TENSOR_NEAR(t.outputs[0], sin(x) * 2.0, 0);
+}
+
 TEST(JitTest, TraceAndRunCheckTheirPreconditions) {
   auto f = [](const TensorList& a) { return TensorList{a[0] + 1.0}; };
   TraceResult t = Trace(f, {Rand({2}, 1)});

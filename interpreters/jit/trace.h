@@ -27,18 +27,19 @@
 // taken from the first buffer, and a view equal to its base is the base; in a program
 // without in-place writes, a call repeating an earlier one (same op, same argument slots and
 // values) reuses its results, unless they are returned (returned tensors stay separate, as
-// eagerly); calls that
-// neither reach an output nor write a buffer are dropped; each slot is released after its
-// last use. Kernels choose layouts from input layouts only, so the replayed buffers have the
-// traced layouts and the recorded geometry stays valid.
+// eagerly); calls that neither reach an output nor write a buffer are dropped; each slot is
+// released after its last use. Kernels choose layouts from input layouts only, so the
+// replayed buffers have the traced layouts and the recorded geometry stays valid.
 //
 // When a trace cannot be replayed (TraceResult::program is null, `reason` says why):
 //   - f read element values outside an op (item(), data(), to_vector()): it may branch on
 //     them;
 //   - a kernel's output shape came from values (one_hot inferring num_classes);
 //   - a random op ran (a replay would repeat or skip draws the eager call makes);
-//   - an op wrote into a fresh constant (a replay would see the previous call's writes);
-//   - a tensor shares a buffer with a recorded result but was not made by an op.
+//   - an op wrote into a fresh constant (a replay would see the previous call's writes), or
+//     f accessed a fresh constant's elements after an op had used it;
+//   - a tensor shares a buffer with a recorded result but was not made by an op;
+//   - an output is a transform's wrapper, not a plain tensor.
 // In every one of these cases the traced run itself is still an ordinary eager run: its
 // outputs are right.
 //
