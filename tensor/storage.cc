@@ -111,18 +111,29 @@ void ConfigureAllocatorOnce() {
   (void)configured;
 }
 
-std::atomic<uint64_t> next_serial{1};
+// Allocation marks (storage.h): per-thread counters, so an allocation pays no atomic.
+std::atomic<uint32_t> next_thread_index{1};
+constinit thread_local uint32_t tls_thread_index = 0;
+constinit thread_local uint64_t tls_serial = 0;
+
+uint32_t ThreadIndex() {
+  if (tls_thread_index == 0) [[unlikely]] {
+    tls_thread_index = next_thread_index.fetch_add(1, std::memory_order_relaxed);
+  }
+  return tls_thread_index;
+}
 
 }  // namespace
 
-uint64_t Storage::NextSerial() { return next_serial.load(std::memory_order_relaxed); }
+Storage::AllocationMark Storage::Mark() { return AllocationMark{ThreadIndex(), tls_serial}; }
 
 Storage Storage::Allocate(size_t nbytes) {
   ConfigureAllocatorOnce();
   Storage s;
   s.impl_ = std::allocate_shared<Impl>(internal::PoolAllocator<Impl>());
   s.impl_->nbytes = nbytes;
-  s.impl_->serial = next_serial.fetch_add(1, std::memory_order_relaxed);
+  s.impl_->thread = ThreadIndex();
+  s.impl_->serial = ++tls_serial;
   if (nbytes <= kInlineBytes) {
     s.impl_->data = s.impl_->inline_buffer;
   } else {

@@ -49,11 +49,18 @@ class Storage {
   // id identifies the buffer (equal ids <=> is_same) while some handle keeps it alive.
   const void* id() const { return impl_.get(); }
 
-  // serial numbers buffers in allocation order, process-wide: a buffer with a serial above
-  // NextSerial() read at some moment was allocated after that moment. The jit tracer tells
-  // tensors made while tracing (factories inside f) from tensors f captured this way.
-  uint64_t serial() const { return impl_->serial; }
-  static uint64_t NextSerial();
+  // AllocationMark: a point in the calling thread's sequence of allocations. A buffer is
+  // AllocatedAfter(mark) when the same thread allocated it after Mark() returned. The jit
+  // tracer tells tensors made while tracing (factories inside f) from captured ones this way.
+  // Per thread, with no shared counter: a buffer another thread allocates is never "after".
+  struct AllocationMark {
+    uint32_t thread;
+    uint64_t serial;
+  };
+  static AllocationMark Mark();
+  bool AllocatedAfter(const AllocationMark& mark) const {
+    return impl_->thread == mark.thread && impl_->serial > mark.serial;
+  }
 
  private:
   struct Impl {
@@ -64,7 +71,8 @@ class Storage {
     bool heap = false;
     size_t capacity = 0;  // heap buffers: the bytes actually allocated (a 64-byte multiple)
     std::atomic<int64_t> version{0};
-    uint64_t serial = 0;
+    uint32_t thread = 0;  // the allocating thread's index (ThreadIndex in storage.cc)
+    uint64_t serial = 0;  // its position in that thread's allocations
     // 16-byte alignment keeps Impl an ordinary malloc (over-aligned types go through the
     // slower aligned operator new); kernels use unaligned Eigen maps anyway.
     alignas(16) unsigned char inline_buffer[kInlineBytes];

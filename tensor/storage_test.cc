@@ -117,13 +117,19 @@ TEST(Storage, VersionCounterIsAtomic) {
   EXPECT_EQ(a.version(), 4000);
 }
 
-TEST(Storage, SerialsFollowAllocationOrder) {
-  const uint64_t before = Storage::NextSerial();
+TEST(Storage, AllocationMarksOrderThisThreadsAllocations) {
+  Storage before = Storage::Allocate(8);
+  const Storage::AllocationMark mark = Storage::Mark();
   Storage a = Storage::Allocate(8);
   Storage b = Storage::Allocate(1024);
-  EXPECT_GE(a.serial(), before);
-  EXPECT_GT(b.serial(), a.serial());
-  EXPECT_GT(Storage::NextSerial(), b.serial());
+  EXPECT_FALSE(before.AllocatedAfter(mark));
+  EXPECT_TRUE(a.AllocatedAfter(mark));
+  EXPECT_TRUE(b.AllocatedAfter(mark));
+  EXPECT_FALSE(a.AllocatedAfter(Storage::Mark()));
+  // Another thread's allocation is never after this thread's mark.
+  Storage other;
+  std::thread([&other] { other = Storage::Allocate(8); }).join();
+  EXPECT_FALSE(other.AllocatedAfter(mark));
   Storage view = a;
   EXPECT_EQ(view.id(), a.id());
   EXPECT_NE(a.id(), b.id());

@@ -210,6 +210,21 @@ TEST(JitTest, FoldCapturedMakesCapturedTensorsConstants) {
   EXPECT_TENSOR_EQ(ret({x})[1], w_then);
 }
 
+TEST(JitTest, AWeightMadeOnAnotherThreadIsCaptured) {
+  // Allocation marks are per thread: a buffer from another thread is never "made inside f",
+  // even when that thread has allocated more than this one.
+  Tensor w;
+  std::thread([&w] {
+    for (int i = 0; i < 1000; ++i) w = Rand({4}, 1);
+  }).join();
+  JitFunction j = jit([&w](const TensorList& a) { return TensorList{a[0] * exp(w)}; });
+  const Tensor x = Rand({4}, 2);
+  j({x});
+  mul_(w, 0.5);
+  EXPECT_TENSOR_NEAR(j({x})[0], x * exp(w), 0);  // not folded with the old w
+  EXPECT_EQ(j.stats().replays, 1);
+}
+
 TEST(JitTest, InPlaceWritesReplayLikeEagerCalls) {
   Tensor total = zeros({3}, kFloat64);  // made before the trace: captured, written each call
   JitFunction j = jit([&total](const TensorList& a) {

@@ -46,7 +46,7 @@ void ForEachTensor(ValueList& values, Fn&& fn) {
 class Tracer final : public BaseCallObserver, public ValueReadObserver {
  public:
   Tracer(const TensorList& inputs, const TraceOptions& options)
-      : options_(options), start_serial_(Storage::NextSerial()) {
+      : options_(options), start_(Storage::Mark()) {
     for (const Tensor& t : inputs) NewSlot(t, SlotKind::kInput);
     num_inputs_ = static_cast<int>(inputs.size());
   }
@@ -80,7 +80,7 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
   void OnValueRead(const Tensor& t, const char* what) override {
     if (in_kernel_ > 0 || !t.is_dense()) return;
     const Storage& storage = t.storage();
-    if (storage.serial() >= start_serial_ && !step_storages_.contains(storage.id())) {
+    if (storage.AllocatedAfter(start_) && !step_storages_.contains(storage.id())) {
       if (fresh_constants_.contains(storage.id())) {
         // The replay would see the buffer as it is at the end of the trace.
         Taint("f accessed the elements of a tensor it made (", what, "() of ",
@@ -136,7 +136,7 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
       Taint(op.name(), ": an argument shares memory with a result of an earlier op but was "
             "not made by an op, so a replay could not rebuild it");
     }
-    if (t.storage().serial() < start_serial_) return NewSlot(t, SlotKind::kCaptured);
+    if (!t.storage().AllocatedAfter(start_)) return NewSlot(t, SlotKind::kCaptured);
     fresh_constants_.insert(t.storage().id());
     return NewSlot(t, SlotKind::kFresh);
   }
@@ -233,7 +233,7 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
   }
 
   const TraceOptions options_;
-  const uint64_t start_serial_;
+  const Storage::AllocationMark start_;  // buffers this thread allocates later are fresh
   int num_inputs_ = 0;
   int num_calls_ = 0;
   int in_kernel_ = 0;
@@ -263,7 +263,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     } else if (step_storages_.contains(t.storage().id())) {
       Taint("an output shares memory with a result of an op but was not made by an op");
     } else {
-      output_slots.push_back(NewSlot(t, t.storage().serial() >= start_serial_
+      output_slots.push_back(NewSlot(t, t.storage().AllocatedAfter(start_)
                                             ? SlotKind::kFresh
                                             : SlotKind::kCaptured));
     }

@@ -14,11 +14,12 @@
 //             storage and geometry), so a tensor that f also captures, passed as an input
 //             too, stays a captured constant: replays read the capture, not the new input;
 //   step      an output of an earlier recorded call;
-//   captured  a tensor whose buffer existed before the trace (a weight f closes over);
+//   captured  a tensor whose buffer the tracing thread did not allocate during the trace
+//             (a weight f closes over, or a buffer another thread made);
 //             replays read its buffer as it is then, so in-place updates between calls are
 //             seen, but a closure rebinding the variable to another tensor is not;
-//   fresh     a tensor a factory made inside f (zeros, eye): its values cannot depend on
-//             the inputs, so it is kept as the traced value.
+//   fresh     a tensor a factory made inside f, on the tracing thread (zeros, eye): its
+//             values cannot depend on the inputs, so it is kept as the traced value.
 //
 // Finishing: calls whose arguments are all fresh are folded into fresh constants (the
 // identity basis of a Jacobian and its reshapes are computed once); a call that returned a
