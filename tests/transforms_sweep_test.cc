@@ -7,7 +7,10 @@
 //   2. vmap(jvp) == a loop of jvp (every tangent batched), batch dim first and last;
 //   3. grad(vmap(f)) == the stacked per-example grads (the examples are independent), and
 //      the batch sum of them for the shared arguments; batch dim first and last;
-//   4. jacfwd == jacrev on one example.
+//   4. jacfwd == jacrev on one example;
+//   5. jit: vmap(grad(s)) and jacrev traced on one set of arguments and replayed on another
+//      match the loop of grad and the eager jacrev on that other set (the replay runs only
+//      the recorded kernels, so this checks the tracer's folding, views and merging per op).
 // where s(args) = sum(f(args) * w) for a fixed pseudo-random w. Before those, each entry's
 // gradient is checked against float64 central differences (gradcheck), which proves the
 // entry's inputs sit in a smooth region (away from kinks and ties).
@@ -27,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/gradcheck/gradcheck.h"
+#include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
 #include "tensor/factories.h"
@@ -479,6 +483,49 @@ TEST_P(TransformsSweep, Compositions) {
       SCOPED_TRACE(i);
       EXPECT_TENSOR_NEAR(fwd[i], rev[i], kTol);
     }
+  }
+}
+
+// Check 5, after the others: see the header comment.
+TEST_P(TransformsSweep, JitReplaysOnNewArguments) {
+  const OpCase& c = Table()[GetParam()];
+  if (c.randomness != Randomness::kError) GTEST_SKIP() << "random ops are not replayed";
+  const uint64_t seed = 1000 + 10 * GetParam();
+  const size_t n = c.args.size();
+  const Args args = MakeArgs(c, seed);
+  const Args other = MakeArgs(c, seed + 500);
+  const std::vector<int64_t> argnums = AllArgnums(n);
+  const Fn f = c.fn;
+  const Tensor w = Rand(f(args.one).sizes(), seed + 7);
+  const ScalarFn s = [f, w](const TensorList& a) { return sum(f(a) * w); };
+  {
+    SCOPED_TRACE("jit(vmap(grad))");
+    JitFunction per_sample = jit(vmap(grad(s, argnums), Dims(FirstBatched(n, 0)), 0));
+    per_sample(args.batched);
+    ASSERT_NE(per_sample.program(other.batched), nullptr)
+        << per_sample.untraceable_reason(other.batched);
+    const TensorList expected = testing::LoopVmap(grad(s, argnums), other.batched,
+                                                  FirstBatched(n, 0), std::vector<int64_t>(n, 0));
+    const TensorList got = per_sample(other.batched);
+    ASSERT_EQ(got.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+      SCOPED_TRACE(i);
+      EXPECT_TENSOR_NEAR(got[i], expected[i], kTol);
+    }
+    EXPECT_EQ(per_sample.stats().replays, 1);
+  }
+  {
+    SCOPED_TRACE("jit(jacrev)");
+    JitFunction jac = jit(jacrev(f, argnums));
+    jac(args.one);
+    const TensorList expected = jacrev(f, argnums)(other.one);
+    const TensorList got = jac(other.one);
+    ASSERT_EQ(got.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+      SCOPED_TRACE(i);
+      EXPECT_TENSOR_NEAR(got[i], expected[i], kTol);
+    }
+    EXPECT_EQ(jac.stats().replays, 1) << jac.untraceable_reason(other.one);
   }
 }
 
