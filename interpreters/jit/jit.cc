@@ -1,5 +1,6 @@
 #include "interpreters/jit/jit.h"
 
+#include <atomic>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -66,6 +67,7 @@ bool Matches(const TensorList& inputs, const Signature& sig) {
 }
 
 struct Entry {
+  Signature signature;
   std::shared_ptr<const Program> program;  // null: untraceable
   std::string reason;
 };
@@ -75,20 +77,16 @@ struct Entry {
 struct JitFunction::State {
   Fn f;
   TraceOptions options;
-  mutable std::mutex mu;
+  std::mutex mu;  // guards `cache`; entries are never erased, so pointers to them stay valid
   absl::flat_hash_map<Signature, std::shared_ptr<const Entry>> cache;
-  // The entry of the last call, tried before hashing (a loop calls with one signature).
-  Signature last_signature;
-  std::shared_ptr<const Entry> last_entry;
-  JitStats stats;
+  // The last call's entry, tried first without the lock (a loop calls with one signature).
+  std::atomic<const Entry*> last{nullptr};
+  std::atomic<int64_t> traces{0}, replays{0}, eager_calls{0}, programs{0}, untraceable{0};
 
-  std::shared_ptr<const Entry> Find(const Signature& sig) {
-    if (last_entry != nullptr && sig == last_signature) return last_entry;
+  const Entry* Find(const Signature& sig) {
+    std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(sig);
-    if (it == cache.end()) return nullptr;
-    last_signature = sig;
-    last_entry = it->second;
-    return it->second;
+    return it == cache.end() ? nullptr : it->second.get();
   }
 };
 
@@ -99,65 +97,67 @@ JitFunction::JitFunction(Fn f, TraceOptions options) : state_(std::make_shared<S
 
 TensorList JitFunction::operator()(const TensorList& inputs) const {
   State& s = *state_;
-  {
-    // The common case: the signature of the previous call.
-    std::unique_lock<std::mutex> lock(s.mu);
-    if (s.last_entry != nullptr && s.last_entry->program != nullptr &&
-        Matches(inputs, s.last_signature)) {
-      std::shared_ptr<const Entry> entry = s.last_entry;
-      ++s.stats.replays;
-      lock.unlock();
-      return entry->program->Run(inputs);
-    }
+  const Entry* last = s.last.load(std::memory_order_acquire);
+  if (last != nullptr && last->program != nullptr && Matches(inputs, last->signature)) {
+    s.replays.fetch_add(1, std::memory_order_relaxed);
+    return last->program->Run(inputs);
   }
   Signature sig;
   if (!MakeSignature(inputs, sig)) {
-    {
-      std::lock_guard<std::mutex> lock(s.mu);
-      ++s.stats.eager_calls;
-    }
+    s.eager_calls.fetch_add(1, std::memory_order_relaxed);
     return s.f(inputs);
   }
-  std::shared_ptr<const Entry> entry;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    entry = s.Find(sig);
-    if (entry != nullptr) ++(entry->program ? s.stats.replays : s.stats.eager_calls);
+  if (const Entry* entry = s.Find(sig)) {
+    s.last.store(entry, std::memory_order_release);
+    if (entry->program != nullptr) {
+      s.replays.fetch_add(1, std::memory_order_relaxed);
+      return entry->program->Run(inputs);
+    }
+    s.eager_calls.fetch_add(1, std::memory_order_relaxed);
+    return s.f(inputs);
   }
-  if (entry != nullptr) return entry->program ? entry->program->Run(inputs) : s.f(inputs);
 
   TraceResult traced = Trace(s.f, inputs, s.options);
-  auto fresh = std::make_shared<Entry>(Entry{std::move(traced.program), std::move(traced.reason)});
+  auto fresh = std::make_shared<const Entry>(
+      Entry{sig, std::move(traced.program), std::move(traced.reason)});
+  const Entry* entry;
   {
+    // Another thread may have traced this signature meanwhile: the first entry stays.
     std::lock_guard<std::mutex> lock(s.mu);
-    ++s.stats.traces;
-    ++(fresh->program ? s.stats.programs : s.stats.untraceable);
-    s.cache[sig] = fresh;
-    s.last_signature = sig;
-    s.last_entry = fresh;
+    auto [it, inserted] = s.cache.try_emplace(std::move(sig), fresh);
+    entry = it->second.get();
+    if (inserted) {
+      s.traces.fetch_add(1, std::memory_order_relaxed);
+      (entry->program ? s.programs : s.untraceable).fetch_add(1, std::memory_order_relaxed);
+    }
   }
+  s.last.store(entry, std::memory_order_release);
   return std::move(traced.outputs);
 }
 
 JitStats JitFunction::stats() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->stats;
+  const State& s = *state_;
+  JitStats r;
+  r.traces = s.traces.load(std::memory_order_relaxed);
+  r.replays = s.replays.load(std::memory_order_relaxed);
+  r.eager_calls = s.eager_calls.load(std::memory_order_relaxed);
+  r.programs = s.programs.load(std::memory_order_relaxed);
+  r.untraceable = s.untraceable.load(std::memory_order_relaxed);
+  return r;
 }
 
 std::shared_ptr<const Program> JitFunction::program(const TensorList& inputs) const {
   Signature sig;
   if (!MakeSignature(inputs, sig)) return nullptr;
-  std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->cache.find(sig);
-  return it == state_->cache.end() ? nullptr : it->second->program;
+  const Entry* entry = state_->Find(sig);
+  return entry == nullptr ? nullptr : entry->program;
 }
 
 std::string JitFunction::untraceable_reason(const TensorList& inputs) const {
   Signature sig;
   if (!MakeSignature(inputs, sig)) return "";
-  std::lock_guard<std::mutex> lock(state_->mu);
-  auto it = state_->cache.find(sig);
-  return it == state_->cache.end() ? "" : it->second->reason;
+  const Entry* entry = state_->Find(sig);
+  return entry == nullptr ? "" : entry->reason;
 }
 
 JitFunction jit(JitFunction::Fn f, TraceOptions options) {
