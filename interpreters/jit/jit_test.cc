@@ -472,7 +472,7 @@ TEST(JitTest, ConcurrentCallersShareOneCache) {
   JitFunction j = jit(jacrev(SinTarget(w)));
   j({Rand({5}, 2)});
   std::vector<std::thread> threads;
-  std::vector<bool> ok(4, false);
+  std::vector<char> ok(4, 0);  // not vector<bool>: its bits share words across threads
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       bool all = true;
@@ -480,7 +480,7 @@ TEST(JitTest, ConcurrentCallersShareOneCache) {
         const Tensor x = Rand({5}, 10 + t * 100 + i);
         all &= static_cast<bool>(testing::TensorNear(j({x})[0], SinJacobian(w, x), 1e-12));
       }
-      ok[t] = all;
+      ok[t] = all ? 1 : 0;
     });
   }
   for (std::thread& th : threads) th.join();
