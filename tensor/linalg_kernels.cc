@@ -274,65 +274,47 @@ Tensor BatchedMatmul(MatrixArg a, MatrixArg b, IntArrayRef out_shape) {
   return out;
 }
 
-// PlainProduct writes out[m, n] (row-major) = a[m, k] @ b[k, n] for operands that are row-
-// or column-major with standard outer strides, straight through Eigen; returns false (and
-// writes nothing) for any other layout. n == 1 is a matrix-vector product.
-template <typename T>
-bool PlainProduct(T* out, int64_t m, int64_t k, int64_t n, const T* pa, int64_t ars,
-                  int64_t acs, const T* pb, int64_t brs, int64_t bcs) {
-  const auto with_map = [](const T* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
-                           auto&& fn) {
-    if ((cs == 1 || cols == 1) && (rows == 1 || rs >= cols)) {
-      fn(ConstRowMap<T>(p, rows, cols, Eigen::OuterStride<>(rows == 1 ? cols : rs)));
-      return true;
-    }
-    if ((rs == 1 || rows == 1) && (cols == 1 || cs >= rows)) {
-      fn(ConstColMap<T>(p, rows, cols, Eigen::OuterStride<>(cols == 1 ? rows : cs)));
-      return true;
-    }
-    return false;
-  };
-  OutMap<T> c(out, m, n);
-  bool done = false;
-  with_map(pa, m, k, ars, acs, [&](const auto& ma) {
-    done = with_map(pb, k, n, brs, bcs, [&](const auto& mb) {
-      if (n == 1) {
-        c.col(0).noalias() = ma * mb.col(0);
-      } else {
-        c.noalias() = ma * mb;
-      }
-    });
-  });
-  return done;
-}
-
 // PlainMatmul: the common small case, a float matrix times a matrix or vector of its own
-// dtype, without the batched machinery (no dtype aliases, no batch broadcast, no odometer).
-// Returns nullopt when the general path must run (other dtypes or ranks, inner size 0 or 1,
-// unusual strides).
+// dtype, straight to one Eigen product (no dtype aliases, no batch broadcast, no odometer).
+// The operands' layouts are Classify's. Returns nullopt when the general path must run
+// (other dtypes or ranks, inner size 0 or 1, a layout no Eigen map describes).
 std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
   const DType dtype = a.dtype();
   if (a.dim() != 2 || b.dim() < 1 || b.dim() > 2 || b.dtype() != dtype ||
       (dtype != kFloat32 && dtype != kFloat64)) {
     return std::nullopt;
   }
-  const int64_t m = a.sizes()[0], k = a.sizes()[1];
-  const int64_t n = b.dim() == 2 ? b.sizes()[1] : 1;
-  if (k <= 1 || m == 0 || n == 0) return std::nullopt;
-  const int64_t brs = b.strides()[0];
-  const int64_t bcs = b.dim() == 2 ? b.strides()[1] : 1;
-  Tensor out = b.dim() == 2 ? EmptyContiguous({m, n}, dtype) : EmptyContiguous({m}, dtype);
-  bool done = false;
+  MatrixArg ma = AsMatrix(a, /*as_row=*/true);
+  MatrixArg mb = AsMatrix(b, /*as_row=*/false);
+  if (ma.cols <= 1 || ma.rows == 0 || mb.cols == 0) return std::nullopt;
+  const Layout la = Classify(ma);
+  const Layout lb = Classify(mb);
+  if (la == Layout::kNone || lb == Layout::kNone) return std::nullopt;
+  Tensor out = b.dim() == 2 ? EmptyContiguous({ma.rows, mb.cols}, dtype)
+                            : EmptyContiguous({ma.rows}, dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      done = PlainProduct<T>(out.data<T>(), m, k, n,
-                             static_cast<const T*>(a.impl()->raw_data()), a.strides()[0],
-                             a.strides()[1], static_cast<const T*>(b.impl()->raw_data()), brs,
-                             bcs);
+      const auto with_map = [](const MatrixArg& m, Layout l, auto&& fn) {
+        const T* p = static_cast<const T*>(m.t.impl()->raw_data());
+        if (l == Layout::kRowMajor) {
+          fn(ConstRowMap<T>(p, m.rows, m.cols, Eigen::OuterStride<>(m.rs)));
+        } else {
+          fn(ConstColMap<T>(p, m.rows, m.cols, Eigen::OuterStride<>(m.cs)));
+        }
+      };
+      OutMap<T> c(out.data<T>(), ma.rows, mb.cols);
+      with_map(ma, la, [&](const auto& am) {
+        with_map(mb, lb, [&](const auto& bm) {
+          if (mb.cols == 1) {
+            c.col(0).noalias() = am * bm.col(0);  // a matrix-vector product
+          } else {
+            c.noalias() = am * bm;
+          }
+        });
+      });
     }
   });
-  if (!done) return std::nullopt;
   return out;
 }
 
