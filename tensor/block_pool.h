@@ -22,17 +22,19 @@
 
 namespace ft::internal {
 
+// kRecycleMemory: whether freed memory is kept for reuse (this pool, and the buffer cache in
+// storage.cc). Off under ASAN and TSAN, which must see every free to catch a use after it.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kPoolBlocks = false;
+inline constexpr bool kRecycleMemory = false;
 #else
-inline constexpr bool kPoolBlocks = true;
+inline constexpr bool kRecycleMemory = true;
 #endif
 
 template <size_t Size>
 class BlockPool {
  public:
   static void* Take() {
-    if (kPoolBlocks && head_ != nullptr) {
+    if (kRecycleMemory && head_ != nullptr) {
       FreeBlock* b = head_;
       head_ = b->next;
       --count_;
@@ -42,7 +44,7 @@ class BlockPool {
   }
 
   static void Give(void* p) {
-    if (kPoolBlocks && !closed_ && count_ < kMaxBlocks) {
+    if (kRecycleMemory && !closed_ && count_ < kMaxBlocks) {
       static_cast<void>(&owner_);  // constructs it on this thread, so the list is freed at exit
       auto* b = static_cast<FreeBlock*>(p);
       b->next = head_;

@@ -40,12 +40,6 @@ struct BufferCache {
   }
 };
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kUseCache = false;
-#else
-constexpr bool kUseCache = true;
-#endif
-
 constinit thread_local BufferCache* tls_cache = nullptr;
 constinit thread_local bool tls_cache_closed = false;
 
@@ -69,7 +63,7 @@ BufferCache* ThreadCache() {
 }
 
 void* TakeCached(size_t capacity) {
-  if (!kUseCache || capacity > kCacheMaxBytes) return nullptr;
+  if (!internal::kRecycleMemory || capacity > kCacheMaxBytes) return nullptr;
   BufferCache* cache = ThreadCache();
   if (cache == nullptr) return nullptr;
   BufferCache::Bucket& b = cache->buckets[capacity / 64 - 1];
@@ -79,7 +73,7 @@ void* TakeCached(size_t capacity) {
 }
 
 bool GiveToCache(void* data, size_t capacity) {
-  if (!kUseCache || capacity > kCacheMaxBytes) return false;
+  if (!internal::kRecycleMemory || capacity > kCacheMaxBytes) return false;
   BufferCache* cache = ThreadCache();
   if (cache == nullptr || cache->held + capacity > kCacheBudget) return false;
   BufferCache::Bucket& b = cache->buckets[capacity / 64 - 1];
