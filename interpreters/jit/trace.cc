@@ -288,13 +288,16 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     }
   }
 
-  // Fold calls over fresh constants (their values cannot depend on the inputs), and with
-  // fold_captured over captured tensors that no op writes too.
+  // frozen: a captured tensor that fold_captured makes a constant (no op writes it). The
+  // program folds over it, keeps a snapshot of it, and copies it when it returns it.
+  const auto frozen = [&](const Slot& slot) {
+    return options_.fold_captured && slot.kind == SlotKind::kCaptured &&
+           !written.contains(slot.value.storage().id());
+  };
+  // Fold calls over fresh constants (their values cannot depend on the inputs) and frozen
+  // captures.
   const auto constant = [&](const Program::TensorRef& r) {
-    const Slot& slot = slots_[r.slot];
-    return slot.kind == SlotKind::kFresh ||
-           (options_.fold_captured && slot.kind == SlotKind::kCaptured &&
-            !written.contains(slot.value.storage().id()));
+    return slots_[r.slot].kind == SlotKind::kFresh || frozen(slots_[r.slot]);
   };
   std::vector<bool> folded(calls_.size(), false);
   for (size_t c = 0; c < calls_.size(); ++c) {
@@ -400,12 +403,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
       // program keeps its own copy of a fresh constant it returns.
       const bool returned =
           std::find(output_slots.begin(), output_slots.end(), s) != output_slots.end();
-      // With fold_captured, captured tensors are constants too: snapshot them (unless f
-      // writes them, and the writes must reach the caller's tensor).
-      const bool snapshot =
-          (kind == SlotKind::kFresh && returned) ||
-          (kind == SlotKind::kCaptured && options_.fold_captured &&
-           !written.contains(slots_[s].value.storage().id()));
+      const bool snapshot = (kind == SlotKind::kFresh && returned) || frozen(slots_[s]);
       program->constants_.emplace_back(renumbered[s],
                                        snapshot ? clone(slots_[s].value) : slots_[s].value);
     }
@@ -423,10 +421,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   for (int s : output_slots) {
     // A constant the program owns (a fresh one, or a snapshot of a captured one) is copied
     // for each caller, who may write into it.
-    const bool owned =
-        s >= 0 && (slots_[s].kind == SlotKind::kFresh ||
-                   (slots_[s].kind == SlotKind::kCaptured && options_.fold_captured &&
-                    !written.contains(slots_[s].value.storage().id())));
+    const bool owned = s >= 0 && (slots_[s].kind == SlotKind::kFresh || frozen(slots_[s]));
     program->outputs_.push_back(Program::Output{s < 0 ? -1 : renumbered[s], owned});
   }
 
