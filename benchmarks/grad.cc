@@ -6,6 +6,7 @@
 // 14.2). The baseline column is the same chain run eagerly (forward only) on the same data.
 // Jacobians (jacrev, jacfwd) and Hessians (jacfwd of jacrev) against hand-written Eigen, each
 // eagerly and under ft::jit (jit_* figures: traced once, kernels replayed).
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -69,32 +70,20 @@ TensorFnOfList JacobianTarget() {
   return [](const TensorList& a) { return sin(matmul(a[1], a[0])) + a[0]; };
 }
 
-void BM_JacrevFt(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
-  TensorListFn j = jacrev(JacobianTarget());
-  for (auto _ : state) benchmark::DoNotOptimize(j({x, w})[0].impl());
-}
+// A transform of JacobianTarget (or of the Hessian target): jacrev or jacfwd (hessian),
+// eagerly or under ft::jit (traced on the first call, kernels replayed afterwards).
+using JacobianTransform = TensorListFn (*)(TensorFnOfList);
+TensorListFn Jacrev(TensorFnOfList f) { return jacrev(std::move(f)); }
+TensorListFn Jacfwd(TensorFnOfList f) { return jacfwd(std::move(f)); }
+TensorListFn Hessian(TensorFnOfList f) { return hessian(std::move(f)); }
+TensorListFn JitJacrev(TensorFnOfList f) { return jit(jacrev(std::move(f))); }
+TensorListFn JitJacfwd(TensorFnOfList f) { return jit(jacfwd(std::move(f))); }
+TensorListFn JitHessian(TensorFnOfList f) { return jit(hessian(std::move(f))); }
 
-void BM_JacfwdFt(benchmark::State& state) {
+void BM_JacobianFt(benchmark::State& state, JacobianTransform transform) {
   const int64_t n = state.range(0);
   Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
-  TensorListFn j = jacfwd(JacobianTarget());
-  for (auto _ : state) benchmark::DoNotOptimize(j({x, w})[0].impl());
-}
-
-// The same Jacobians under ft::jit: traced on the first call, kernels replayed afterwards.
-void BM_JacrevJitFt(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
-  JitFunction j = jit(jacrev(JacobianTarget()));
-  for (auto _ : state) benchmark::DoNotOptimize(j({x, w})[0].impl());
-}
-
-void BM_JacfwdJitFt(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
-  JitFunction j = jit(jacfwd(JacobianTarget()));
+  TensorListFn j = transform(JacobianTarget());
   for (auto _ : state) benchmark::DoNotOptimize(j({x, w})[0].impl());
 }
 
@@ -128,18 +117,11 @@ void BM_JacobianBasisEigen(benchmark::State& state) {
   }
 }
 
-void BM_HessianFt(benchmark::State& state) {
+void BM_HessianFt(benchmark::State& state, JacobianTransform transform) {
   const int64_t n = state.range(0);
   Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
-  TensorListFn h = hessian([&w](const TensorList& a) { return sum(square(tanh(matmul(w, a[0])))); });
-  for (auto _ : state) benchmark::DoNotOptimize(h({x})[0].impl());
-}
-
-void BM_HessianJitFt(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  Tensor w = RandomTensor({n, n}, 1, -0.5), x = RandomTensor({n}, 2, -0.5);
-  JitFunction h =
-      jit(hessian([&w](const TensorList& a) { return sum(square(tanh(matmul(w, a[0])))); }));
+  TensorListFn h =
+      transform([&w](const TensorList& a) { return sum(square(tanh(matmul(w, a[0])))); });
   for (auto _ : state) benchmark::DoNotOptimize(h({x})[0].impl());
 }
 
@@ -190,59 +172,49 @@ void Register() {
   SetFigure("jvp_chain100_n1", "<= 0.6 us per op (functorch 14.2)", 100, "op");
   reg("jvp_chain100_n1/ft", BM_JvpFt);
   reg("jvp_chain100_n1/baseline", BM_EagerN1);
-  auto reg_n = [](const std::string& name, void (*fn)(benchmark::State&), int64_t n) {
-    benchmark::RegisterBenchmark(name.c_str(), fn)
-        ->Arg(n)
-        ->Repetitions(SmokeTest() ? 1 : kRepetitions)
-        ->ReportAggregatesOnly(true)
-        ->Unit(benchmark::kMicrosecond);
+  // figure_n registers one figure at size n: ft's side and the baseline, same settings.
+  using Bench = std::function<void(benchmark::State&)>;
+  auto figure_n = [](const std::string& fig, const std::string& target, int64_t n, Bench ft,
+                     Bench baseline) {
+    SetFigure(fig, target);
+    for (const auto& [side, fn] : {std::pair{"/ft", ft}, std::pair{"/baseline", baseline}}) {
+      benchmark::RegisterBenchmark((fig + side).c_str(), fn)
+          ->Arg(n)
+          ->Repetitions(SmokeTest() ? 1 : kRepetitions)
+          ->ReportAggregatesOnly(true)
+          ->Unit(benchmark::kMicrosecond);
+    }
+  };
+  auto jacobian = [](JacobianTransform t) {
+    return [t](benchmark::State& state) { BM_JacobianFt(state, t); };
+  };
+  auto hessian_of = [](JacobianTransform t) {
+    return [t](benchmark::State& state) { BM_HessianFt(state, t); };
   };
   for (int64_t n : {int64_t{16}, int64_t{128}, SmokeTest() ? int64_t{16} : int64_t{512}}) {
-    const std::string fig = "jacrev_sinWx_n" + std::to_string(n);
-    SetFigure(fig, "<= 1.5x");
-    reg_n(fig + "/ft", BM_JacrevFt, n);
-    reg_n(fig + "/baseline", BM_JacobianBasisEigen, n);
-    const std::string fwd = "jacfwd_sinWx_n" + std::to_string(n);
-    SetFigure(fwd, "<= 1.5x");
-    reg_n(fwd + "/ft", BM_JacfwdFt, n);
-    reg_n(fwd + "/baseline", BM_JacobianBasisEigen, n);
-    const std::string jit_rev = "jit_jacrev_sinWx_n" + std::to_string(n);
-    SetFigure(jit_rev, "<= 1.5x");
-    reg_n(jit_rev + "/ft", BM_JacrevJitFt, n);
-    reg_n(jit_rev + "/baseline", BM_JacobianBasisEigen, n);
-    const std::string jit_fwd = "jit_jacfwd_sinWx_n" + std::to_string(n);
-    SetFigure(jit_fwd, "<= 1.5x");
-    reg_n(jit_fwd + "/ft", BM_JacfwdJitFt, n);
-    reg_n(jit_fwd + "/baseline", BM_JacobianBasisEigen, n);
+    const std::string suffix = "_sinWx_n" + std::to_string(n);
+    figure_n("jacrev" + suffix, "<= 1.5x", n, jacobian(&Jacrev), BM_JacobianBasisEigen);
+    figure_n("jacfwd" + suffix, "<= 1.5x", n, jacobian(&Jacfwd), BM_JacobianBasisEigen);
+    figure_n("jit_jacrev" + suffix, "<= 1.5x", n, jacobian(&JitJacrev), BM_JacobianBasisEigen);
+    figure_n("jit_jacfwd" + suffix, "<= 1.5x", n, jacobian(&JitJacfwd), BM_JacobianBasisEigen);
   }
   for (int64_t n : {int64_t{16}, int64_t{128}}) {
-    const std::string fig = "linearize_jvp_fn_sinWx_n" + std::to_string(n);
-    SetFigure(fig, "< 1x (baseline: a whole jvp per tangent)");
-    reg_n(fig + "/ft", BM_LinearizedJvpFt, n);
-    reg_n(fig + "/baseline", BM_JvpPerTangent, n);
+    figure_n("linearize_jvp_fn_sinWx_n" + std::to_string(n),
+             "< 1x (baseline: a whole jvp per tangent)", n, BM_LinearizedJvpFt,
+             BM_JvpPerTangent);
   }
   for (const auto& [name, sizes] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
            {"32-64-64-10", {32, 64, 64, 10}}, {"784-128-10", {784, 128, 10}}}) {
     for (int64_t batch : {int64_t{64}, SmokeTest() ? int64_t{64} : int64_t{1024}}) {
-      const std::string fig = "per_sample_grads_" + name + "_B" + std::to_string(batch);
-      SetFigure(fig, "<= 1.5x");
-      benchmark::RegisterBenchmark((fig + "/ft").c_str(), BM_PerSampleFt, sizes)
-          ->Arg(batch)->Repetitions(SmokeTest() ? 1 : kRepetitions)->ReportAggregatesOnly(true)
-          ->Unit(benchmark::kMicrosecond);
-      benchmark::RegisterBenchmark((fig + "/baseline").c_str(), BM_PerSampleEigen, sizes)
-          ->Arg(batch)->Repetitions(SmokeTest() ? 1 : kRepetitions)->ReportAggregatesOnly(true)
-          ->Unit(benchmark::kMicrosecond);
+      figure_n("per_sample_grads_" + name + "_B" + std::to_string(batch), "<= 1.5x", batch,
+               [sizes](benchmark::State& state) { BM_PerSampleFt(state, sizes); },
+               [sizes](benchmark::State& state) { BM_PerSampleEigen(state, sizes); });
     }
   }
   for (int64_t n : {int64_t{16}, int64_t{128}}) {
-    const std::string fig = "hessian_tanh2_n" + std::to_string(n);
-    SetFigure(fig, "<= 1.5x");
-    reg_n(fig + "/ft", BM_HessianFt, n);
-    reg_n(fig + "/baseline", BM_HessianEigen, n);
-    const std::string jit_fig = "jit_hessian_tanh2_n" + std::to_string(n);
-    SetFigure(jit_fig, "<= 1.5x");
-    reg_n(jit_fig + "/ft", BM_HessianJitFt, n);
-    reg_n(jit_fig + "/baseline", BM_HessianEigen, n);
+    const std::string suffix = "_tanh2_n" + std::to_string(n);
+    figure_n("hessian" + suffix, "<= 1.5x", n, hessian_of(&Hessian), BM_HessianEigen);
+    figure_n("jit_hessian" + suffix, "<= 1.5x", n, hessian_of(&JitHessian), BM_HessianEigen);
   }
 }
 
