@@ -255,6 +255,77 @@ ValueList BoxedCall(ValueList& args) {
   return BoxedCallImpl<Kernel>(args, std::make_index_sequence<KernelTraits<Kernel>::kArity>{});
 }
 
+// DirectCall<Kernel>: Kernel's DirectKernel (operator.h). DirectArg reads one argument
+// where the caller keeps it; DirectResults stores the results.
+template <typename P>
+struct DirectArg {
+  static constexpr bool kSupported = true;
+  static decltype(auto) Get(const Value& fixed, const Tensor*) { return ArgTraits<P>::From(fixed); }
+};
+template <>
+struct DirectArg<const Tensor&> {
+  static constexpr bool kSupported = true;
+  static const Tensor& Get(const Value&, const Tensor* t) { return *t; }
+};
+template <>
+struct DirectArg<const std::optional<Tensor>&> {
+  static constexpr bool kSupported = true;
+  static std::optional<Tensor> Get(const Value&, const Tensor* t) {
+    return t == nullptr ? std::nullopt : std::optional<Tensor>(*t);
+  }
+};
+template <>
+struct DirectArg<const TensorList&> {
+  static constexpr bool kSupported = false;
+};
+template <typename R>
+struct DirectResults {
+  static constexpr bool kSupported = false;
+};
+template <>
+struct DirectResults<Tensor> {
+  static constexpr bool kSupported = true;
+  static void Store(Tensor r, Tensor* results) { results[0] = std::move(r); }
+};
+template <typename... Ts>
+struct DirectResults<std::tuple<Ts...>> {
+  static constexpr bool kSupported = true;
+  static void Store(std::tuple<Ts...> r, Tensor* results) {
+    std::apply([&](auto&... ts) {
+      int j = 0;
+      ((results[j++] = std::move(ts)), ...);
+    }, r);
+  }
+};
+
+template <auto Kernel, size_t... I>
+void DirectCallImpl(const Value* fixed, const Tensor* const* tensors, Tensor* results,
+                    std::index_sequence<I...>) {
+  using R = typename KernelTraits<Kernel>::Return;
+  DirectResults<R>::Store(Kernel(DirectArg<KernelParam<Kernel, I>>::Get(fixed[I], tensors[I])...),
+                          results);
+}
+
+template <auto Kernel>
+void DirectCall(const Value* fixed, const Tensor* const* tensors, Tensor* results) {
+  DirectCallImpl<Kernel>(fixed, tensors, results,
+                         std::make_index_sequence<KernelTraits<Kernel>::kArity>{});
+}
+
+template <auto Kernel>
+constexpr DirectKernel DirectKernelFor() {
+  using Traits = KernelTraits<Kernel>;
+  constexpr bool supported = []<size_t... I>(std::index_sequence<I...>) {
+    return (DirectArg<KernelParam<Kernel, I>>::kSupported && ... &&
+            DirectResults<typename Traits::Return>::kSupported);
+  }(std::make_index_sequence<Traits::kArity>{});
+  if constexpr (supported) {
+    return &DirectCall<Kernel>;
+  } else {
+    return nullptr;
+  }
+}
+
 template <auto Kernel, typename... Args, size_t... I>
 bool AllDenseImpl(std::index_sequence<I...>, const Args&... args) {
   return (ArgTraits<KernelParam<Kernel, I>>::Dense(args) && ...);
@@ -313,7 +384,8 @@ Operator& RegisterOp(OpRegistry& registry, std::string name,
   schema.returns = internal::ResultTraits<typename Traits::Return>::Kinds();
   schema.mutated_arg = options.mutated_arg;
   schema.random = options.random;
-  Operator& op = registry.Register(std::move(schema), &internal::BoxedCall<Kernel>);
+  Operator& op = registry.Register(std::move(schema), &internal::BoxedCall<Kernel>,
+                                   internal::DirectKernelFor<Kernel>());
   FT_CHECK(internal::OpHandle<Kernel>::op == nullptr);
   internal::OpHandle<Kernel>::op = &op;
   return op;

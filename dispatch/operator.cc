@@ -51,8 +51,12 @@ std::string OpSchema::ToString() const {
   return s;
 }
 
-Operator::Operator(int id, OpSchema schema, BoxedKernel base_kernel)
-    : id_(id), schema_(std::move(schema)), base_kernel_(base_kernel) {}
+Operator::Operator(int id, OpSchema schema, BoxedKernel base_kernel,
+                   DirectKernel direct_kernel)
+    : id_(id),
+      schema_(std::move(schema)),
+      base_kernel_(base_kernel),
+      direct_kernel_(direct_kernel) {}
 
 void Operator::SetRule(TransformType transform, TransformRule rule) {
   rules_[static_cast<int>(transform)] = std::make_unique<TransformRule>(std::move(rule));
@@ -64,11 +68,12 @@ OpRegistry& OpRegistry::Global() {
   return *registry;
 }
 
-Operator& OpRegistry::Register(OpSchema schema, BoxedKernel base_kernel) {
+Operator& OpRegistry::Register(OpSchema schema, BoxedKernel base_kernel,
+                               DirectKernel direct_kernel) {
   FT_CHECK(!by_name_.contains(schema.name));
   const int id = static_cast<int>(ops_.size());
   by_name_[schema.name] = id;
-  ops_.emplace_back(id, std::move(schema), base_kernel);
+  ops_.emplace_back(id, std::move(schema), base_kernel, direct_kernel);
   return ops_.back();
 }
 

@@ -40,6 +40,43 @@ TEST(Operator, BoxedBaseKernelMatchesTypedCall) {
   EXPECT_TENSOR_NEAR(out[0].tensor(), tensor({std::sin(0.5), std::sin(1.5)}), 1e-15);
 }
 
+// The DirectKernel reads tensors through pointers and every other argument from its Value;
+// results are compared with closed forms, not with the boxed call.
+TEST(Operator, DirectKernelReadsArgumentsInPlace) {
+  RegisterAllOps();
+  OpRegistry& r = OpRegistry::Global();
+  // sum(Tensor, int[] dims, bool keepdim): a tensor and two plain arguments.
+  const Operator& sum_op = r.Get("sum");
+  ASSERT_NE(sum_op.direct_kernel(), nullptr);
+  const Tensor x = tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, {2, 3});
+  std::vector<Value> fixed = {Value(), Value(Shape{1}), Value(true)};
+  const Tensor* tensors[3] = {&x, nullptr, nullptr};
+  Tensor results[1];
+  sum_op.direct_kernel()(fixed.data(), tensors, results);
+  EXPECT_TENSOR_NEAR(results[0], tensor({6.0, 15.0}, {2, 1}), 0.0);
+  // sort returns two tensors, in order.
+  const Operator& sort_op = r.Get("sort");
+  ASSERT_NE(sort_op.direct_kernel(), nullptr);
+  const Tensor v = tensor({3.0, 1.0, 2.0});
+  fixed = {Value(), Value(int64_t{0}), Value(false)};
+  const Tensor* sort_tensors[3] = {&v, nullptr, nullptr};
+  Tensor sorted[2];
+  sort_op.direct_kernel()(fixed.data(), sort_tensors, sorted);
+  EXPECT_TENSOR_NEAR(sorted[0], tensor({1.0, 2.0, 3.0}), 0.0);
+  EXPECT_EQ(sorted[1].to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 0}));
+  // An absent optional tensor is a null pointer: linear without a bias.
+  const Operator& linear_op = r.Get("linear");
+  ASSERT_NE(linear_op.direct_kernel(), nullptr);
+  const Tensor w = tensor({1.0, 1.0, 1.0}, {1, 3});
+  fixed = {Value(), Value(), Value()};
+  const Tensor* linear_tensors[3] = {&x, &w, nullptr};
+  linear_op.direct_kernel()(fixed.data(), linear_tensors, results);
+  EXPECT_TENSOR_NEAR(results[0], tensor({6.0, 15.0}, {2, 1}), 0.0);
+  // TensorList arguments have no direct entry.
+  EXPECT_EQ(r.Get("cat").direct_kernel(), nullptr);
+  EXPECT_EQ(r.Get("stack").direct_kernel(), nullptr);
+}
+
 TEST(Operator, RuleSlots) {
   RegisterAllOps();
   Operator& cos_op = OpRegistry::Global().Get("cos");

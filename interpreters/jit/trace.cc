@@ -1,8 +1,10 @@
 #include "interpreters/jit/trace.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
@@ -434,6 +436,15 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   for (const Program::Output& o : program->outputs_) {
     if (o.slot >= 0) last_use[o.slot] = program->num_steps();
   }
+  for (Program::Step& step : program->steps_) {
+    if (step.op == nullptr || step.op->direct_kernel() == nullptr) continue;
+    const bool fits =
+        static_cast<int>(step.args.size()) <= Program::kMaxDirectArgs &&
+        static_cast<int>(step.op->schema().returns.size()) <= Program::kMaxDirectResults &&
+        absl::c_all_of(step.tensor_args,
+                       [](const Program::TensorRef& r) { return r.element < 0; });
+    if (fits) step.direct = step.op->direct_kernel();
+  }
   for (int s = 0; s < next; ++s) {
     if (last_use[s] < 0 || last_use[s] >= program->num_steps()) continue;
     Program::Step& step = program->steps_[last_use[s]];
@@ -451,6 +462,23 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   return program;
 }
 
+// RunDirect runs one step through its op's DirectKernel: the arguments are read in their
+// slots, and the slots whose last use this is are released once the kernel returns (the
+// boxed path releases them with its argument list, at the same point).
+void Program::RunDirect(const Step& step, Tensor* slots) {
+  std::array<const Tensor*, kMaxDirectArgs> tensors{};
+  for (const TensorRef& r : step.tensor_args) tensors[r.value] = &slots[r.slot];
+  std::array<Tensor, kMaxDirectResults> results;
+  step.direct(step.args.data(), tensors.data(), results.data());
+  for (const TensorRef& r : step.tensor_args) {
+    if (r.last_use) slots[r.slot] = Tensor();
+  }
+  for (const TensorRef& r : step.outputs) {
+    if (r.slot >= 0) slots[r.slot] = std::move(results[r.value]);
+  }
+  for (int s : step.release) slots[s] = Tensor();
+}
+
 TensorList Program::Run(const TensorList& inputs) const {
   if (static_cast<int>(inputs.size()) != num_inputs_) {
     ThrowError("jit: the program was traced with ", num_inputs_, " inputs but got ",
@@ -465,6 +493,10 @@ TensorList Program::Run(const TensorList& inputs) const {
       slots[step.outputs[0].slot] = MakeDense(base.storage(), step.view.dtype, step.view.sizes,
                                               step.view.strides, step.view.offset);
       for (int s : step.release) slots[s] = Tensor();
+      continue;
+    }
+    if (step.direct != nullptr) {
+      RunDirect(step, slots.data());
       continue;
     }
     ValueList args = step.args;

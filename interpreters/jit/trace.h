@@ -106,6 +106,11 @@ class Program {
     Shape strides;
     int64_t offset;
   };
+  // A step runs its op's DirectKernel (no boxing) when the op has one and takes at most
+  // kMaxDirectArgs arguments, none of them a TensorList, and returns at most
+  // kMaxDirectResults tensors.
+  static constexpr int kMaxDirectArgs = 8;
+  static constexpr int kMaxDirectResults = 4;
   struct Step {
     const Operator* op;  // nullptr: a view step (tensor_args[0] is the base, `view` the view)
     ValueList args;      // the traced arguments with every tensor cleared; refs fill them
@@ -113,11 +118,14 @@ class Program {
     std::vector<TensorRef> outputs;  // slot -1: a result nobody reads
     std::vector<int> release;        // slots whose last use is this step
     View view;
+    DirectKernel direct = nullptr;  // set when the op's DirectKernel can run this step
   };
   struct Output {
     int slot;    // -1: an undefined tensor
     bool clone;  // a fresh constant: each call gets its own copy, as eagerly
   };
+
+  static void RunDirect(const Step& step, Tensor* slots);
 
   int num_inputs_ = 0;
   int num_slots_ = 0;
