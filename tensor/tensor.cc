@@ -1,5 +1,7 @@
 #include "tensor/tensor.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "tensor/block_pool.h"
 
@@ -32,6 +34,23 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, Shape sizes, Shape strides,
       numel_(Numel(sizes_)),
       storage_(std::move(storage)) {
   FT_CHECK(sizes_.size() == strides_.size());
+}
+
+TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, ContiguousTag)
+    : kind_(TensorKind::kDense),
+      dtype_(dtype),
+      contiguous_(true),
+      sizes_(sizes.begin(), sizes.end()),
+      strides_(sizes.size()),
+      offset_(0),
+      storage_(std::move(storage)) {
+  int64_t acc = 1;
+  numel_ = 1;
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    strides_[i] = acc;  // as ContiguousStrides: size-0 and size-1 dims step like size 1
+    acc *= std::max<int64_t>(sizes[i], 1);
+    numel_ *= sizes[i];
+  }
 }
 
 TensorImpl::TensorImpl(TensorKind kind, DType dtype, Shape sizes)
@@ -105,10 +124,10 @@ Tensor MakeDense(Storage storage, DType dtype, Shape sizes, Shape strides, int64
 }
 
 Tensor EmptyContiguous(IntArrayRef sizes, DType dtype) {
-  Shape shape(sizes.begin(), sizes.end());
-  Shape strides = ContiguousStrides(shape);
-  Storage storage = Storage::Allocate(static_cast<size_t>(Numel(shape) * ItemSize(dtype)));
-  return MakeDense(std::move(storage), dtype, std::move(shape), std::move(strides), 0);
+  Storage storage = Storage::Allocate(static_cast<size_t>(Numel(sizes) * ItemSize(dtype)));
+  return Tensor(std::allocate_shared<TensorImpl>(internal::PoolAllocator<TensorImpl>(),
+                                                std::move(storage), dtype, sizes,
+                                                TensorImpl::ContiguousTag{}));
 }
 
 }  // namespace ft

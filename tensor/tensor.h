@@ -46,6 +46,10 @@ class TensorImpl {
  public:
   // A dense tensor viewing `storage`.
   TensorImpl(Storage storage, DType dtype, Shape sizes, Shape strides, int64_t offset);
+  // A dense, contiguous tensor of `sizes` at offset 0 of `storage` (EmptyContiguous): the
+  // strides and element count are computed in one pass, nothing is checked.
+  struct ContiguousTag {};
+  TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, ContiguousTag);
   virtual ~TensorImpl() = default;
 
   TensorImpl(const TensorImpl&) = delete;
