@@ -13,6 +13,7 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/interpreter.h"
 #include "dispatch/ops.h"
+#include "interpreters/jit/fuse.h"
 #include "tensor/error.h"
 
 namespace ft {
@@ -427,6 +428,14 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     program->outputs_.push_back(Program::Output{s < 0 ? -1 : renumbered[s], owned});
   }
 
+  if (options_.fuse_pointwise) {
+    std::vector<const Tensor*> traced(next, nullptr);
+    for (size_t s = 0; s < slots_.size(); ++s) {
+      if (renumbered[s] >= 0) traced[renumbered[s]] = &slots_[s].value;
+    }
+    FusePointwiseSteps(*program, traced);
+  }
+
   // Release each slot after its last reader (outputs never): a kernel step moves the tensor
   // into its last reference, a view step drops it afterwards.
   std::vector<int> last_use(next, -1);
@@ -488,6 +497,15 @@ TensorList Program::Run(const TensorList& inputs) const {
   for (int i = 0; i < num_inputs_; ++i) slots[i] = inputs[i];
   for (const auto& [slot, value] : constants_) slots[slot] = value;
   for (const Step& step : steps_) {
+    if (step.fused != nullptr) {
+      absl::InlinedVector<const Tensor*, 16> in;
+      for (const TensorRef& r : step.tensor_args) in.push_back(&slots[r.slot]);
+      absl::InlinedVector<Tensor, 4> out(step.fused->num_outputs());
+      step.fused->Run(in.data(), out.data());
+      for (const TensorRef& r : step.outputs) slots[r.slot] = std::move(out[r.value]);
+      for (int s : step.release) slots[s] = Tensor();
+      continue;
+    }
     if (step.op == nullptr) {
       const Tensor& base = slots[step.tensor_args[0].slot];
       slots[step.outputs[0].slot] = MakeDense(base.storage(), step.view.dtype, step.view.sizes,
@@ -529,6 +547,15 @@ std::string Program::DebugString() const {
     absl::StrAppend(&out, "%", slot, " = constant ", value.DebugString(), "\n");
   }
   for (const Step& step : steps_) {
+    if (step.fused != nullptr) {
+      std::vector<std::string> ins, outs;
+      for (const TensorRef& r : step.tensor_args) ins.push_back(absl::StrCat("%", r.slot));
+      for (const TensorRef& r : step.outputs) outs.push_back(absl::StrCat("%", r.slot));
+      absl::StrAppend(&out, absl::StrJoin(outs, ", "), " = fused",
+                      ShapeToString(step.fused->sizes()), " ", DTypeName(step.fused->dtype()),
+                      "(", absl::StrJoin(ins, ", "), ") ", step.fused->ToString(), "\n");
+      continue;
+    }
     if (step.op == nullptr) {
       absl::StrAppend(&out, "%", step.outputs[0].slot, " = view(%", step.tensor_args[0].slot,
                       ", sizes=", ShapeToString(step.view.sizes), ", strides=",

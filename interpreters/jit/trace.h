@@ -71,6 +71,8 @@
 
 namespace ft {
 
+class FusedKernel;  // fuse.h
+
 class Program {
  public:
   // Run replays the program on `inputs` and returns the outputs. Throws ft::Error when the
@@ -90,6 +92,7 @@ class Program {
 
  private:
   friend class Tracer;
+  friend void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& traced);
 
   // A tensor in a step's arguments or results: argument (or result) index, element of a
   // TensorList (-1: the value itself), and slot.
@@ -111,14 +114,18 @@ class Program {
   // kMaxDirectResults tensors.
   static constexpr int kMaxDirectArgs = 8;
   static constexpr int kMaxDirectResults = 4;
+  // A step is one of: a kernel call (op set); a view (op null, fused null: tensor_args[0] is
+  // the base, `view` the view); a fused pointwise run (op null, fused set: tensor_args are
+  // its inputs in register order, outputs its results; fuse.h).
   struct Step {
-    const Operator* op;  // nullptr: a view step (tensor_args[0] is the base, `view` the view)
+    const Operator* op;
     ValueList args;      // the traced arguments with every tensor cleared; refs fill them
     std::vector<TensorRef> tensor_args;
     std::vector<TensorRef> outputs;  // slot -1: a result nobody reads
     std::vector<int> release;        // slots whose last use is this step
     View view;
     DirectKernel direct = nullptr;  // set when the op's DirectKernel can run this step
+    std::shared_ptr<const FusedKernel> fused = nullptr;
   };
   struct Output {
     int slot;    // -1: an undefined tensor
@@ -142,6 +149,9 @@ struct TraceOptions {
   // with closed-over arrays: in-place updates after tracing are not seen. linearize uses it
   // to keep only the tangent's arithmetic.
   bool fold_captured = false;
+  // fuse_pointwise: merge runs of elementwise arithmetic into fused steps (fuse.h). The
+  // results are bit for bit the same; off, every op replays as its own kernel.
+  bool fuse_pointwise = true;
 };
 
 struct TraceResult {

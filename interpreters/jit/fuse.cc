@@ -1,0 +1,378 @@
+#include "interpreters/jit/fuse.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "Eigen/Core"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "interpreters/jit/trace.h"
+#include "tensor/error.h"
+
+namespace ft {
+
+namespace {
+
+// Elements per chunk: a chunk's registers stay in the L1 cache (16 registers of float64 are
+// 32 KiB), and a 16x16 float basis is one chunk.
+constexpr int64_t kChunk = 256;
+
+template <typename T>
+using Map = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <typename T>
+using ConstMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+const char* OpcodeName(FusedKernel::Opcode code) {
+  switch (code) {
+    case FusedKernel::Opcode::kAdd:
+      return "add";
+    case FusedKernel::Opcode::kSub:
+      return "sub";
+    case FusedKernel::Opcode::kMul:
+      return "mul";
+    case FusedKernel::Opcode::kDiv:
+      return "div";
+    case FusedKernel::Opcode::kNeg:
+      return "neg";
+    case FusedKernel::Opcode::kSquare:
+      return "square";
+  }
+  return "?";
+}
+
+// Scratch: this thread's chunk registers, grown on demand and reused by every fused step.
+template <typename T>
+T* Scratch(size_t elements) {
+  thread_local std::vector<T> scratch;
+  if (scratch.size() < elements) scratch.resize(elements);
+  return scratch.data();
+}
+
+// Gather copies elements [begin, begin + n) of the run's shape (row-major order) of a
+// broadcast, strided input into `out`, one innermost run at a time.
+template <typename T>
+void Gather(const T* data, IntArrayRef strides, IntArrayRef sizes, int64_t begin, int64_t n,
+            T* out) {
+  const int64_t dims = static_cast<int64_t>(sizes.size());
+  if (dims == 0) {
+    out[0] = data[0];
+    return;
+  }
+  absl::InlinedVector<int64_t, 6> index(dims);
+  int64_t rest = begin;
+  for (int64_t d = dims - 1; d >= 0; --d) {
+    index[d] = rest % sizes[d];
+    rest /= sizes[d];
+  }
+  const int64_t inner = sizes[dims - 1];
+  const int64_t inner_stride = strides[dims - 1];
+  while (n > 0) {
+    const T* src = data;
+    for (int64_t d = 0; d < dims; ++d) src += index[d] * strides[d];
+    const int64_t run = std::min(n, inner - index[dims - 1]);
+    if (inner_stride == 0) {
+      std::fill_n(out, run, *src);
+    } else if (inner_stride == 1) {
+      std::copy_n(src, run, out);
+    } else {
+      for (int64_t k = 0; k < run; ++k) out[k] = src[k * inner_stride];
+    }
+    out += run;
+    n -= run;
+    index[dims - 1] = 0;
+    for (int64_t d = dims - 2; d >= 0; --d) {  // carry into the outer dims
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// FillFixed lays out the n values every chunk of a kFixed input reads: one period
+// gathered, then doubled by copies.
+template <typename T>
+void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, int64_t n,
+               T* out) {
+  const int64_t period = std::min(in.period, n);
+  Gather(data, in.strides, sizes, 0, period, out);
+  for (int64_t filled = period; filled < n; filled *= 2) {
+    std::copy_n(out, std::min(filled, n - filled), out + filled);
+  }
+}
+
+}  // namespace
+
+std::optional<FusedKernel::Opcode> FusedKernel::OpcodeOf(absl::string_view op) {
+  static const auto* const table = new absl::flat_hash_map<std::string, Opcode>{
+      {"add", Opcode::kAdd}, {"sub", Opcode::kSub},       {"mul", Opcode::kMul},
+      {"div", Opcode::kDiv}, {"neg", Opcode::kNeg},       {"square", Opcode::kSquare}};
+  auto it = table->find(op);
+  if (it == table->end()) return std::nullopt;
+  return it->second;
+}
+
+FusedKernel::Input FusedKernel::InputFor(const Tensor& traced, IntArrayRef sizes) {
+  Input in{Input::Access::kStrided, {}, 0};
+  const int64_t total = Numel(sizes);
+  if (traced.numel() == total && traced.is_contiguous()) {
+    in.access = Input::Access::kContiguous;
+    return in;
+  }
+  const int64_t dims = static_cast<int64_t>(sizes.size());
+  in.strides.assign(dims, 0);
+  const int64_t lead = dims - traced.dim();  // its dims align with the trailing dims
+  for (int64_t d = 0; d < traced.dim(); ++d) {
+    if (traced.size(d) != 1) in.strides[lead + d] = traced.stride(d);
+  }
+  // The values repeat along the flat index with the product of the sizes from the first
+  // dim that moves through the input. Chunks start at multiples of kChunk, so when that
+  // period divides kChunk (or there is one chunk) every chunk reads the same values.
+  int64_t period = 1;
+  bool moved = false;
+  for (int64_t d = 0; d < dims; ++d) {
+    moved |= in.strides[d] != 0;
+    if (moved) period *= sizes[d];
+  }
+  if (total <= kChunk || kChunk % period == 0) {
+    in.access = Input::Access::kFixed;
+    in.period = period;
+  }
+  return in;
+}
+
+FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
+                         std::vector<Instr> instrs, std::vector<int> outputs)
+    : dtype_(dtype),
+      sizes_(std::move(sizes)),
+      numel_(Numel(sizes_)),
+      num_inputs_(static_cast<int>(inputs.size())),
+      inputs_(std::move(inputs)),
+      instrs_(std::move(instrs)),
+      outputs_(std::move(outputs)),
+      output_of_(num_inputs_ + instrs_.size(), -1) {
+  FT_CHECK(dtype_ == kFloat32 || dtype_ == kFloat64);
+  for (size_t k = 0; k < outputs_.size(); ++k) output_of_[outputs_[k]] = static_cast<int>(k);
+}
+
+void FusedKernel::Run(const Tensor* const* inputs, Tensor* outputs) const {
+  if (dtype_ == kFloat32) {
+    RunAs<float>(inputs, outputs);
+  } else {
+    RunAs<double>(inputs, outputs);
+  }
+}
+
+template <typename T>
+void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs) const {
+  absl::InlinedVector<T*, 8> out_data(outputs_.size());
+  for (size_t k = 0; k < outputs_.size(); ++k) {
+    outputs[k] = EmptyContiguous(sizes_, dtype_);
+    out_data[k] = static_cast<T*>(outputs[k].impl()->raw_data());
+  }
+  if (numel_ == 0) return;
+  const int num_registers = static_cast<int>(output_of_.size());
+  T* const scratch = Scratch<T>(static_cast<size_t>(num_registers) * kChunk);
+  const auto scratch_of = [scratch](int reg) { return scratch + int64_t{reg} * kChunk; };
+  // reg[r]: where register r's current chunk is. data[i]: input i's elements.
+  absl::InlinedVector<const T*, 32> reg(num_registers);
+  absl::InlinedVector<const T*, 16> data(num_inputs_);
+  for (int i = 0; i < num_inputs_; ++i) {
+    data[i] = static_cast<const T*>(inputs[i]->impl()->raw_data());
+    if (inputs_[i].access == Input::Access::kFixed) {
+      FillFixed(data[i], inputs_[i], sizes_, std::min(kChunk, numel_), scratch_of(i));
+      reg[i] = scratch_of(i);
+    }
+  }
+  for (int64_t begin = 0; begin < numel_; begin += kChunk) {
+    const int64_t n = std::min(kChunk, numel_ - begin);
+    for (int i = 0; i < num_inputs_; ++i) {
+      if (inputs_[i].access == Input::Access::kContiguous) {
+        reg[i] = data[i] + begin;
+      } else if (inputs_[i].access == Input::Access::kStrided) {
+        Gather(data[i], inputs_[i].strides, sizes_, begin, n, scratch_of(i));
+        reg[i] = scratch_of(i);
+      }
+    }
+    for (size_t k = 0; k < instrs_.size(); ++k) {
+      const Instr& instr = instrs_[k];
+      const int r = num_inputs_ + static_cast<int>(k);
+      T* dst = output_of_[r] >= 0 ? out_data[output_of_[r]] + begin : scratch_of(r);
+      Map<T> o(dst, n);
+      ConstMap<T> a(reg[instr.a], n);
+      switch (instr.code) {
+        case Opcode::kAdd:
+          o = a + ConstMap<T>(reg[instr.b], n);
+          break;
+        case Opcode::kSub:
+          o = a - ConstMap<T>(reg[instr.b], n);
+          break;
+        case Opcode::kMul:
+          o = a * ConstMap<T>(reg[instr.b], n);
+          break;
+        case Opcode::kDiv:
+          o = a / ConstMap<T>(reg[instr.b], n);
+          break;
+        case Opcode::kNeg:
+          o = -a;
+          break;
+        case Opcode::kSquare:
+          o = a.square();
+          break;
+      }
+      reg[r] = dst;
+    }
+  }
+}
+
+std::string FusedKernel::ToString() const {
+  std::string out = "{";
+  for (size_t k = 0; k < instrs_.size(); ++k) {
+    const Instr& instr = instrs_[k];
+    absl::StrAppend(&out, k == 0 ? " " : "; ", "r", num_inputs_ + static_cast<int>(k), " = ",
+                    OpcodeName(instr.code), "(r", instr.a);
+    if (instr.b >= 0) absl::StrAppend(&out, ", r", instr.b);
+    absl::StrAppend(&out, ")");
+  }
+  absl::StrAppend(&out, " } ->");
+  for (int r : outputs_) absl::StrAppend(&out, " r", r);
+  return out;
+}
+
+void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& traced) {
+  std::vector<Program::Step>& steps = program.steps_;
+  // The step's opcode when it can join a run: a supported op on tensors only, one
+  // contiguous float32/float64 result, operands of the result's dtype.
+  const auto fusible_opcode = [&traced](const Program::Step& step)
+      -> std::optional<FusedKernel::Opcode> {
+    if (step.op == nullptr || step.outputs.size() != 1 || step.outputs[0].slot < 0) {
+      return std::nullopt;
+    }
+    const std::optional<FusedKernel::Opcode> code = FusedKernel::OpcodeOf(step.op->name());
+    if (!code || static_cast<int>(step.args.size()) != FusedKernel::Arity(*code) ||
+        step.tensor_args.size() != step.args.size()) {
+      return std::nullopt;
+    }
+    const Tensor& out = *traced[step.outputs[0].slot];
+    if ((out.dtype() != kFloat32 && out.dtype() != kFloat64) || !out.is_contiguous() ||
+        out.storage_offset() != 0) {
+      return std::nullopt;
+    }
+    for (const Program::TensorRef& r : step.tensor_args) {
+      if (r.element >= 0 || traced[r.slot]->dtype() != out.dtype()) return std::nullopt;
+    }
+    return code;
+  };
+  for (const Program::Step& step : steps) {
+    if (step.op != nullptr && step.op->schema().mutated_arg) return;  // writes: keep order
+  }
+  struct Run {
+    DType dtype;
+    Shape sizes;
+    std::vector<int> members;  // step indices
+    bool open = true;
+  };
+  std::vector<Run> runs;
+  std::vector<int> run_of_step(steps.size(), -1);
+  std::vector<int> run_of_slot(program.num_slots_, -1);  // the run that computes the slot
+  std::vector<std::optional<FusedKernel::Opcode>> codes(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Program::Step& step = steps[i];
+    codes[i] = fusible_opcode(step);
+    int target = -1;
+    if (codes[i]) {
+      const Tensor& out = *traced[step.outputs[0].slot];
+      for (size_t g = 0; g < runs.size(); ++g) {
+        if (runs[g].open && runs[g].dtype == out.dtype() && runs[g].sizes == out.sizes()) {
+          target = static_cast<int>(g);
+        }
+      }
+    }
+    // Reading another run's result closes that run: it must run before this step.
+    for (const Program::TensorRef& r : step.tensor_args) {
+      const int g = run_of_slot[r.slot];
+      if (g >= 0 && g != target) runs[g].open = false;
+    }
+    if (!codes[i]) continue;
+    if (target < 0) {
+      const Tensor& out = *traced[step.outputs[0].slot];
+      runs.push_back(Run{out.dtype(), Shape(out.sizes().begin(), out.sizes().end()), {}});
+      target = static_cast<int>(runs.size()) - 1;
+    }
+    runs[target].members.push_back(static_cast<int>(i));
+    run_of_step[i] = target;
+    run_of_slot[step.outputs[0].slot] = target;
+  }
+  // A run of one step stays that step.
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const int g = run_of_step[i];
+    if (g >= 0 && runs[g].members.size() < 2) {
+      run_of_step[i] = -1;
+      run_of_slot[steps[i].outputs[0].slot] = -1;
+    }
+  }
+  // A run's result is an output of the fused step when something outside the run reads it.
+  std::vector<bool> read_outside(program.num_slots_, false);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    for (const Program::TensorRef& r : steps[i].tensor_args) {
+      if (run_of_slot[r.slot] >= 0 && run_of_slot[r.slot] != run_of_step[i]) {
+        read_outside[r.slot] = true;
+      }
+    }
+  }
+  for (const Program::Output& o : program.outputs_) {
+    if (o.slot >= 0) read_outside[o.slot] = true;
+  }
+
+  std::vector<Program::Step> fused_steps;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const int g = run_of_step[i];
+    if (g < 0) {
+      fused_steps.push_back(std::move(steps[i]));
+      continue;
+    }
+    const Run& run = runs[g];
+    if (static_cast<int>(i) != run.members.back()) continue;  // the fused step goes last
+    // Registers: inputs in order of first use, then one per member.
+    absl::flat_hash_map<int, int> register_of_slot;
+    Program::Step fused{};
+    for (int m : run.members) {
+      for (const Program::TensorRef& r : steps[m].tensor_args) {
+        if (run_of_slot[r.slot] == g) continue;
+        if (register_of_slot.emplace(r.slot, static_cast<int>(fused.tensor_args.size())).second) {
+          fused.tensor_args.push_back(
+              Program::TensorRef{static_cast<int>(fused.tensor_args.size()), -1, r.slot});
+        }
+      }
+    }
+    const int num_inputs = static_cast<int>(fused.tensor_args.size());
+    std::vector<FusedKernel::Input> inputs;
+    for (const Program::TensorRef& r : fused.tensor_args) {
+      inputs.push_back(FusedKernel::InputFor(*traced[r.slot], run.sizes));
+    }
+    std::vector<FusedKernel::Instr> instrs;
+    std::vector<int> outputs;
+    for (int m : run.members) {
+      const Program::Step& step = steps[m];
+      const int reg = num_inputs + static_cast<int>(instrs.size());
+      FusedKernel::Instr instr{*codes[m], -1, -1};
+      for (const Program::TensorRef& r : step.tensor_args) {
+        (r.value == 0 ? instr.a : instr.b) = register_of_slot.at(r.slot);
+      }
+      instrs.push_back(instr);
+      const int slot = step.outputs[0].slot;
+      register_of_slot[slot] = reg;
+      if (read_outside[slot]) {
+        fused.outputs.push_back(
+            Program::TensorRef{static_cast<int>(outputs.size()), -1, slot});
+        outputs.push_back(reg);
+      }
+    }
+    fused.fused = std::make_shared<const FusedKernel>(run.dtype, run.sizes, std::move(inputs),
+                                                      std::move(instrs), std::move(outputs));
+    fused_steps.push_back(std::move(fused));
+  }
+  steps = std::move(fused_steps);
+}
+
+}  // namespace ft

@@ -1,0 +1,106 @@
+// ft/interpreters/jit/fuse.h
+//
+// Pointwise fusion for jit programs. A Jacobian or Hessian program at small sizes is mostly
+// short runs of elementwise arithmetic on one shape (the Hessian of sum(tanh(Wx)^2) has nine
+// multiplies and adds in a row on its 16x16 basis). Replayed one kernel per op, each pays a
+// result allocation, the kernel's checks and a pass over memory. FusePointwiseSteps merges
+// such runs into one FusedKernel step that computes them chunk by chunk in a small scratch
+// area and allocates only the tensors that are read after the run.
+//
+// What fuses: add, sub, mul, div, neg and square whose operands and result are all float32
+// or all float64 (no type promotion), with only tensor arguments, in a program without
+// in-place writes. Operands may broadcast (a scalar, a row) and have any strides; every
+// member of a run has the run's output shape. These are IEEE basic operations, so the fused
+// arithmetic is bit for bit what the separate kernels compute: the same operation on the
+// same two values, element by element, in the same dtype. Transcendental functions (sin,
+// tanh, exp) stay separate kernels, because a vectorized Eigen function can round
+// differently from its scalar tail, and where a chunk boundary falls would then change
+// results.
+//
+// Ordering. A fused step runs where its last member ran. A member's result read by a step
+// outside the run closes the run before that reader, so every reader of a fused result
+// comes after the fused step, and every operand a member reads was computed before it.
+//
+// Example (Hessian of sum(tanh(Wx)^2), n = 16): before, "%12 = mul(%8, %11)", "%13 =
+// mul(%12, %9)", ... "%22 = add(%21, %20)": nine steps; after, one
+//   "%22 = fused[16, 16] float32(%8, %11, %9, %4, %5, %17) { r6 = mul(r0, r1); ... }".
+#ifndef FT_INTERPRETERS_JIT_FUSE_H_
+#define FT_INTERPRETERS_JIT_FUSE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+namespace ft {
+
+class Program;
+
+class FusedKernel {
+ public:
+  enum class Opcode : uint8_t { kAdd, kSub, kMul, kDiv, kNeg, kSquare };
+  // OpcodeOf: the opcode of the base op named `op`, if fusion supports it.
+  static std::optional<Opcode> OpcodeOf(absl::string_view op);
+  static int Arity(Opcode code) { return code == Opcode::kNeg || code == Opcode::kSquare ? 1 : 2; }
+
+  // Registers [0, num_inputs) hold the inputs; instruction k writes register num_inputs + k.
+  struct Instr {
+    Opcode code;
+    int a;
+    int b;  // -1 for a unary opcode
+  };
+
+  // How an input is read chunk by chunk (decided once, from its traced geometry):
+  //   kContiguous  it has the run's shape, contiguous: a chunk is a pointer into it;
+  //   kFixed       every chunk reads the same values (a scalar, or a block repeating with a
+  //                period that divides the chunk, like a row broadcast down a matrix): they
+  //                are laid out in the input's scratch register once per Run;
+  //   kStrided     anything else: gathered per chunk.
+  struct Input {
+    enum class Access : uint8_t { kContiguous, kFixed, kStrided } access;
+    Shape strides;       // per dim of the run's shape; 0 where the input broadcasts
+    int64_t period = 0;  // kFixed: element k of the run reads the value of element k % period
+  };
+  // InputFor: how an input with `traced`'s geometry is read in a run of shape `sizes`.
+  static Input InputFor(const Tensor& traced, IntArrayRef sizes);
+
+  FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs, std::vector<Instr> instrs,
+              std::vector<int> outputs);
+
+  // Run computes the outputs (fresh contiguous tensors of sizes() and dtype()) from the
+  // inputs, given in register order. Each input has the dtype and the geometry (sizes,
+  // strides) its Input was made for; Program::Run's precondition guarantees that.
+  void Run(const Tensor* const* inputs, Tensor* outputs) const;
+
+  DType dtype() const { return dtype_; }
+  IntArrayRef sizes() const { return sizes_; }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  // ToString: "{ r6 = mul(r0, r1); r7 = neg(r6) } -> r7".
+  std::string ToString() const;
+
+ private:
+  template <typename T>
+  void RunAs(const Tensor* const* inputs, Tensor* outputs) const;
+
+  DType dtype_;
+  Shape sizes_;
+  int64_t numel_;
+  int num_inputs_;
+  std::vector<Input> inputs_;
+  std::vector<Instr> instrs_;
+  std::vector<int> outputs_;    // register of each output
+  std::vector<int> output_of_;  // per register: the output it is, or -1
+};
+
+// FusePointwiseSteps rewrites `program`'s steps as above. traced[s] is the tensor slot s
+// held in the traced run (its dtype and layout decide what fuses).
+void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& traced);
+
+}  // namespace ft
+
+#endif  // FT_INTERPRETERS_JIT_FUSE_H_

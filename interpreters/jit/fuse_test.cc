@@ -1,0 +1,201 @@
+// Tests of pointwise fusion (fuse.h). Two oracles: the same function run eagerly, op by op,
+// on the replay's inputs (the separate kernels fusion replaces; fused results must match
+// them bit for bit), and closed forms computed with loops over the elements.
+#include "interpreters/jit/fuse.h"
+
+#include <cmath>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "dispatch/ops.h"
+#include "interpreters/grad/grad.h"
+#include "interpreters/jit/jit.h"
+#include "interpreters/jit/trace.h"
+#include "interpreters/jvp/jvp.h"
+#include "tensor/factories.h"
+#include "tests/derivative_checks.h"
+#include "tests/test_util.h"
+
+namespace ft {
+namespace {
+
+using testing::Rand;
+
+// ExpectSameBits: same dtype, shape and element values exactly (float32 widens to double
+// exactly, so comparing doubles compares the bits of non-NaN values).
+void ExpectSameBits(const Tensor& actual, const Tensor& expected) {
+  ASSERT_EQ(actual.dtype(), expected.dtype());
+  ASSERT_EQ(Shape(actual.sizes().begin(), actual.sizes().end()),
+            Shape(expected.sizes().begin(), expected.sizes().end()));
+  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], e[i]) << "element " << i;
+}
+
+int CountFused(const Program& p) {
+  const std::string s = p.DebugString();
+  int n = 0;
+  for (size_t at = s.find("fused["); at != std::string::npos; at = s.find("fused[", at + 1)) ++n;
+  return n;
+}
+
+// g(x, y, s) = -((x * y - s) / (y + x)^2): x [rows, 9], y a row [9], s a scalar.
+TensorList Chain(const TensorList& a) {
+  const Tensor& x = a[0];
+  const Tensor& y = a[1];
+  const Tensor& s = a[2];
+  return {neg((x * y - s) / square(y + x))};
+}
+
+double ChainAt(double x, double y, double s) { return -((x * y - s) / ((y + x) * (y + x))); }
+
+TEST(FuseTest, ARunOfArithmeticIsOneStepWithTheKernelsBits) {
+  // 40 x 9 = 360 elements: two chunks, and the row's period (9) does not divide a chunk, so
+  // the row is gathered per chunk.
+  for (int64_t rows : {3, 40}) {
+    const TensorList traced_args = {Rand({rows, 9}, 1) + 2.0, Rand({9}, 2) + 2.0,
+                                    Rand({}, 3)};
+    TraceResult t = Trace(&Chain, traced_args);
+    ASSERT_NE(t.program, nullptr) << t.reason;
+    EXPECT_EQ(t.program->num_steps(), 1) << t.program->DebugString();
+    EXPECT_EQ(CountFused(*t.program), 1);
+    const TensorList args = {Rand({rows, 9}, 4) + 2.0, Rand({9}, 5) + 2.0, Rand({}, 6)};
+    const Tensor out = t.program->Run(args)[0];
+    ExpectSameBits(out, Chain(args)[0]);
+    const std::vector<double> x = args[0].to_vector<double>(), y = args[1].to_vector<double>();
+    const double s = args[2].item<double>();
+    std::vector<double> expected;
+    for (int64_t i = 0; i < rows * 9; ++i) expected.push_back(ChainAt(x[i], y[i % 9], s));
+    EXPECT_TENSOR_NEAR(out, tensor(expected, {rows, 9}), 1e-12);
+  }
+}
+
+TEST(FuseTest, StridedAndBroadcastInputsKeepTheKernelsBits) {
+  // A transposed input (gathered with a stride), a column broadcast across rows, and an
+  // expanded scalar (stride 0 everywhere), float32, over three chunks.
+  const auto f = [](const TensorList& a) {
+    const Tensor xt = transpose(a[0], 0, 1);  // [30, 20], strides [1, 30]
+    return TensorList{(xt * a[1] + a[2]) * xt - a[1]};
+  };
+  const auto args_for = [](uint64_t seed) {
+    return TensorList{to(Rand({20, 30}, seed), kFloat32), to(Rand({30, 1}, seed + 1), kFloat32),
+                      expand(to(Rand({1}, seed + 2), kFloat32), {20})};
+  };
+  TraceResult t = Trace(f, args_for(1));
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(CountFused(*t.program), 1) << t.program->DebugString();
+  const TensorList args = args_for(10);
+  ExpectSameBits(t.program->Run(args)[0], f(args)[0]);
+}
+
+TEST(FuseTest, ResultsReadOutsideARunAreItsOutputs) {
+  // u is returned and read by sin (not fusible), whose result feeds more arithmetic: the
+  // first run ends before sin and keeps u and v; the second run comes after.
+  const auto f = [](const TensorList& a) {
+    const Tensor u = a[0] * a[1];
+    const Tensor v = u + a[1];
+    const Tensor w = sin(u) * v - a[0];
+    return TensorList{u, w * w};
+  };
+  const TensorList traced_args = {Rand({4, 5}, 1), Rand({4, 5}, 2)};
+  TraceResult t = Trace(f, traced_args);
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(CountFused(*t.program), 2) << t.program->DebugString();
+  EXPECT_EQ(t.program->num_steps(), 3) << t.program->DebugString();
+  const TensorList args = {Rand({4, 5}, 3), Rand({4, 5}, 4)};
+  const TensorList replayed = t.program->Run(args), eager = f(args);
+  ExpectSameBits(replayed[0], eager[0]);
+  ExpectSameBits(replayed[1], eager[1]);
+  const std::vector<double> x = args[0].to_vector<double>(), y = args[1].to_vector<double>();
+  std::vector<double> expected;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double w = std::sin(x[i] * y[i]) * (x[i] * y[i] + y[i]) - x[i];
+    expected.push_back(w * w);
+  }
+  EXPECT_TENSOR_NEAR(replayed[1], tensor(expected, {4, 5}), 1e-12);
+}
+
+TEST(FuseTest, RunsOfDifferentShapesStayApart) {
+  // Arithmetic on [5] and on [3, 5] interleaved: one run per shape; the [3, 5] run reads
+  // the [5] run's result, which closes the [5] run first.
+  const auto f = [](const TensorList& a) {
+    const Tensor r = square(a[1]) - a[1];        // [5]
+    const Tensor m = a[0] * r;                   // [3, 5]
+    const Tensor r2 = r * a[1];                  // [5], after m: a new [5] run
+    return TensorList{(m + a[0]) * r2};
+  };
+  TraceResult t = Trace(f, {Rand({3, 5}, 1), Rand({5}, 2)});
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(CountFused(*t.program), 2) << t.program->DebugString();
+  const TensorList args = {Rand({3, 5}, 3), Rand({5}, 4)};
+  ExpectSameBits(t.program->Run(args)[0], f(args)[0]);
+}
+
+TEST(FuseTest, PromotionIntegersAndWritesAreNotFused) {
+  // float32 * float64 promotes: the kernels convert, so those steps stay kernels.
+  const auto mixed = [](const TensorList& a) { return TensorList{(a[0] * a[1]) * a[1]}; };
+  TraceResult t = Trace(mixed, {to(Rand({4}, 1), kFloat32), Rand({4}, 2)});
+  ASSERT_NE(t.program, nullptr);
+  EXPECT_EQ(CountFused(*t.program), 0) << t.program->DebugString();
+  // int64 arithmetic wraps in the kernels: never fused.
+  const auto ints = [](const TensorList& a) { return TensorList{(a[0] * a[0]) + a[0]}; };
+  t = Trace(ints, {tensor(std::vector<int64_t>{1, 2, 3})});
+  ASSERT_NE(t.program, nullptr);
+  EXPECT_EQ(CountFused(*t.program), 0) << t.program->DebugString();
+  EXPECT_EQ(t.program->Run({tensor(std::vector<int64_t>{4, 5, 6})})[0].to_vector<int64_t>(),
+            (std::vector<int64_t>{20, 30, 42}));
+  // A program with an in-place write keeps its order: nothing fuses.
+  const auto writes = [](const TensorList& a) {
+    Tensor y = a[0] * a[0];
+    add_(y, a[0]);
+    return TensorList{y * a[0] + a[0]};
+  };
+  t = Trace(writes, {Rand({4}, 3)});
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(CountFused(*t.program), 0) << t.program->DebugString();
+  const Tensor x = Rand({4}, 4);
+  ExpectSameBits(t.program->Run({x})[0], writes({x})[0]);
+}
+
+TEST(FuseTest, EmptyAndZeroDimRuns) {
+  const auto f = [](const TensorList& a) { return TensorList{(a[0] * a[0] - a[0]) / 2.0}; };
+  for (const Shape& shape : {Shape{0, 3}, Shape{}}) {
+    TraceResult t = Trace(f, {Rand(shape, 1)});
+    ASSERT_NE(t.program, nullptr) << t.reason;
+    EXPECT_EQ(CountFused(*t.program), 1) << t.program->DebugString();
+    const Tensor x = Rand(shape, 2);
+    ExpectSameBits(t.program->Run({x})[0], f({x})[0]);
+  }
+}
+
+TEST(FuseTest, TheHessianProgramIsTheUnfusedProgramBitForBit) {
+  // float32 Hessian of sum(tanh(W x)^2), n = 16: the benchmark's program. Fused and unfused
+  // replays of one trace's calls on a new input agree exactly, and with the closed form.
+  const Tensor w = to(Rand({16, 16}, 1), kFloat32);
+  const TensorListFn h =
+      hessian([w](const TensorList& a) { return sum(square(tanh(matmul(w, a[0])))); });
+  const Tensor x0 = to(Rand({16}, 2), kFloat32);
+  TraceResult fused = Trace(h, {x0});
+  TraceOptions off;
+  off.fuse_pointwise = false;
+  TraceResult unfused = Trace(h, {x0}, off);
+  ASSERT_NE(fused.program, nullptr) << fused.reason;
+  ASSERT_NE(unfused.program, nullptr) << unfused.reason;
+  EXPECT_LT(fused.program->num_steps(), unfused.program->num_steps() - 8)
+      << fused.program->DebugString();
+  const Tensor x = to(Rand({16}, 3), kFloat32);
+  const Tensor got = fused.program->Run({x})[0];
+  ExpectSameBits(got, unfused.program->Run({x})[0]);
+  ExpectSameBits(got, h({x})[0]);
+}
+
+TEST(FuseTest, JitFusesByDefault) {
+  JitFunction j = jit(&Chain);
+  const TensorList args = {Rand({3, 9}, 1) + 2.0, Rand({9}, 2) + 2.0, Rand({}, 3)};
+  j(args);
+  EXPECT_EQ(CountFused(*j.program(args)), 1);
+  const TensorList next = {Rand({3, 9}, 4) + 2.0, Rand({9}, 5) + 2.0, Rand({}, 6)};
+  ExpectSameBits(j(next)[0], Chain(next)[0]);
+}
+
+}  // namespace
+}  // namespace ft
