@@ -29,8 +29,10 @@
 // without in-place writes, a call repeating an earlier one (same op, same argument slots and
 // values) reuses its results, unless they are returned (returned tensors stay separate, as
 // eagerly); calls that neither reach an output nor write a buffer are dropped; each slot is
-// released after its last use. Kernels choose layouts from input layouts only, so the
-// replayed buffers have the traced layouts and the recorded geometry stays valid.
+// released after its last use; runs of elementwise arithmetic become fused steps (fuse.h,
+// unless TraceOptions::fuse_pointwise is off). Kernels choose layouts from input layouts
+// only, so the replayed buffers have the traced layouts and the recorded geometry stays
+// valid. A replay runs each kernel through its op's DirectKernel when it has one.
 //
 // When a trace cannot be replayed (TraceResult::program is null, `reason` says why):
 //   - f read element values outside an op (item(), data(), to_vector()): it may branch on
