@@ -50,8 +50,10 @@ MatrixArg AsMatrix(const Tensor& t, bool as_row) {
     }
     return m;
   }
-  m.batch_sizes.assign(t.sizes().begin(), t.sizes().end() - 2);
-  m.batch_strides.assign(t.strides().begin(), t.strides().end() - 2);
+  if (r > 2) {  // a plain matrix has no batch dims: skip the (empty) copies
+    m.batch_sizes.assign(t.sizes().begin(), t.sizes().end() - 2);
+    m.batch_strides.assign(t.strides().begin(), t.strides().end() - 2);
+  }
   m.rows = t.sizes()[r - 2];
   m.cols = t.sizes()[r - 1];
   m.rs = t.strides()[r - 2];
@@ -303,15 +305,28 @@ std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
           fn(ConstColMap<T>(p, m.rows, m.cols, Eigen::OuterStride<>(m.cs)));
         }
       };
-      OutMap<T> c(out.data<T>(), ma.rows, mb.cols);
-      with_map(ma, la, [&](const auto& am) {
-        with_map(mb, lb, [&](const auto& bm) {
-          if (mb.cols == 1) {
-            c.col(0).noalias() = am * bm.col(0);  // a matrix-vector product
+      T* po = static_cast<T*>(out.impl()->raw_data());
+      if (mb.cols == 1) {
+        // A matrix-vector product into a plain vector: Eigen then knows both vectors'
+        // inner strides, so it neither copies the operand nor zeroes the result with a
+        // strided scalar loop; and the result is a fresh buffer, 16-byte aligned
+        // (storage.h), so zeroing it needs no run-time alignment arithmetic.
+        using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+        Eigen::Map<Vector, Eigen::Aligned16> c(po, ma.rows);
+        const T* pb = static_cast<const T*>(mb.t.impl()->raw_data());
+        with_map(ma, la, [&](const auto& am) {
+          if (mb.rs == 1) {
+            c.noalias() = am * Eigen::Map<const Vector>(pb, mb.rows);
           } else {
-            c.noalias() = am * bm;
+            c.noalias() = am * Eigen::Map<const Vector, Eigen::Unaligned, Eigen::InnerStride<>>(
+                                   pb, mb.rows, Eigen::InnerStride<>(mb.rs));
           }
         });
+        return;
+      }
+      OutMap<T> c(po, ma.rows, mb.cols);
+      with_map(ma, la, [&](const auto& am) {
+        with_map(mb, lb, [&](const auto& bm) { c.noalias() = am * bm; });
       });
     }
   });
