@@ -241,11 +241,12 @@ std::string FusedKernel::ToString() const {
 
 void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& traced) {
   std::vector<Program::Step>& steps = program.steps_;
-  // The step's opcode when it can join a run: a supported op on tensors only, one
+  // The step's opcode when it can join a run: a supported built-in op on tensors only, one
   // contiguous float32/float64 result, operands of the result's dtype.
   const auto fusible_opcode = [&traced](const Program::Step& step)
       -> std::optional<FusedKernel::Opcode> {
-    if (step.op == nullptr || step.outputs.size() != 1 || step.outputs[0].slot < 0) {
+    if (step.op == nullptr || !OpRegistry::Global().is_builtin(*step.op) ||
+        step.outputs.size() != 1 || step.outputs[0].slot < 0) {
       return std::nullopt;
     }
     const std::optional<FusedKernel::Opcode> code = FusedKernel::OpcodeOf(step.op->name());
