@@ -40,11 +40,8 @@ ValueList PlainApply(const FunctionSpecPtr& spec, ValueList& args) {
   NoGradGuard no_grad;
   NoFwdGradGuard no_fwd_grad;
   if (spec->plain_apply) return spec->plain_apply(args);
-  ValueList outputs = spec->forward(args);
   FunctionCtx ctx;
-  spec->setup_context(ctx, args, outputs);
-  custom_function::CheckReturnedInputsNotSaved(*spec, ctx, args, outputs);
-  return outputs;
+  return custom_function::ForwardWithContext(*spec, ctx, args);
 }
 
 HigherOrderOperator<FunctionSpecPtr>& CustomFunctionCallOp() {

@@ -174,6 +174,10 @@ struct FunctionSpec {
   // Optional: forward and setup_context together, for a call with no transform active (whose
   // ctx nobody reads afterwards). A generated Vmapped<Name> runs both under one vmap level.
   std::function<ValueList(const ValueList& args)> plain_apply;
+  // Optional: forward, then setup_context on `ctx` with the same inputs and forward's outputs,
+  // unboxing the arguments once and handing setup_context the typed outputs (function.h
+  // sets it). Where present, it replaces the forward and setup_context pair.
+  std::function<ValueList(FunctionCtx& ctx, const ValueList& args)> forward_with_context;
   bool generate_vmap_rule = false;
   bool once_differentiable = false;
   // For a generated Vmapped<Name>: where its forward left each output's batch dim.

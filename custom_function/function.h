@@ -237,6 +237,12 @@ const std::shared_ptr<const FunctionSpec>& SpecFor() {
                               const ValueList& outputs) {
       F::setup_context(ctx, ToInputs<Inputs>(inputs, name), UnflattenOutput<R>(outputs, name));
     };
+    s->forward_with_context = [name](FunctionCtx& ctx, const ValueList& args) {
+      const Inputs inputs = ToInputs<Inputs>(args, name);
+      R out = std::apply([](const auto&... a) { return F::forward(a...); }, inputs);
+      F::setup_context(ctx, inputs, out);
+      return FlattenOutput<R>(std::move(out));
+    };
     if constexpr (HasBackward<F>) {
       s->backward = [](FunctionCtx& ctx, const TensorList& g) -> TensorList {
         return F::backward(ctx, g);

@@ -29,6 +29,16 @@ std::vector<int> OutputSources(const ValueList& args, const ValueList& outputs) 
   return sources;
 }
 
+ValueList ForwardWithContext(const FunctionSpec& spec, FunctionCtx& ctx, const ValueList& args) {
+  // One initialization (no move-assignment): a ValueList's elements live inline, so every
+  // move walks and destroys them.
+  ValueList outputs =
+      spec.forward_with_context ? spec.forward_with_context(ctx, args) : spec.forward(args);
+  if (!spec.forward_with_context) spec.setup_context(ctx, args, outputs);
+  CheckReturnedInputsNotSaved(spec, ctx, args, outputs);
+  return outputs;
+}
+
 void CheckReturnedInputsNotSaved(const FunctionSpec& spec, const FunctionCtx& ctx,
                                  const ValueList& args, const ValueList& outputs) {
   if (ctx.saved_for_backward().empty() && ctx.saved_for_forward().empty()) return;

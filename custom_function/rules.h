@@ -25,6 +25,11 @@ std::vector<int> OutputSources(const ValueList& args, const ValueList& outputs);
 void CheckReturnedInputsNotSaved(const FunctionSpec& spec, const FunctionCtx& ctx,
                                  const ValueList& args, const ValueList& outputs);
 
+// ForwardWithContext runs spec's forward and setup_context on `ctx` (through
+// forward_with_context when the spec has it), then CheckReturnedInputsNotSaved. The caller
+// sets the grad modes.
+ValueList ForwardWithContext(const FunctionSpec& spec, FunctionCtx& ctx, const ValueList& args);
+
 // ReductifyLeaf: a gradient (or tangent) `g` computed under a temporary vmap, batched at
 // g_bdim (or not), brought to the batch dim of the input (or output) it is for, in_bdim:
 // summed over the batch when the input is not batched, broadcast over it when only the input

@@ -236,11 +236,8 @@ FunctionSpecPtr Vmapify(const FunctionSpecPtr& original, const InDims& in_dims,
   spec->plain_apply = [original, in_dims, out_dims, restore](const ValueList& args) {
     auto [outputs, dims] = restore(
         [&](const ValueList& batched) {
-          ValueList outs = original->forward(batched);
           FunctionCtx ctx;
-          original->setup_context(ctx, batched, outs);
-          CheckReturnedInputsNotSaved(*original, ctx, batched, outs);
-          return outs;
+          return ForwardWithContext(*original, ctx, batched);
         },
         args, in_dims);
     *out_dims = dims;
@@ -364,11 +361,8 @@ ValueList GeneratedVmapRule(VmapInterpreter& vmap, const FunctionSpecPtr& spec,
     // building it. Modes as in the plain apply (custom_function_call.cc).
     NoGradGuard no_grad;
     NoFwdGradGuard no_fwd_grad;
-    ValueList outputs = spec->forward(args);
     FunctionCtx ctx;
-    spec->setup_context(ctx, args, outputs);
-    CheckReturnedInputsNotSaved(*spec, ctx, args, outputs);
-    return outputs;
+    return ForwardWithContext(*spec, ctx, args);
   }
   auto [inner, in_dims] = UnwrapLevel(args, level);
   FunctionSpecPtr vmapped = Vmapify(spec, in_dims, vmap);
