@@ -30,7 +30,6 @@
 #include <optional>
 #include <string>
 #include <typeindex>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -119,9 +118,7 @@ class FunctionCtx {
   // e.g. a shape setup_context records for backward (Python's `ctx.x_shape = ...`).
   template <typename T>
   T& state() {
-    std::any& slot = state_[std::type_index(typeid(T))];
-    if (!slot.has_value()) slot.emplace<T>();
-    return *std::any_cast<T>(&slot);
+    return keyed_state<T>(nullptr);
   }
 
   // ---- for the transforms' rules ----
@@ -129,7 +126,10 @@ class FunctionCtx {
   // records by its Vmapped spec, so nested Vmapped levels sharing a ctx keep theirs apart).
   template <typename T>
   T& keyed_state(const void* key) {
-    std::any& slot = keyed_state_[{std::type_index(typeid(T)), key}];
+    // Allocated on first use: most contexts hold no state, and a call under vmap builds and
+    // drops one per Function call.
+    if (state_ == nullptr) state_ = std::make_unique<StateMap>();
+    std::any& slot = (*state_)[{std::type_index(typeid(T)), key}];
     if (!slot.has_value()) slot.emplace<T>();
     return *std::any_cast<T>(&slot);
   }
@@ -154,8 +154,9 @@ class FunctionCtx {
   std::vector<bool> needs_input_grad_;
   Phase phase_ = Phase::kBackward;
   const SavedTensors* saved_override_ = nullptr;
-  std::unordered_map<std::type_index, std::any> state_;
-  std::map<std::pair<std::type_index, const void*>, std::any> keyed_state_;
+  // state<T>() and keyed_state<T>(key), by type and key (nullptr for state<T>()).
+  using StateMap = std::map<std::pair<std::type_index, const void*>, std::any>;
+  std::unique_ptr<StateMap> state_;
 };
 
 // FunctionSpec: a Function with its types erased (boxed arguments and outputs). Built from a

@@ -241,7 +241,7 @@ const std::shared_ptr<const FunctionSpec>& SpecFor() {
       const Inputs inputs = ToInputs<Inputs>(args, name);
       R out = std::apply([](const auto&... a) { return F::forward(a...); }, inputs);
       F::setup_context(ctx, inputs, out);
-      return FlattenOutput<R>(std::move(out));
+      return FlattenOutput<R>(out);
     };
     if constexpr (HasBackward<F>) {
       s->backward = [](FunctionCtx& ctx, const TensorList& g) -> TensorList {
@@ -297,8 +297,7 @@ class Function {
       }(std::make_index_sequence<arity - sizeof...(Args)>());
     }
     const std::shared_ptr<const FunctionSpec>& spec = internal::SpecFor<F>();
-    ValueList out = CallCustomFunction(spec, operands);
-    return internal::UnflattenOutput<R>(out, spec->name);
+    return internal::UnflattenOutput<R>(CallCustomFunction(spec, operands), spec->name);
   }
 };
 
