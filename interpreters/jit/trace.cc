@@ -436,15 +436,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     FusePointwiseSteps(*program, traced);
   }
 
-  // Release each slot after its last reader (outputs never): a kernel step moves the tensor
-  // into its last reference, a view step drops it afterwards.
-  std::vector<int> last_use(next, -1);
-  for (int i = 0; i < program->num_steps(); ++i) {
-    for (const Program::TensorRef& r : program->steps_[i].tensor_args) last_use[r.slot] = i;
-  }
-  for (const Program::Output& o : program->outputs_) {
-    if (o.slot >= 0) last_use[o.slot] = program->num_steps();
-  }
+  // Kernel steps that fit run through their op's DirectKernel.
   for (Program::Step& step : program->steps_) {
     if (step.op == nullptr || step.op->direct_kernel() == nullptr) continue;
     const bool fits =
@@ -453,6 +445,17 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
         absl::c_all_of(step.tensor_args,
                        [](const Program::TensorRef& r) { return r.element < 0; });
     if (fits) step.direct = step.op->direct_kernel();
+  }
+
+  // Release each slot after its last reader (outputs never): a kernel step marks its last
+  // reference (the boxed path moves the tensor into the call, the direct path drops it after
+  // the call); a view or fused step drops it afterwards.
+  std::vector<int> last_use(next, -1);
+  for (int i = 0; i < program->num_steps(); ++i) {
+    for (const Program::TensorRef& r : program->steps_[i].tensor_args) last_use[r.slot] = i;
+  }
+  for (const Program::Output& o : program->outputs_) {
+    if (o.slot >= 0) last_use[o.slot] = program->num_steps();
   }
   for (int s = 0; s < next; ++s) {
     if (last_use[s] < 0 || last_use[s] >= program->num_steps()) continue;
