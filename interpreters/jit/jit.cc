@@ -23,7 +23,7 @@ using Signature = absl::InlinedVector<int64_t, 32>;
 // VisitSignature feeds each integer of the signature of `inputs` to `sink`; returns false
 // when the call must run eagerly instead (see jit.h, Semantics).
 template <typename Sink>
-bool VisitSignature(const TensorList& inputs, Sink&& sink) {
+bool VisitSignature(absl::Span<const Tensor> inputs, Sink&& sink) {
   if (!LayerStack::empty() || CurrentBaseCallObserver() != nullptr ||
       internal::tls_value_read_observer != nullptr) {
     return false;
@@ -51,12 +51,12 @@ bool VisitSignature(const TensorList& inputs, Sink&& sink) {
   return true;
 }
 
-bool MakeSignature(const TensorList& inputs, Signature& sig) {
+bool MakeSignature(absl::Span<const Tensor> inputs, Signature& sig) {
   return VisitSignature(inputs, [&sig](int64_t v) { sig.push_back(v); });
 }
 
 // Matches: whether `inputs` have signature `sig`, without building theirs.
-bool Matches(const TensorList& inputs, const Signature& sig) {
+bool Matches(absl::Span<const Tensor> inputs, const Signature& sig) {
   size_t i = 0;
   bool same = true;
   const bool traceable = VisitSignature(inputs, [&](int64_t v) {
@@ -95,7 +95,7 @@ JitFunction::JitFunction(Fn f, TraceOptions options) : state_(std::make_shared<S
   state_->options = options;
 }
 
-TensorList JitFunction::operator()(const TensorList& inputs) const {
+TensorList JitFunction::operator()(absl::Span<const Tensor> inputs) const {
   State& s = *state_;
   const Entry* last = s.last.load(std::memory_order_acquire);
   if (last != nullptr && last->program != nullptr && Matches(inputs, last->signature)) {
@@ -105,7 +105,7 @@ TensorList JitFunction::operator()(const TensorList& inputs) const {
   Signature sig;
   if (!MakeSignature(inputs, sig)) {
     s.eager_calls.fetch_add(1, std::memory_order_relaxed);
-    return s.f(inputs);
+    return s.f(TensorList(inputs.begin(), inputs.end()));
   }
   if (const Entry* entry = s.Find(sig)) {
     s.last.store(entry, std::memory_order_release);
@@ -114,10 +114,10 @@ TensorList JitFunction::operator()(const TensorList& inputs) const {
       return entry->program->Run(inputs);
     }
     s.eager_calls.fetch_add(1, std::memory_order_relaxed);
-    return s.f(inputs);
+    return s.f(TensorList(inputs.begin(), inputs.end()));
   }
 
-  TraceResult traced = Trace(s.f, inputs, s.options);
+  TraceResult traced = Trace(s.f, TensorList(inputs.begin(), inputs.end()), s.options);
   auto fresh = std::make_shared<const Entry>(
       Entry{sig, std::move(traced.program), std::move(traced.reason)});
   const Entry* entry;
@@ -146,14 +146,14 @@ JitStats JitFunction::stats() const {
   return r;
 }
 
-std::shared_ptr<const Program> JitFunction::program(const TensorList& inputs) const {
+std::shared_ptr<const Program> JitFunction::program(absl::Span<const Tensor> inputs) const {
   Signature sig;
   if (!MakeSignature(inputs, sig)) return nullptr;
   const Entry* entry = state_->Find(sig);
   return entry == nullptr ? nullptr : entry->program;
 }
 
-std::string JitFunction::untraceable_reason(const TensorList& inputs) const {
+std::string JitFunction::untraceable_reason(absl::Span<const Tensor> inputs) const {
   Signature sig;
   if (!MakeSignature(inputs, sig)) return "";
   const Entry* entry = state_->Find(sig);

@@ -41,6 +41,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/types/span.h"
 #include "interpreters/jit/trace.h"
 #include "tensor/tensor.h"
 
@@ -60,16 +61,17 @@ class JitFunction {
 
   explicit JitFunction(Fn f, TraceOptions options = {});
 
-  // operator() returns f(inputs): traced, replayed or eager as described above.
-  TensorList operator()(const TensorList& inputs) const;
+  // operator() returns f(inputs): traced, replayed or eager as described above. It takes a
+  // TensorList or a braced list (jac({x, w})); a replay builds no list of its inputs.
+  TensorList operator()(absl::Span<const Tensor> inputs) const;
 
   JitStats stats() const;
 
   // program returns the replayable program for the signature of `inputs`, or null (not
   // traced yet, or untraceable). untraceable_reason returns why that signature's trace
   // cannot be replayed, or "" if it can or was not traced.
-  std::shared_ptr<const Program> program(const TensorList& inputs) const;
-  std::string untraceable_reason(const TensorList& inputs) const;
+  std::shared_ptr<const Program> program(absl::Span<const Tensor> inputs) const;
+  std::string untraceable_reason(absl::Span<const Tensor> inputs) const;
 
  private:
   struct State;

@@ -491,7 +491,7 @@ void Program::RunDirect(const Step& step, Tensor* slots) {
   for (int s : step.release) slots[s] = Tensor();
 }
 
-TensorList Program::Run(const TensorList& inputs) const {
+TensorList Program::Run(absl::Span<const Tensor> inputs) const {
   if (static_cast<int>(inputs.size()) != num_inputs_) {
     ThrowError("jit: the program was traced with ", num_inputs_, " inputs but got ",
                inputs.size());

@@ -65,6 +65,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "dispatch/operator.h"
 #include "dispatch/value.h"
 #include "tensor/dtype.h"
@@ -79,7 +80,7 @@ class Program {
  public:
   // Run replays the program on `inputs` and returns the outputs. Throws ft::Error when the
   // input count differs; kernels throw as they would eagerly (e.g. an index out of range).
-  TensorList Run(const TensorList& inputs) const;
+  TensorList Run(absl::Span<const Tensor> inputs) const;
 
   int num_inputs() const { return num_inputs_; }
   // num_steps: the kernel calls one Run makes (after folding and dead-code removal).
