@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 #include "Eigen/Core"
@@ -24,23 +25,16 @@ using Map = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <typename T>
 using ConstMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
-const char* OpcodeName(FusedKernel::Opcode code) {
-  switch (code) {
-    case FusedKernel::Opcode::kAdd:
-      return "add";
-    case FusedKernel::Opcode::kSub:
-      return "sub";
-    case FusedKernel::Opcode::kMul:
-      return "mul";
-    case FusedKernel::Opcode::kDiv:
-      return "div";
-    case FusedKernel::Opcode::kNeg:
-      return "neg";
-    case FusedKernel::Opcode::kSquare:
-      return "square";
-  }
-  return "?";
-}
+// The base op each opcode computes and its arity, in Opcode order: the one table OpcodeOf,
+// Arity and the printed form read.
+struct OpcodeInfo {
+  const char* op;
+  int arity;
+};
+constexpr OpcodeInfo kOpcodes[] = {{"add", 2}, {"sub", 2}, {"mul", 2},
+                                   {"div", 2}, {"neg", 1}, {"square", 1}};
+
+const OpcodeInfo& Info(FusedKernel::Opcode code) { return kOpcodes[static_cast<int>(code)]; }
 
 // Scratch: this thread's chunk registers, grown on demand and reused by every fused step.
 template <typename T>
@@ -104,13 +98,13 @@ void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, i
 }  // namespace
 
 std::optional<FusedKernel::Opcode> FusedKernel::OpcodeOf(absl::string_view op) {
-  static const auto* const table = new absl::flat_hash_map<std::string, Opcode>{
-      {"add", Opcode::kAdd}, {"sub", Opcode::kSub},       {"mul", Opcode::kMul},
-      {"div", Opcode::kDiv}, {"neg", Opcode::kNeg},       {"square", Opcode::kSquare}};
-  auto it = table->find(op);
-  if (it == table->end()) return std::nullopt;
-  return it->second;
+  for (int k = 0; k < static_cast<int>(std::size(kOpcodes)); ++k) {
+    if (op == kOpcodes[k].op) return static_cast<Opcode>(k);
+  }
+  return std::nullopt;
 }
+
+int FusedKernel::Arity(Opcode code) { return Info(code).arity; }
 
 FusedKernel::Input FusedKernel::InputFor(const Tensor& traced, IntArrayRef sizes) {
   Input in{Input::Access::kStrided, {}, 0};
@@ -230,7 +224,7 @@ std::string FusedKernel::ToString() const {
   for (size_t k = 0; k < instrs_.size(); ++k) {
     const Instr& instr = instrs_[k];
     absl::StrAppend(&out, k == 0 ? " " : "; ", "r", num_inputs_ + static_cast<int>(k), " = ",
-                    OpcodeName(instr.code), "(r", instr.a);
+                    Info(instr.code).op, "(r", instr.a);
     if (instr.b >= 0) absl::StrAppend(&out, ", r", instr.b);
     absl::StrAppend(&out, ")");
   }

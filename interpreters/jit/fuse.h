@@ -46,7 +46,7 @@ class FusedKernel {
   enum class Opcode : uint8_t { kAdd, kSub, kMul, kDiv, kNeg, kSquare };
   // OpcodeOf: the opcode of the base op named `op`, if fusion supports it.
   static std::optional<Opcode> OpcodeOf(absl::string_view op);
-  static int Arity(Opcode code) { return code == Opcode::kNeg || code == Opcode::kSquare ? 1 : 2; }
+  static int Arity(Opcode code);
 
   // Registers [0, num_inputs) hold the inputs; instruction k writes register num_inputs + k.
   struct Instr {
