@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <type_traits>
 #include <utility>
 
 #include "Eigen/Core"
@@ -95,6 +96,55 @@ void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, i
   }
 }
 
+// Compute writes op(a, b()) into o, element by element; a and b() are each an array of o's
+// size or one scalar (Eigen broadcasts it, reading nothing per element). b is a callable
+// because a unary opcode has no second operand to build.
+template <typename Out, typename A, typename B>
+void Compute(FusedKernel::Opcode code, Out& o, const A& a, const B& b) {
+  using Opcode = FusedKernel::Opcode;
+  if constexpr (std::is_arithmetic_v<A>) {
+    // A scalar first operand: only binary opcodes reach here (see the constructor).
+    switch (code) {
+      case Opcode::kAdd:
+        o = a + b();
+        break;
+      case Opcode::kSub:
+        o = a - b();
+        break;
+      case Opcode::kMul:
+        o = a * b();
+        break;
+      case Opcode::kDiv:
+        o = a / b();
+        break;
+      case Opcode::kNeg:
+      case Opcode::kSquare:
+        FT_CHECK(false);
+    }
+  } else {
+    switch (code) {
+      case Opcode::kAdd:
+        o = a + b();
+        break;
+      case Opcode::kSub:
+        o = a - b();
+        break;
+      case Opcode::kMul:
+        o = a * b();
+        break;
+      case Opcode::kDiv:
+        o = a / b();
+        break;
+      case Opcode::kNeg:
+        o = -a;
+        break;
+      case Opcode::kSquare:
+        o = a.square();
+        break;
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<FusedKernel::Opcode> FusedKernel::OpcodeOf(absl::string_view op) {
@@ -147,6 +197,30 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
       output_of_(num_inputs_ + instrs_.size(), -1) {
   FT_CHECK(dtype_ == kFloat32 || dtype_ == kFloat64);
   for (size_t k = 0; k < outputs_.size(); ++k) output_of_[outputs_[k]] = static_cast<int>(k);
+  // A one-value input is read as a scalar when every instruction reading it pairs it with
+  // an array (x * s, s - x); otherwise (neg(s), s + s) it is laid out like any fixed input.
+  const auto one_value = [this](int reg) {
+    return reg >= 0 && reg < num_inputs_ && inputs_[reg].access == Input::Access::kFixed &&
+           inputs_[reg].period == 1;
+  };
+  std::vector<bool> as_scalar(num_inputs_);
+  for (int i = 0; i < num_inputs_; ++i) as_scalar[i] = one_value(i);
+  for (const Instr& instr : instrs_) {
+    if (instr.b < 0 || (one_value(instr.a) && one_value(instr.b))) {
+      for (int reg : {instr.a, instr.b}) {
+        if (one_value(reg)) as_scalar[reg] = false;
+      }
+    }
+  }
+  for (int i = 0; i < num_inputs_; ++i) {
+    if (as_scalar[i]) inputs_[i].access = Input::Access::kScalar;
+  }
+  const auto scalar = [&](int reg) { return reg >= 0 && reg < num_inputs_ && as_scalar[reg]; };
+  for (const Instr& instr : instrs_) {
+    forms_.push_back(scalar(instr.b)   ? Form::kScalarB
+                     : scalar(instr.a) ? Form::kScalarA
+                                       : Form::kArrays);
+  }
 }
 
 void FusedKernel::Run(const Tensor* const* inputs, Tensor* outputs) const {
@@ -173,7 +247,9 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs) const {
   absl::InlinedVector<const T*, 16> data(num_inputs_);
   for (int i = 0; i < num_inputs_; ++i) {
     data[i] = static_cast<const T*>(inputs[i]->impl()->raw_data());
-    if (inputs_[i].access == Input::Access::kFixed) {
+    if (inputs_[i].access == Input::Access::kScalar) {
+      reg[i] = data[i];  // its one value; forms_ says which instructions read it so
+    } else if (inputs_[i].access == Input::Access::kFixed) {
       FillFixed(data[i], inputs_[i], sizes_, std::min(kChunk, numel_), scratch_of(i));
       reg[i] = scratch_of(i);
     }
@@ -193,25 +269,17 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs) const {
       const int r = num_inputs_ + static_cast<int>(k);
       T* dst = output_of_[r] >= 0 ? out_data[output_of_[r]] + begin : scratch_of(r);
       Map<T> o(dst, n);
-      ConstMap<T> a(reg[instr.a], n);
-      switch (instr.code) {
-        case Opcode::kAdd:
-          o = a + ConstMap<T>(reg[instr.b], n);
+      switch (forms_[k]) {
+        case Form::kArrays:
+          Compute(instr.code, o, ConstMap<T>(reg[instr.a], n), [&] {
+            return ConstMap<T>(reg[instr.b], n);
+          });
           break;
-        case Opcode::kSub:
-          o = a - ConstMap<T>(reg[instr.b], n);
+        case Form::kScalarB:
+          Compute(instr.code, o, ConstMap<T>(reg[instr.a], n), [&] { return *reg[instr.b]; });
           break;
-        case Opcode::kMul:
-          o = a * ConstMap<T>(reg[instr.b], n);
-          break;
-        case Opcode::kDiv:
-          o = a / ConstMap<T>(reg[instr.b], n);
-          break;
-        case Opcode::kNeg:
-          o = -a;
-          break;
-        case Opcode::kSquare:
-          o = a.square();
+        case Form::kScalarA:
+          Compute(instr.code, o, *reg[instr.a], [&] { return ConstMap<T>(reg[instr.b], n); });
           break;
       }
       reg[r] = dst;

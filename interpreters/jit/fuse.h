@@ -57,12 +57,17 @@ class FusedKernel {
 
   // How an input is read chunk by chunk (decided once, from its traced geometry):
   //   kContiguous  it has the run's shape, contiguous: a chunk is a pointer into it;
-  //   kFixed       every chunk reads the same values (a scalar, or a block repeating with a
-  //                period that divides the chunk, like a row broadcast down a matrix): they
-  //                are laid out in the input's scratch register once per Run;
+  //   kScalar      every element reads one value (a 0-d tensor, or one expanded), and every
+  //                instruction that reads it is binary with a non-scalar other operand:
+  //                those instructions read the value itself (x * s), nothing is laid out;
+  //   kFixed       every chunk reads the same values (a scalar used otherwise, or a block
+  //                repeating with a period that divides the chunk, like a row broadcast
+  //                down a matrix): they are laid out in the input's scratch register once
+  //                per Run;
   //   kStrided     anything else: gathered per chunk.
+  // InputFor never returns kScalar: the constructor decides it from the instructions.
   struct Input {
-    enum class Access : uint8_t { kContiguous, kFixed, kStrided } access;
+    enum class Access : uint8_t { kContiguous, kScalar, kFixed, kStrided } access;
     Shape strides;       // per dim of the run's shape; 0 where the input broadcasts
     int64_t period = 0;  // kFixed: element k of the run reads the value of element k % period
   };
@@ -87,12 +92,16 @@ class FusedKernel {
   template <typename T>
   void RunAs(const Tensor* const* inputs, Tensor* outputs) const;
 
+  // Which operands of an instruction are kScalar inputs (at most one, see Input).
+  enum class Form : uint8_t { kArrays, kScalarB, kScalarA };
+
   DType dtype_;
   Shape sizes_;
   int64_t numel_;
   int num_inputs_;
   std::vector<Input> inputs_;
   std::vector<Instr> instrs_;
+  std::vector<Form> forms_;     // per instruction
   std::vector<int> outputs_;    // register of each output
   std::vector<int> output_of_;  // per register: the output it is, or -1
 };

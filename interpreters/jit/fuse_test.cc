@@ -87,6 +87,39 @@ TEST(FuseTest, StridedAndBroadcastInputsKeepTheKernelsBits) {
   ExpectSameBits(t.program->Run(args)[0], f(args)[0]);
 }
 
+TEST(FuseTest, ScalarOperandsOnEitherSideKeepTheKernelsBits) {
+  // s (0-d) meets arrays on both sides of every binary opcode, so the fused step reads it
+  // as a value; c (one value expanded to [300]) is also negated and added to itself, so it
+  // is laid out like a row. 300 elements: two chunks. float32 and float64.
+  const auto f = [](const TensorList& a) {
+    const Tensor& x = a[0];
+    const Tensor& s = a[1];
+    const Tensor& c = a[2];
+    const Tensor t = ((s - x) * s + s / x) - (x / s - s) + (x * c - neg(c)) * (c + c);
+    return TensorList{t + (s + x)};
+  };
+  const auto at = [](double x, double s, double c) {
+    return ((s - x) * s + s / x) - (x / s - s) + (x * c + c) * (c + c) + (s + x);
+  };
+  for (DType dtype : {kFloat32, kFloat64}) {
+    const auto args_for = [dtype](uint64_t seed) {
+      return TensorList{to(Rand({300}, seed) + 1.0, dtype), to(Rand({}, seed + 1) + 1.0, dtype),
+                        expand(to(Rand({1}, seed + 2), dtype), {300})};
+    };
+    TraceResult t = Trace(f, args_for(1));
+    ASSERT_NE(t.program, nullptr) << t.reason;
+    EXPECT_EQ(t.program->num_steps(), 1) << t.program->DebugString();
+    const TensorList args = args_for(7);
+    const Tensor out = t.program->Run(args)[0];
+    ExpectSameBits(out, f(args)[0]);
+    const std::vector<double> x = args[0].to_vector<double>(), c = args[2].to_vector<double>();
+    const double s = args[1].item<double>();
+    std::vector<double> expected;
+    for (size_t i = 0; i < x.size(); ++i) expected.push_back(at(x[i], s, c[i]));
+    EXPECT_TENSOR_NEAR(out, to(tensor(expected, {300}), dtype), dtype == kFloat32 ? 1e-4 : 1e-12);
+  }
+}
+
 TEST(FuseTest, ResultsReadOutsideARunAreItsOutputs) {
   // u is returned and read by sin (not fusible), whose result feeds more arithmetic: the
   // first run ends before sin and keeps u and v; the second run comes after.
