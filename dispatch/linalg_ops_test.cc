@@ -201,6 +201,10 @@ std::vector<ShapePair> MatmulShapes() {
       {{2, 30, 25}, {1, 25, 21}},      // b's batch of 1 broadcast
       {{2, 30, 25}, {2, 25, 21}},      //
       {{33, 47}, {47, 29}},            //
+      {{16, 16}, {16, 16}},            // small products (small_gemm.h): whole tiles,
+      {{5, 16}, {16, 18}},             // an odd row and two columns past the tiles,
+      {{7, 9}, {9, 13}},               // narrow tiles, rows past them, a column past them
+      {{1, 12}, {12, 20}},             // one row
       {{47}, {2, 47, 29}},             //
       {{3, 33, 47}, {47}},             //
       {{4, 3}, {5, 3, 1}},             // shared matrix @ a batch of columns: one GEMM

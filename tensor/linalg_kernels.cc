@@ -6,6 +6,7 @@
 
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
+#include "tensor/small_gemm.h"
 
 namespace ft::kernels {
 namespace {
@@ -277,7 +278,8 @@ Tensor BatchedMatmul(MatrixArg a, MatrixArg b, IntArrayRef out_shape) {
 }
 
 // PlainMatmul: the common small case, a float matrix times a matrix or vector of its own
-// dtype, straight to one Eigen product (no dtype aliases, no batch broadcast, no odometer).
+// dtype, straight to one product (no dtype aliases, no batch broadcast, no odometer):
+// SmallGemm up to kSmallGemmMaxWork multiply-adds, Eigen past it and for matrix-vector.
 // The operands' layouts are Classify's. Returns nullopt when the general path must run
 // (other dtypes or ranks, inner size 0 or 1, a layout no Eigen map describes).
 std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
@@ -322,6 +324,18 @@ std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
                                    pb, mb.rows, Eigen::InnerStride<>(mb.rs));
           }
         });
+        return;
+      }
+      if (ma.rows * ma.cols * mb.cols <= internal::kSmallGemmMaxWork) {
+        // Small: registers, no packing (small_gemm.h). la does not matter: A is read by
+        // element through its strides.
+        const T* pa = static_cast<const T*>(ma.t.impl()->raw_data());
+        const T* pb = static_cast<const T*>(mb.t.impl()->raw_data());
+        if (lb == Layout::kRowMajor) {
+          internal::SmallGemmRowB(pa, ma.rs, ma.cs, pb, mb.rs, po, ma.rows, ma.cols, mb.cols);
+        } else {
+          internal::SmallGemmColB(pa, ma.rs, ma.cs, pb, mb.cs, po, ma.rows, ma.cols, mb.cols);
+        }
         return;
       }
       OutMap<T> c(po, ma.rows, mb.cols);
