@@ -34,7 +34,7 @@ inline constexpr int64_t kSmallGemmMaxWork = 16384;
 template <typename T>
 using GemmPacket = typename Eigen::internal::packet_traits<T>::type;
 template <typename T>
-inline constexpr int64_t kGemmPacketSize = Eigen::internal::unpacket_traits<GemmPacket<T>>::size;
+inline constexpr int64_t kGemmPacketSize = Eigen::internal::packet_traits<T>::size;
 
 // GemmTile computes the R x (KP packets) tile of C at c from the R rows of A at a and the
 // columns of B at b. Every accumulator is its own variable: GCC keeps an array of packets in

@@ -21,10 +21,6 @@ namespace {
 // 32 KiB), and a 16x16 float basis is one chunk.
 constexpr int64_t kChunk = 256;
 
-template <typename T>
-using Map = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <typename T>
-using ConstMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 // The base op each opcode computes and its arity, in Opcode order: the one table OpcodeOf,
 // Arity and the printed form read.
@@ -84,64 +80,95 @@ void Gather(const T* data, IntArrayRef strides, IntArrayRef sizes, int64_t begin
   }
 }
 
-// FillFixed lays out the n values every chunk of a kFixed input reads: one period
-// gathered, then doubled by copies.
+// FillFixed lays out the n values every chunk of a kFixed input reads: one period (read in
+// place when the input is that period, contiguous, else gathered), then repeated by a
+// forward copy, out[k] = out[k - period], a packet at a time once a period holds a packet.
 template <typename T>
 void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, int64_t n,
                T* out) {
+  namespace ei = Eigen::internal;
+  using P = typename ei::packet_traits<T>::type;
+  constexpr int64_t W = ei::packet_traits<T>::size;
   const int64_t period = std::min(in.period, n);
-  Gather(data, in.strides, sizes, 0, period, out);
-  for (int64_t filled = period; filled < n; filled *= 2) {
-    std::copy_n(out, std::min(filled, n - filled), out + filled);
+  if (in.dense_period) {
+    std::copy_n(data, period, out);
+  } else {
+    Gather(data, in.strides, sizes, 0, period, out);
+  }
+  int64_t k = period;
+  if (period >= W) {
+    for (; k + W <= n; k += W) ei::pstoreu(out + k, ei::ploadu<P>(out + k - period));
+  }
+  for (; k < n; ++k) out[k] = out[k - period];
+}
+
+// Apply writes op(a, b) into o[0, n), a packet at a time, four packets per iteration, then
+// element by element: the same IEEE operation on the same two values either way, so the
+// bits do not depend on where a packet or a chunk starts. kScalarA / kScalarB: that operand
+// is one value (*a or *b) for every element. kUnary: op ignores b.
+template <typename T, bool kScalarA, bool kScalarB, bool kUnary, typename Op>
+void Apply(T* o, const T* a, const T* b, int64_t n, Op op) {
+  namespace ei = Eigen::internal;
+  using P = typename ei::packet_traits<T>::type;
+  constexpr int64_t W = ei::packet_traits<T>::size;
+  const P pa = kScalarA ? ei::pset1<P>(*a) : P{};
+  const P pb = kScalarB && !kUnary ? ei::pset1<P>(*b) : P{};
+  const auto at = [&](int64_t k) {
+    const P x = kScalarA ? pa : ei::ploadu<P>(a + k);
+    if constexpr (kUnary) {
+      return op(x, x);
+    } else {
+      return op(x, kScalarB ? pb : ei::ploadu<P>(b + k));
+    }
+  };
+  int64_t k = 0;
+  for (; k + 4 * W <= n; k += 4 * W) {
+    const P r0 = at(k), r1 = at(k + W), r2 = at(k + 2 * W), r3 = at(k + 3 * W);
+    ei::pstoreu(o + k, r0);
+    ei::pstoreu(o + k + W, r1);
+    ei::pstoreu(o + k + 2 * W, r2);
+    ei::pstoreu(o + k + 3 * W, r3);
+  }
+  for (; k + W <= n; k += W) ei::pstoreu(o + k, at(k));
+  for (; k < n; ++k) {
+    const T x = kScalarA ? *a : a[k];
+    o[k] = kUnary ? op(x, x) : op(x, kScalarB ? *b : b[k]);
   }
 }
 
-// Compute writes op(a, b()) into o, element by element; a and b() are each an array of o's
-// size or one scalar (Eigen broadcasts it, reading nothing per element). b is a callable
-// because a unary opcode has no second operand to build.
-template <typename Out, typename A, typename B>
-void Compute(FusedKernel::Opcode code, Out& o, const A& a, const B& b) {
+// Compute runs one instruction over a chunk: o = code(a, b), with a or b one value when
+// the instruction's form says so (a scalar first operand only meets binary opcodes).
+template <typename T, bool kScalarA, bool kScalarB>
+void Compute(FusedKernel::Opcode code, T* o, const T* a, const T* b, int64_t n) {
+  namespace ei = Eigen::internal;
   using Opcode = FusedKernel::Opcode;
-  if constexpr (std::is_arithmetic_v<A>) {
-    // A scalar first operand: only binary opcodes reach here (see the constructor).
-    switch (code) {
-      case Opcode::kAdd:
-        o = a + b();
-        break;
-      case Opcode::kSub:
-        o = a - b();
-        break;
-      case Opcode::kMul:
-        o = a * b();
-        break;
-      case Opcode::kDiv:
-        o = a / b();
-        break;
-      case Opcode::kNeg:
-      case Opcode::kSquare:
-        FT_CHECK(false);
-    }
-  } else {
-    switch (code) {
-      case Opcode::kAdd:
-        o = a + b();
-        break;
-      case Opcode::kSub:
-        o = a - b();
-        break;
-      case Opcode::kMul:
-        o = a * b();
-        break;
-      case Opcode::kDiv:
-        o = a / b();
-        break;
-      case Opcode::kNeg:
-        o = -a;
-        break;
-      case Opcode::kSquare:
-        o = a.square();
-        break;
-    }
+  switch (code) {
+    case Opcode::kAdd:
+      Apply<T, kScalarA, kScalarB, false>(o, a, b, n,
+                                          [](const auto& x, const auto& y) { return ei::padd(x, y); });
+      break;
+    case Opcode::kSub:
+      Apply<T, kScalarA, kScalarB, false>(o, a, b, n,
+                                          [](const auto& x, const auto& y) { return ei::psub(x, y); });
+      break;
+    case Opcode::kMul:
+      Apply<T, kScalarA, kScalarB, false>(o, a, b, n,
+                                          [](const auto& x, const auto& y) { return ei::pmul(x, y); });
+      break;
+    case Opcode::kDiv:
+      Apply<T, kScalarA, kScalarB, false>(o, a, b, n,
+                                          [](const auto& x, const auto& y) { return ei::pdiv(x, y); });
+      break;
+    case Opcode::kNeg:
+      FT_CHECK(!kScalarA);
+      Apply<T, false, false, true>(o, a, b, n,
+                                   [](const auto& x, const auto&) { return ei::pnegate(x); });
+      break;
+    case Opcode::kSquare:
+      FT_CHECK(!kScalarA);
+      Apply<T, false, false, true>(o, a, b, n,
+                                   [](const auto& x, const auto&) { return ei::pmul(x, x); });
+      break;
   }
 }
 
@@ -181,6 +208,9 @@ FusedKernel::Input FusedKernel::InputFor(const Tensor& traced, IntArrayRef sizes
   if (total <= kChunk || kChunk % period == 0) {
     in.access = Input::Access::kFixed;
     in.period = period;
+    // No dim inside the period broadcasts (they would make it larger than the input), so
+    // a contiguous input lists the period's values in order.
+    in.dense_period = traced.numel() == period && traced.is_contiguous();
   }
   return in;
 }
@@ -268,18 +298,16 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs) const {
       const Instr& instr = instrs_[k];
       const int r = num_inputs_ + static_cast<int>(k);
       T* dst = output_of_[r] >= 0 ? out_data[output_of_[r]] + begin : scratch_of(r);
-      Map<T> o(dst, n);
+      const T* b = instr.b >= 0 ? reg[instr.b] : nullptr;
       switch (forms_[k]) {
         case Form::kArrays:
-          Compute(instr.code, o, ConstMap<T>(reg[instr.a], n), [&] {
-            return ConstMap<T>(reg[instr.b], n);
-          });
+          Compute<T, false, false>(instr.code, dst, reg[instr.a], b, n);
           break;
         case Form::kScalarB:
-          Compute(instr.code, o, ConstMap<T>(reg[instr.a], n), [&] { return *reg[instr.b]; });
+          Compute<T, false, true>(instr.code, dst, reg[instr.a], b, n);
           break;
         case Form::kScalarA:
-          Compute(instr.code, o, *reg[instr.a], [&] { return ConstMap<T>(reg[instr.b], n); });
+          Compute<T, true, false>(instr.code, dst, reg[instr.a], b, n);
           break;
       }
       reg[r] = dst;

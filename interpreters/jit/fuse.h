@@ -70,6 +70,7 @@ class FusedKernel {
     enum class Access : uint8_t { kContiguous, kScalar, kFixed, kStrided } access;
     Shape strides;       // per dim of the run's shape; 0 where the input broadcasts
     int64_t period = 0;  // kFixed: element k of the run reads the value of element k % period
+    bool dense_period = false;  // kFixed: the input holds exactly one period, contiguous
   };
   // InputFor: how an input with `traced`'s geometry is read in a run of shape `sizes`.
   static Input InputFor(const Tensor& traced, IntArrayRef sizes);
