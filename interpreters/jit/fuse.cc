@@ -80,9 +80,10 @@ void Gather(const T* data, IntArrayRef strides, IntArrayRef sizes, int64_t begin
   }
 }
 
-// FillFixed lays out the n values every chunk of a kFixed input reads: one period (read in
-// place when the input is that period, contiguous, else gathered), then repeated by a
-// forward copy, out[k] = out[k - period], a packet at a time once a period holds a packet.
+// FillFixed lays out the n values every chunk of a kFixed input reads (n is a multiple of
+// the period): one period (read in place when the input is that period, contiguous, else
+// gathered), then copies of it. Each copy reads the first period, which was stored long
+// before: copying from the copy just made would wait on store forwarding.
 template <typename T>
 void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, int64_t n,
                T* out) {
@@ -95,11 +96,11 @@ void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, i
   } else {
     Gather(data, in.strides, sizes, 0, period, out);
   }
-  int64_t k = period;
-  if (period >= W) {
-    for (; k + W <= n; k += W) ei::pstoreu(out + k, ei::ploadu<P>(out + k - period));
+  for (T* copy = out + period; copy < out + n; copy += period) {
+    int64_t q = 0;
+    for (; q + W <= period; q += W) ei::pstoreu(copy + q, ei::ploadu<P>(out + q));
+    for (; q < period; ++q) copy[q] = out[q];
   }
-  for (; k < n; ++k) out[k] = out[k - period];
 }
 
 // Apply writes op(a, b) into o[0, n), a packet at a time, four packets per iteration, then
