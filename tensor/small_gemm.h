@@ -21,7 +21,9 @@
 #ifndef FT_TENSOR_SMALL_GEMM_H_
 #define FT_TENSOR_SMALL_GEMM_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "Eigen/Core"
@@ -122,13 +124,30 @@ void SmallGemmRowB(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs
   }
 }
 
+// TransposeBlock stores the W x W block whose column q starts at src + q * src_stride as
+// rows of dst (row q at dst + q * dst_stride). The packet indices are constants, so the
+// block stays in registers: a loop over them would go through the stack.
+template <typename T, size_t... Q>
+inline void TransposeBlock(const T* src, int64_t src_stride, T* dst, int64_t dst_stride,
+                           std::index_sequence<Q...>) {
+  namespace ei = Eigen::internal;
+  using P = GemmPacket<T>;
+  // PacketBlock<__m128, 4> drops the vector type's alignment attribute in the template
+  // argument; GCC warns, harmlessly (Eigen's own headers silence the same warning).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+  ei::PacketBlock<P, sizeof...(Q)> block;
+#pragma GCC diagnostic pop
+  ((block.packet[Q] = ei::ploadu<P>(src + static_cast<int64_t>(Q) * src_stride)), ...);
+  ei::ptranspose(block);
+  (ei::pstoreu(dst + static_cast<int64_t>(Q) * dst_stride, block.packet[Q]), ...);
+}
+
 // SmallGemmColB: as SmallGemmRowB, with element (kk, j) of b at b[kk + j * bcs]. B is first
 // transposed, W x W packets at a time, into this thread's buffer.
 template <typename T>
 void SmallGemmColB(const T* a, int64_t ars, int64_t acs, const T* b, int64_t bcs, T* c,
                    int64_t m, int64_t k, int64_t n) {
-  namespace ei = Eigen::internal;
-  using P = GemmPacket<T>;
   constexpr int64_t W = kGemmPacketSize<T>;
   thread_local std::vector<T> buffer;
   if (static_cast<int64_t>(buffer.size()) < k * n) buffer.resize(k * n);
@@ -137,15 +156,8 @@ void SmallGemmColB(const T* a, int64_t ars, int64_t acs, const T* b, int64_t bcs
   for (; j + W <= n; j += W) {
     int64_t kk = 0;
     for (; kk + W <= k; kk += W) {
-      // PacketBlock<__m128, 4> drops the vector type's alignment attribute in the template
-      // argument; GCC warns, harmlessly (Eigen's own headers silence the same warning).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wignored-attributes"
-      ei::PacketBlock<P, W> block;
-#pragma GCC diagnostic pop
-      for (int64_t q = 0; q < W; ++q) block.packet[q] = ei::ploadu<P>(b + (j + q) * bcs + kk);
-      ei::ptranspose(block);
-      for (int64_t q = 0; q < W; ++q) ei::pstoreu(bt + (kk + q) * n + j, block.packet[q]);
+      TransposeBlock(b + j * bcs + kk, bcs, bt + kk * n + j, n,
+                     std::make_index_sequence<static_cast<size_t>(W)>());
     }
     for (; kk < k; ++kk) {
       for (int64_t q = 0; q < W; ++q) bt[kk * n + j + q] = b[(j + q) * bcs + kk];
