@@ -103,72 +103,83 @@ void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, i
   }
 }
 
-// Apply writes op(a, b) into o[0, n), a packet at a time, four packets per iteration, then
-// element by element: the same IEEE operation on the same two values either way, so the
-// bits do not depend on where a packet or a chunk starts. kScalarA / kScalarB: that operand
-// is one value (*a or *b) for every element. kUnary: op ignores b.
-template <typename T, bool kScalarA, bool kScalarB, bool kUnary, typename Op>
-void Apply(T* o, const T* a, const T* b, int64_t n, Op op) {
+// How an instruction reads one operand: kArray, element k at p[k]; kScalar, *p for every
+// element; kRow, element k at p[k % row] (a kPeriodic input).
+enum class Operand : uint8_t { kArray, kScalar, kRow };
+
+// Apply writes op(a, b) into o[0, n), row by row (row divides n; row == n when no operand
+// is a kRow), within a row a packet at a time, four packets per iteration, then element by
+// element: the same IEEE operation on the same two values either way, so the bits do not
+// depend on where a packet, a row or a chunk starts. kUnary: op ignores b.
+template <typename T, Operand kA, Operand kB, bool kUnary, typename Op>
+void Apply(T* o, const T* a, const T* b, int64_t n, int64_t row, Op op) {
   namespace ei = Eigen::internal;
   using P = typename ei::packet_traits<T>::type;
   constexpr int64_t W = ei::packet_traits<T>::size;
+  constexpr bool kScalarA = kA == Operand::kScalar;
+  constexpr bool kScalarB = kB == Operand::kScalar && !kUnary;
   const P pa = kScalarA ? ei::pset1<P>(*a) : P{};
-  const P pb = kScalarB && !kUnary ? ei::pset1<P>(*b) : P{};
-  const auto at = [&](int64_t k) {
-    const P x = kScalarA ? pa : ei::ploadu<P>(a + k);
-    if constexpr (kUnary) {
-      return op(x, x);
-    } else {
-      return op(x, kScalarB ? pb : ei::ploadu<P>(b + k));
+  const P pb = kScalarB ? ei::pset1<P>(*b) : P{};
+  for (int64_t base = 0; base < n; base += row) {
+    T* const ro = o + base;
+    const T* const ra = kA == Operand::kArray ? a + base : a;
+    const T* const rb = kB == Operand::kArray && !kUnary ? b + base : b;
+    const auto at = [&](int64_t k) {
+      const P x = kScalarA ? pa : ei::ploadu<P>(ra + k);
+      if constexpr (kUnary) {
+        return op(x, x);
+      } else {
+        return op(x, kScalarB ? pb : ei::ploadu<P>(rb + k));
+      }
+    };
+    int64_t k = 0;
+    for (; k + 4 * W <= row; k += 4 * W) {
+      const P r0 = at(k), r1 = at(k + W), r2 = at(k + 2 * W), r3 = at(k + 3 * W);
+      ei::pstoreu(ro + k, r0);
+      ei::pstoreu(ro + k + W, r1);
+      ei::pstoreu(ro + k + 2 * W, r2);
+      ei::pstoreu(ro + k + 3 * W, r3);
     }
-  };
-  int64_t k = 0;
-  for (; k + 4 * W <= n; k += 4 * W) {
-    const P r0 = at(k), r1 = at(k + W), r2 = at(k + 2 * W), r3 = at(k + 3 * W);
-    ei::pstoreu(o + k, r0);
-    ei::pstoreu(o + k + W, r1);
-    ei::pstoreu(o + k + 2 * W, r2);
-    ei::pstoreu(o + k + 3 * W, r3);
-  }
-  for (; k + W <= n; k += W) ei::pstoreu(o + k, at(k));
-  for (; k < n; ++k) {
-    const T x = kScalarA ? *a : a[k];
-    o[k] = kUnary ? op(x, x) : op(x, kScalarB ? *b : b[k]);
+    for (; k + W <= row; k += W) ei::pstoreu(ro + k, at(k));
+    for (; k < row; ++k) {
+      const T x = kScalarA ? *ra : ra[k];
+      ro[k] = kUnary ? op(x, x) : op(x, kScalarB ? *rb : rb[k]);
+    }
   }
 }
 
-// Compute runs one instruction over a chunk: o = code(a, b), with a or b one value when
-// the instruction's form says so (a scalar first operand only meets binary opcodes).
-template <typename T, bool kScalarA, bool kScalarB>
-void Compute(FusedKernel::Opcode code, T* o, const T* a, const T* b, int64_t n) {
+// Compute runs one instruction over a chunk: o = code(a, b), each operand read as its
+// Operand says (a scalar first operand only meets binary opcodes).
+template <typename T, Operand kA, Operand kB>
+void Compute(FusedKernel::Opcode code, T* o, const T* a, const T* b, int64_t n, int64_t row) {
   namespace ei = Eigen::internal;
   using Opcode = FusedKernel::Opcode;
+  const auto binary = [&](auto op) { Apply<T, kA, kB, false>(o, a, b, n, row, op); };
+  const auto unary = [&](auto op) {
+    if constexpr (kA == Operand::kScalar) {
+      FT_CHECK(false);
+    } else {
+      Apply<T, kA, Operand::kArray, true>(o, a, nullptr, n, row, op);
+    }
+  };
   switch (code) {
     case Opcode::kAdd:
-      Apply<T, kScalarA, kScalarB, false>(o, a, b, n,
-                                          [](const auto& x, const auto& y) { return ei::padd(x, y); });
+      binary([](const auto& x, const auto& y) { return ei::padd(x, y); });
       break;
     case Opcode::kSub:
-      Apply<T, kScalarA, kScalarB, false>(o, a, b, n,
-                                          [](const auto& x, const auto& y) { return ei::psub(x, y); });
+      binary([](const auto& x, const auto& y) { return ei::psub(x, y); });
       break;
     case Opcode::kMul:
-      Apply<T, kScalarA, kScalarB, false>(o, a, b, n,
-                                          [](const auto& x, const auto& y) { return ei::pmul(x, y); });
+      binary([](const auto& x, const auto& y) { return ei::pmul(x, y); });
       break;
     case Opcode::kDiv:
-      Apply<T, kScalarA, kScalarB, false>(o, a, b, n,
-                                          [](const auto& x, const auto& y) { return ei::pdiv(x, y); });
+      binary([](const auto& x, const auto& y) { return ei::pdiv(x, y); });
       break;
     case Opcode::kNeg:
-      FT_CHECK(!kScalarA);
-      Apply<T, false, false, true>(o, a, b, n,
-                                   [](const auto& x, const auto&) { return ei::pnegate(x); });
+      unary([](const auto& x, const auto&) { return ei::pnegate(x); });
       break;
     case Opcode::kSquare:
-      FT_CHECK(!kScalarA);
-      Apply<T, false, false, true>(o, a, b, n,
-                                   [](const auto& x, const auto&) { return ei::pmul(x, x); });
+      unary([](const auto& x, const auto&) { return ei::pmul(x, x); });
       break;
   }
 }
@@ -246,11 +257,35 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
   for (int i = 0; i < num_inputs_; ++i) {
     if (as_scalar[i]) inputs_[i].access = Input::Access::kScalar;
   }
-  const auto scalar = [&](int reg) { return reg >= 0 && reg < num_inputs_ && as_scalar[reg]; };
+  // A fixed input with a long period is read row by row unless an instruction pairs it
+  // with an input of another period (one row loop per instruction).
+  const auto long_period = [this](int reg) {
+    return reg >= 0 && reg < num_inputs_ && inputs_[reg].access == Input::Access::kFixed &&
+           inputs_[reg].period >= kMinRow;
+  };
+  std::vector<bool> as_rows(num_inputs_);
+  for (int i = 0; i < num_inputs_; ++i) as_rows[i] = long_period(i);
   for (const Instr& instr : instrs_) {
-    forms_.push_back(scalar(instr.b)   ? Form::kScalarB
-                     : scalar(instr.a) ? Form::kScalarA
-                                       : Form::kArrays);
+    if (long_period(instr.a) && long_period(instr.b) &&
+        inputs_[instr.a].period != inputs_[instr.b].period) {
+      as_rows[instr.a] = as_rows[instr.b] = false;
+    }
+  }
+  for (int i = 0; i < num_inputs_; ++i) {
+    if (as_scalar[i]) inputs_[i].access = Input::Access::kScalar;
+    if (as_rows[i]) inputs_[i].access = Input::Access::kPeriodic;
+  }
+  const auto scalar = [&](int reg) { return reg >= 0 && reg < num_inputs_ && as_scalar[reg]; };
+  const auto rows = [&](int reg) { return reg >= 0 && reg < num_inputs_ && as_rows[reg]; };
+  for (const Instr& instr : instrs_) {
+    Plan plan;
+    plan.form = scalar(instr.b)   ? Form::kScalarB
+                : scalar(instr.a) ? Form::kScalarA
+                                  : Form::kArrays;
+    plan.a_row = rows(instr.a);
+    plan.b_row = rows(instr.b);
+    if (plan.a_row || plan.b_row) plan.row = inputs_[plan.a_row ? instr.a : instr.b].period;
+    plans_.push_back(plan);
   }
 }
 
@@ -279,7 +314,14 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs) const {
   for (int i = 0; i < num_inputs_; ++i) {
     data[i] = static_cast<const T*>(inputs[i]->impl()->raw_data());
     if (inputs_[i].access == Input::Access::kScalar) {
-      reg[i] = data[i];  // its one value; forms_ says which instructions read it so
+      reg[i] = data[i];  // its one value; plans_ says which instructions read it so
+    } else if (inputs_[i].access == Input::Access::kPeriodic) {
+      if (inputs_[i].dense_period) {
+        reg[i] = data[i];
+      } else {
+        FillFixed(data[i], inputs_[i], sizes_, inputs_[i].period, scratch_of(i));
+        reg[i] = scratch_of(i);
+      }
     } else if (inputs_[i].access == Input::Access::kFixed) {
       FillFixed(data[i], inputs_[i], sizes_, std::min(kChunk, numel_), scratch_of(i));
       reg[i] = scratch_of(i);
@@ -299,16 +341,36 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs) const {
       const Instr& instr = instrs_[k];
       const int r = num_inputs_ + static_cast<int>(k);
       T* dst = output_of_[r] >= 0 ? out_data[output_of_[r]] + begin : scratch_of(r);
+      const Plan& plan = plans_[k];
+      const T* a = reg[instr.a];
       const T* b = instr.b >= 0 ? reg[instr.b] : nullptr;
-      switch (forms_[k]) {
+      const int64_t row = plan.row > 0 ? plan.row : n;  // n and chunk starts: whole rows
+      constexpr Operand kArray = Operand::kArray, kRow = Operand::kRow;
+      switch (plan.form) {
         case Form::kArrays:
-          Compute<T, false, false>(instr.code, dst, reg[instr.a], b, n);
+          if (plan.a_row && plan.b_row) {
+            Compute<T, kRow, kRow>(instr.code, dst, a, b, n, row);
+          } else if (plan.a_row) {
+            Compute<T, kRow, kArray>(instr.code, dst, a, b, n, row);
+          } else if (plan.b_row) {
+            Compute<T, kArray, kRow>(instr.code, dst, a, b, n, row);
+          } else {
+            Compute<T, kArray, kArray>(instr.code, dst, a, b, n, row);
+          }
           break;
         case Form::kScalarB:
-          Compute<T, false, true>(instr.code, dst, reg[instr.a], b, n);
+          if (plan.a_row) {
+            Compute<T, kRow, Operand::kScalar>(instr.code, dst, a, b, n, row);
+          } else {
+            Compute<T, kArray, Operand::kScalar>(instr.code, dst, a, b, n, row);
+          }
           break;
         case Form::kScalarA:
-          Compute<T, true, false>(instr.code, dst, reg[instr.a], b, n);
+          if (plan.b_row) {
+            Compute<T, Operand::kScalar, kRow>(instr.code, dst, a, b, n, row);
+          } else {
+            Compute<T, Operand::kScalar, kArray>(instr.code, dst, a, b, n, row);
+          }
           break;
       }
       reg[r] = dst;

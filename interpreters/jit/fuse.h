@@ -60,14 +60,19 @@ class FusedKernel {
   //   kScalar      every element reads one value (a 0-d tensor, or one expanded), and every
   //                instruction that reads it is binary with a non-scalar other operand:
   //                those instructions read the value itself (x * s), nothing is laid out;
-  //   kFixed       every chunk reads the same values (a scalar used otherwise, or a block
-  //                repeating with a period that divides the chunk, like a row broadcast
-  //                down a matrix): they are laid out in the input's scratch register once
-  //                per Run;
+  //   kPeriodic    every chunk reads the same values, a block of at least kMinRow elements
+  //                repeating with a period that divides the chunk (a row broadcast down a
+  //                matrix): one period is read (in place when the input is exactly that
+  //                block, contiguous) and the instructions that read it walk the chunk
+  //                row by row;
+  //   kFixed       every chunk reads the same values (a scalar used otherwise, a shorter
+  //                period, or two periods in one instruction): they are laid out in the
+  //                input's scratch register once per Run;
   //   kStrided     anything else: gathered per chunk.
-  // InputFor never returns kScalar: the constructor decides it from the instructions.
+  // InputFor never returns kScalar or kPeriodic: the constructor decides them from the
+  // instructions.
   struct Input {
-    enum class Access : uint8_t { kContiguous, kScalar, kFixed, kStrided } access;
+    enum class Access : uint8_t { kContiguous, kScalar, kPeriodic, kFixed, kStrided } access;
     Shape strides;       // per dim of the run's shape; 0 where the input broadcasts
     int64_t period = 0;  // kFixed: element k of the run reads the value of element k % period
     bool dense_period = false;  // kFixed: the input holds exactly one period, contiguous
@@ -93,8 +98,18 @@ class FusedKernel {
   template <typename T>
   void RunAs(const Tensor* const* inputs, Tensor* outputs) const;
 
-  // Which operands of an instruction are kScalar inputs (at most one, see Input).
+  // The shortest period read row by row (a shorter one costs more in row loops than its
+  // layout saves).
+  static constexpr int64_t kMinRow = 16;
+  // How one instruction reads its operands: which one is a kScalar input (at most one, see
+  // Input), and the period of its kPeriodic operands (0: none; one period per instruction).
   enum class Form : uint8_t { kArrays, kScalarB, kScalarA };
+  struct Plan {
+    Form form = Form::kArrays;
+    int64_t row = 0;
+    bool a_row = false;
+    bool b_row = false;
+  };
 
   DType dtype_;
   Shape sizes_;
@@ -102,7 +117,7 @@ class FusedKernel {
   int num_inputs_;
   std::vector<Input> inputs_;
   std::vector<Instr> instrs_;
-  std::vector<Form> forms_;     // per instruction
+  std::vector<Plan> plans_;     // per instruction
   std::vector<int> outputs_;    // register of each output
   std::vector<int> output_of_;  // per register: the output it is, or -1
 };

@@ -4,6 +4,8 @@
 #include "interpreters/jit/fuse.h"
 
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -118,6 +120,71 @@ TEST(FuseTest, ScalarOperandsOnEitherSideKeepTheKernelsBits) {
     for (size_t i = 0; i < x.size(); ++i) expected.push_back(at(x[i], s, c[i]));
     EXPECT_TENSOR_NEAR(out, to(tensor(expected, {300}), dtype), dtype == kFloat32 ? 1e-4 : 1e-12);
   }
+}
+
+// ExpectReplayKeepsTheKernelsBits traces f on args_for(1), expects `steps` steps, and
+// checks a replay on args_for(7) against f run eagerly, bit for bit, and against `at`
+// (f's closed form at each flat index of its one output, given args_for(7)).
+void ExpectReplayKeepsTheKernelsBits(
+    const TensorListFn& f, const std::function<TensorList(uint64_t)>& args_for, int steps,
+    const std::function<double(const TensorList&, int64_t)>& at) {
+  TraceResult t = Trace(f, args_for(1));
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(t.program->num_steps(), steps) << t.program->DebugString();
+  const TensorList args = args_for(7);
+  const Tensor out = t.program->Run(args)[0];
+  ExpectSameBits(out, f(args)[0]);
+  std::vector<double> expected;
+  for (int64_t i = 0; i < out.numel(); ++i) expected.push_back(at(args, i));
+  EXPECT_TENSOR_NEAR(out, tensor(expected, out.sizes()), 1e-12);
+}
+
+double At(const Tensor& t, int64_t flat) { return t.to_vector<double>()[flat]; }
+
+TEST(FuseTest, RowsReadOnceKeepTheKernelsBits) {
+  // Rows of 18 (past kMinRow, not a whole number of packets) broadcast down [5, 18]: r is
+  // dense (read in place) and a first operand; s, a stride-2 slice, and q, an expanded row,
+  // have one period laid out; q is negated.
+  ExpectReplayKeepsTheKernelsBits(
+      [](const TensorList& a) {
+        const Tensor s = slice(a[2], 0, 0, std::nullopt, 2);
+        const Tensor q = expand(a[3], {5, 18});
+        return TensorList{(a[1] - a[0]) * s + neg(q) * a[0] / a[1]};
+      },
+      [](uint64_t seed) {
+        return TensorList{Rand({5, 18}, seed) + 1.0, Rand({18}, seed + 1) + 1.0,
+                          Rand({36}, seed + 2), Rand({18}, seed + 3)};
+      },
+      3,  // the two views, then one fused step
+      [](const TensorList& a, int64_t i) {
+        const double x = At(a[0], i), r = At(a[1], i % 18), s = At(a[2], 2 * (i % 18)),
+                     q = At(a[3], i % 18);
+        return (r - x) * s + -q * x / r;
+      });
+  // [40, 16]: three chunks, each starting at a row of 16.
+  ExpectReplayKeepsTheKernelsBits(
+      [](const TensorList& a) { return TensorList{(a[0] * a[1] + a[0]) * a[1]}; },
+      [](uint64_t seed) { return TensorList{Rand({40, 16}, seed), Rand({16}, seed + 1)}; }, 1,
+      [](const TensorList& a, int64_t i) {
+        const double x = At(a[0], i), r = At(a[1], i % 16);
+        return (x * r + x) * r;
+      });
+  // A [2, 16] block (expanded: a view step) and a [16] row in one instruction: two
+  // periods, both laid out.
+  ExpectReplayKeepsTheKernelsBits(
+      [](const TensorList& a) {
+        const Tensor block = expand(a[1], {4, 2, 16});
+        return TensorList{(a[0] * a[1] + block * a[2]) - a[2]};
+      },
+      [](uint64_t seed) {
+        return TensorList{Rand({4, 2, 16}, seed), Rand({2, 16}, seed + 1),
+                          Rand({16}, seed + 2)};
+      },
+      2,
+      [](const TensorList& a, int64_t i) {
+        const double x = At(a[0], i), b = At(a[1], i % 32), r = At(a[2], i % 16);
+        return (x * b + b * r) - r;
+      });
 }
 
 TEST(FuseTest, ResultsReadOutsideARunAreItsOutputs) {
