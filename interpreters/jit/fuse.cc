@@ -80,27 +80,34 @@ void Gather(const T* data, IntArrayRef strides, IntArrayRef sizes, int64_t begin
   }
 }
 
-// FillFixed lays out the n values every chunk of a kFixed input reads (n is a multiple of
-// the period): one period (read in place when the input is that period, contiguous, else
-// gathered), then copies of it. Each copy reads the first period, which was stored long
-// before: copying from the copy just made would wait on store forwarding.
+// RepeatPeriod copies out[0, period) over out[period, n) (n a multiple of period). Each
+// copy reads the first period, which was stored long before: copying from the copy just
+// made would wait on store forwarding.
 template <typename T>
-void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, int64_t n,
-               T* out) {
+void RepeatPeriod(T* out, int64_t period, int64_t n) {
   namespace ei = Eigen::internal;
   using P = typename ei::packet_traits<T>::type;
   constexpr int64_t W = ei::packet_traits<T>::size;
+  for (T* copy = out + period; copy < out + n; copy += period) {
+    int64_t q = 0;
+    for (; q + W <= period; q += W) ei::pstoreu(copy + q, ei::ploadu<P>(out + q));
+    for (; q < period; ++q) copy[q] = out[q];
+  }
+}
+
+// FillFixed lays out the n values every chunk of a kFixed input reads (n is a multiple of
+// the period): one period (read in place when the input is that period, contiguous, else
+// gathered), then copies of it.
+template <typename T>
+void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, int64_t n,
+               T* out) {
   const int64_t period = std::min(in.period, n);
   if (in.dense_period) {
     std::copy_n(data, period, out);
   } else {
     Gather(data, in.strides, sizes, 0, period, out);
   }
-  for (T* copy = out + period; copy < out + n; copy += period) {
-    int64_t q = 0;
-    for (; q + W <= period; q += W) ei::pstoreu(copy + q, ei::ploadu<P>(out + q));
-    for (; q < period; ++q) copy[q] = out[q];
-  }
+  RepeatPeriod(out, period, n);
 }
 
 // How an instruction reads one operand: kArray, element k at p[k]; kScalar, *p for every
@@ -228,7 +235,8 @@ FusedKernel::Input FusedKernel::InputFor(const Tensor& traced, IntArrayRef sizes
 }
 
 FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
-                         std::vector<Instr> instrs, std::vector<int> outputs)
+                         std::vector<Instr> instrs, std::vector<int> outputs,
+                         int64_t prelude_size)
     : dtype_(dtype),
       sizes_(std::move(sizes)),
       numel_(Numel(sizes_)),
@@ -236,9 +244,21 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
       inputs_(std::move(inputs)),
       instrs_(std::move(instrs)),
       outputs_(std::move(outputs)),
-      output_of_(num_inputs_ + instrs_.size(), -1) {
+      output_of_(num_inputs_ + instrs_.size(), -1),
+      prelude_size_(prelude_size) {
   FT_CHECK(dtype_ == kFloat32 || dtype_ == kFloat64);
   for (size_t k = 0; k < outputs_.size(); ++k) output_of_[outputs_[k]] = static_cast<int>(k);
+  while (num_prelude_ < static_cast<int>(instrs_.size()) && instrs_[num_prelude_].prelude) {
+    FT_CHECK(output_of_[num_inputs_ + num_prelude_] < 0);
+    ++num_prelude_;
+  }
+  for (size_t k = num_prelude_; k < instrs_.size(); ++k) FT_CHECK(!instrs_[k].prelude);
+  FT_CHECK((num_prelude_ == 0) == (prelude_size_ == 0));
+  FT_CHECK(prelude_size_ == 0 || (numel_ % prelude_size_ == 0 &&
+                                  (numel_ <= kChunk || kChunk % prelude_size_ == 0)));
+  const auto is_prelude_result = [this](int reg) {
+    return reg >= num_inputs_ && reg < num_inputs_ + num_prelude_;
+  };
   // A one-value input is read as a scalar when every instruction reading it pairs it with
   // an array (x * s, s - x); otherwise (neg(s), s + s) it is laid out like any fixed input.
   const auto one_value = [this](int reg) {
@@ -257,34 +277,57 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
   for (int i = 0; i < num_inputs_; ++i) {
     if (as_scalar[i]) inputs_[i].access = Input::Access::kScalar;
   }
-  // A fixed input with a long period is read row by row unless an instruction pairs it
-  // with an input of another period (one row loop per instruction).
-  const auto long_period = [this](int reg) {
-    return reg >= 0 && reg < num_inputs_ && inputs_[reg].access == Input::Access::kFixed &&
-           inputs_[reg].period >= kMinRow;
-  };
-  std::vector<bool> as_rows(num_inputs_);
-  for (int i = 0; i < num_inputs_; ++i) as_rows[i] = long_period(i);
-  for (const Instr& instr : instrs_) {
-    if (long_period(instr.a) && long_period(instr.b) &&
-        inputs_[instr.a].period != inputs_[instr.b].period) {
-      as_rows[instr.a] = as_rows[instr.b] = false;
+  // Registers read row by row: fixed inputs with a long period, and (after the prelude)
+  // prelude results, unless an instruction pairs two of different periods: one row loop
+  // per instruction, so both are laid out over the chunk instead.
+  std::vector<int64_t> row_of(output_of_.size(), 0);
+  for (int i = 0; i < num_inputs_; ++i) {
+    if (!as_scalar[i] && inputs_[i].access == Input::Access::kFixed &&
+        inputs_[i].period >= kMinRow) {
+      row_of[i] = inputs_[i].period;
     }
+  }
+  for (int k = 0; k < num_prelude_; ++k) row_of[num_inputs_ + k] = prelude_size_;
+  // The period instruction k reads register reg with (0: an array or a scalar). Inside the
+  // prelude, prelude results are plain arrays of prelude_size elements.
+  const auto row_in = [&](size_t k, int reg) -> int64_t {
+    if (reg < 0 || (instrs_[k].prelude && is_prelude_result(reg))) return 0;
+    return row_of[reg];
+  };
+  for (size_t k = 0; k < instrs_.size(); ++k) {
+    const int64_t ra = row_in(k, instrs_[k].a), rb = row_in(k, instrs_[k].b);
+    if (ra > 0 && rb > 0 && ra != rb) row_of[instrs_[k].a] = row_of[instrs_[k].b] = 0;
   }
   for (int i = 0; i < num_inputs_; ++i) {
     if (as_scalar[i]) inputs_[i].access = Input::Access::kScalar;
-    if (as_rows[i]) inputs_[i].access = Input::Access::kPeriodic;
+    if (row_of[i] > 0) inputs_[i].access = Input::Access::kPeriodic;
+  }
+  for (int k = 0; k < num_prelude_; ++k) {
+    if (row_of[num_inputs_ + k] == 0) repeated_.push_back(num_inputs_ + k);
   }
   const auto scalar = [&](int reg) { return reg >= 0 && reg < num_inputs_ && as_scalar[reg]; };
-  const auto rows = [&](int reg) { return reg >= 0 && reg < num_inputs_ && as_rows[reg]; };
-  for (const Instr& instr : instrs_) {
+  for (size_t k = 0; k < instrs_.size(); ++k) {
+    const Instr& instr = instrs_[k];
+    if (instr.prelude) {
+      // Only what repeats with a period dividing the prelude's size: one period of it.
+      for (int reg : {instr.a, instr.b}) {
+        FT_CHECK(reg < num_inputs_ || is_prelude_result(reg));
+        if (reg >= 0 && reg < num_inputs_) {
+          FT_CHECK(inputs_[reg].access != Input::Access::kContiguous &&
+                   inputs_[reg].access != Input::Access::kStrided &&
+                   (inputs_[reg].access == Input::Access::kScalar ||
+                    prelude_size_ % inputs_[reg].period == 0));
+        }
+      }
+    }
     Plan plan;
     plan.form = scalar(instr.b)   ? Form::kScalarB
                 : scalar(instr.a) ? Form::kScalarA
                                   : Form::kArrays;
-    plan.a_row = rows(instr.a);
-    plan.b_row = rows(instr.b);
-    if (plan.a_row || plan.b_row) plan.row = inputs_[plan.a_row ? instr.a : instr.b].period;
+    const int64_t ra = row_in(k, instr.a), rb = row_in(k, instr.b);
+    plan.a_row = ra > 0;
+    plan.b_row = rb > 0;
+    plan.row = std::max(ra, rb);
     plans_.push_back(plan);
   }
 }
@@ -327,6 +370,14 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs) const {
       reg[i] = scratch_of(i);
     }
   }
+  // The prelude: once, over one period; a result read beside another period is repeated
+  // over a chunk.
+  for (int k = 0; k < num_prelude_; ++k) {
+    T* dst = scratch_of(num_inputs_ + k);
+    RunInstr<T>(static_cast<size_t>(k), dst, reg.data(), prelude_size_);
+    reg[num_inputs_ + k] = dst;
+  }
+  for (int r : repeated_) RepeatPeriod(scratch_of(r), prelude_size_, std::min(kChunk, numel_));
   for (int64_t begin = 0; begin < numel_; begin += kChunk) {
     const int64_t n = std::min(kChunk, numel_ - begin);
     for (int i = 0; i < num_inputs_; ++i) {
@@ -337,44 +388,49 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs) const {
         reg[i] = scratch_of(i);
       }
     }
-    for (size_t k = 0; k < instrs_.size(); ++k) {
-      const Instr& instr = instrs_[k];
+    for (size_t k = num_prelude_; k < instrs_.size(); ++k) {
       const int r = num_inputs_ + static_cast<int>(k);
       T* dst = output_of_[r] >= 0 ? out_data[output_of_[r]] + begin : scratch_of(r);
-      const Plan& plan = plans_[k];
-      const T* a = reg[instr.a];
-      const T* b = instr.b >= 0 ? reg[instr.b] : nullptr;
-      const int64_t row = plan.row > 0 ? plan.row : n;  // n and chunk starts: whole rows
-      constexpr Operand kArray = Operand::kArray, kRow = Operand::kRow;
-      switch (plan.form) {
-        case Form::kArrays:
-          if (plan.a_row && plan.b_row) {
-            Compute<T, kRow, kRow>(instr.code, dst, a, b, n, row);
-          } else if (plan.a_row) {
-            Compute<T, kRow, kArray>(instr.code, dst, a, b, n, row);
-          } else if (plan.b_row) {
-            Compute<T, kArray, kRow>(instr.code, dst, a, b, n, row);
-          } else {
-            Compute<T, kArray, kArray>(instr.code, dst, a, b, n, row);
-          }
-          break;
-        case Form::kScalarB:
-          if (plan.a_row) {
-            Compute<T, kRow, Operand::kScalar>(instr.code, dst, a, b, n, row);
-          } else {
-            Compute<T, kArray, Operand::kScalar>(instr.code, dst, a, b, n, row);
-          }
-          break;
-        case Form::kScalarA:
-          if (plan.b_row) {
-            Compute<T, Operand::kScalar, kRow>(instr.code, dst, a, b, n, row);
-          } else {
-            Compute<T, Operand::kScalar, kArray>(instr.code, dst, a, b, n, row);
-          }
-          break;
-      }
+      RunInstr<T>(k, dst, reg.data(), n);
       reg[r] = dst;
     }
+  }
+}
+
+template <typename T>
+void FusedKernel::RunInstr(size_t k, T* dst, const T* const* reg, int64_t n) const {
+  const Instr& instr = instrs_[k];
+  const Plan& plan = plans_[k];
+  const T* a = reg[instr.a];
+  const T* b = instr.b >= 0 ? reg[instr.b] : nullptr;
+  const int64_t row = plan.row > 0 ? plan.row : n;  // n and chunk starts: whole rows
+  constexpr Operand kArray = Operand::kArray, kRow = Operand::kRow;
+  switch (plan.form) {
+    case Form::kArrays:
+      if (plan.a_row && plan.b_row) {
+        Compute<T, kRow, kRow>(instr.code, dst, a, b, n, row);
+      } else if (plan.a_row) {
+        Compute<T, kRow, kArray>(instr.code, dst, a, b, n, row);
+      } else if (plan.b_row) {
+        Compute<T, kArray, kRow>(instr.code, dst, a, b, n, row);
+      } else {
+        Compute<T, kArray, kArray>(instr.code, dst, a, b, n, row);
+      }
+      break;
+    case Form::kScalarB:
+      if (plan.a_row) {
+        Compute<T, kRow, Operand::kScalar>(instr.code, dst, a, b, n, row);
+      } else {
+        Compute<T, kArray, Operand::kScalar>(instr.code, dst, a, b, n, row);
+      }
+      break;
+    case Form::kScalarA:
+      if (plan.b_row) {
+        Compute<T, Operand::kScalar, kRow>(instr.code, dst, a, b, n, row);
+      } else {
+        Compute<T, Operand::kScalar, kArray>(instr.code, dst, a, b, n, row);
+      }
+      break;
   }
 }
 
@@ -382,10 +438,13 @@ std::string FusedKernel::ToString() const {
   std::string out = "{";
   for (size_t k = 0; k < instrs_.size(); ++k) {
     const Instr& instr = instrs_[k];
-    absl::StrAppend(&out, k == 0 ? " " : "; ", "r", num_inputs_ + static_cast<int>(k), " = ",
-                    Info(instr.code).op, "(r", instr.a);
+    absl::StrAppend(&out, k == 0 ? " " : "; ");
+    if (k == 0 && num_prelude_ > 0) absl::StrAppend(&out, "prelude[", prelude_size_, "] { ");
+    absl::StrAppend(&out, "r", num_inputs_ + static_cast<int>(k), " = ", Info(instr.code).op,
+                    "(r", instr.a);
     if (instr.b >= 0) absl::StrAppend(&out, ", r", instr.b);
     absl::StrAppend(&out, ")");
+    if (static_cast<int>(k) + 1 == num_prelude_) absl::StrAppend(&out, " }");
   }
   absl::StrAppend(&out, " } ->");
   for (int r : outputs_) absl::StrAppend(&out, " r", r);
@@ -425,6 +484,8 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
     Shape sizes;
     std::vector<int> members;  // step indices
     bool open = true;
+    int host = -1;             // the run whose prelude this run became
+    int64_t prelude_size = 0;  // as host: the elements of its prelude runs' shape
   };
   std::vector<Run> runs;
   std::vector<int> run_of_step(steps.size(), -1);
@@ -457,6 +518,67 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
     run_of_step[i] = target;
     run_of_slot[step.outputs[0].slot] = target;
   }
+  // A run of a smaller shape whose results only one other run reads, where that shape is
+  // the other run's trailing dims (so it repeats down the other run with a period of its
+  // size), becomes that run's prelude: computed once inside the other run's fused step,
+  // with no tensors of its own (1 - t^2 on [16] for a [16, 16] run). Latest runs first, so
+  // a prelude run read by a later prelude run of the same host finds that host.
+  std::vector<bool> returned(program.num_slots_, false);
+  for (const Program::Output& o : program.outputs_) {
+    if (o.slot >= 0) returned[o.slot] = true;
+  }
+  std::vector<int> by_last(runs.size());
+  for (size_t g = 0; g < runs.size(); ++g) by_last[g] = static_cast<int>(g);
+  std::sort(by_last.begin(), by_last.end(),
+            [&](int x, int y) { return runs[x].members.back() > runs[y].members.back(); });
+  const auto final_run = [&runs](int g) {
+    while (g >= 0 && runs[g].host >= 0) g = runs[g].host;
+    return g;
+  };
+  for (int g : by_last) {
+    int host = -1;
+    bool ok = true;
+    for (size_t i = 0; i < steps.size() && ok; ++i) {
+      if (run_of_step[i] == g) {
+        ok = !returned[steps[i].outputs[0].slot];
+        continue;
+      }
+      for (const Program::TensorRef& r : steps[i].tensor_args) {
+        if (run_of_slot[r.slot] != g) continue;
+        const int reader = final_run(run_of_step[i]);
+        if (reader < 0 || (host >= 0 && reader != host)) ok = false;
+        host = reader;
+      }
+    }
+    if (!ok || host < 0) continue;
+    const Run& small = runs[g];
+    Run& big = runs[host];
+    const int64_t period = Numel(small.sizes);
+    const int64_t total = Numel(big.sizes);
+    const bool trailing =
+        small.sizes.size() < big.sizes.size() &&
+        std::equal(small.sizes.begin(), small.sizes.end(), big.sizes.end() - small.sizes.size());
+    if (small.dtype != big.dtype || !trailing || period == 0 ||
+        (total > kChunk && kChunk % period != 0) ||
+        (big.prelude_size != 0 && big.prelude_size != period)) {
+      continue;
+    }
+    runs[g].host = host;
+    big.prelude_size = period;
+  }
+  std::vector<bool> in_prelude(steps.size(), false);
+  for (size_t g = 0; g < runs.size(); ++g) {
+    const int host = final_run(static_cast<int>(g));
+    if (host == static_cast<int>(g)) continue;
+    for (int m : runs[g].members) {
+      in_prelude[m] = true;
+      run_of_step[m] = host;
+      run_of_slot[steps[m].outputs[0].slot] = host;
+      runs[host].members.push_back(m);
+    }
+    runs[g].members.clear();
+  }
+  for (Run& run : runs) std::sort(run.members.begin(), run.members.end());
   // A run of one step stays that step.
   for (size_t i = 0; i < steps.size(); ++i) {
     const int g = run_of_step[i];
@@ -487,10 +609,18 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
     }
     const Run& run = runs[g];
     if (static_cast<int>(i) != run.members.back()) continue;  // the fused step goes last
+    // Instructions: the prelude's members, then the run's own, each in program order.
     // Registers: inputs in order of first use, then one per member.
+    std::vector<int> members;
+    for (int m : run.members) {
+      if (in_prelude[m]) members.push_back(m);
+    }
+    for (int m : run.members) {
+      if (!in_prelude[m]) members.push_back(m);
+    }
     absl::flat_hash_map<int, int> register_of_slot;
     Program::Step fused{};
-    for (int m : run.members) {
+    for (int m : members) {
       for (const Program::TensorRef& r : steps[m].tensor_args) {
         if (run_of_slot[r.slot] == g) continue;
         if (register_of_slot.emplace(r.slot, static_cast<int>(fused.tensor_args.size())).second) {
@@ -506,10 +636,10 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
     }
     std::vector<FusedKernel::Instr> instrs;
     std::vector<int> outputs;
-    for (int m : run.members) {
+    for (int m : members) {
       const Program::Step& step = steps[m];
       const int reg = num_inputs + static_cast<int>(instrs.size());
-      FusedKernel::Instr instr{*codes[m], -1, -1};
+      FusedKernel::Instr instr{*codes[m], -1, -1, in_prelude[m]};
       for (const Program::TensorRef& r : step.tensor_args) {
         (r.value == 0 ? instr.a : instr.b) = register_of_slot.at(r.slot);
       }
@@ -523,7 +653,8 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
       }
     }
     fused.fused = std::make_shared<const FusedKernel>(run.dtype, run.sizes, std::move(inputs),
-                                                      std::move(instrs), std::move(outputs));
+                                                      std::move(instrs), std::move(outputs),
+                                                      run.prelude_size);
     fused_steps.push_back(std::move(fused));
   }
   steps = std::move(fused_steps);

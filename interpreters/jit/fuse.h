@@ -49,10 +49,14 @@ class FusedKernel {
   static int Arity(Opcode code);
 
   // Registers [0, num_inputs) hold the inputs; instruction k writes register num_inputs + k.
+  // Prelude instructions come first: they compute a smaller shape that broadcasts into the
+  // run as a period (1 - t^2 on [16] before a [16, 16] run that reads it down its rows),
+  // once per Run over prelude_size elements; the rest then read their results row by row.
   struct Instr {
     Opcode code;
     int a;
     int b;  // -1 for a unary opcode
+    bool prelude = false;
   };
 
   // How an input is read chunk by chunk (decided once, from its traced geometry):
@@ -80,8 +84,12 @@ class FusedKernel {
   // InputFor: how an input with `traced`'s geometry is read in a run of shape `sizes`.
   static Input InputFor(const Tensor& traced, IntArrayRef sizes);
 
+  // prelude_size: the number of elements prelude instructions compute (0: none). It
+  // divides the run's size, and the chunk when the run spans several; prelude results are
+  // not outputs; prelude instructions read only inputs whose period divides it (kScalar,
+  // kPeriodic, kFixed) and earlier prelude results.
   FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs, std::vector<Instr> instrs,
-              std::vector<int> outputs);
+              std::vector<int> outputs, int64_t prelude_size = 0);
 
   // Run computes the outputs (fresh contiguous tensors of sizes() and dtype()) from the
   // inputs, given in register order. Each input has the dtype and the geometry (sizes,
@@ -97,6 +105,9 @@ class FusedKernel {
  private:
   template <typename T>
   void RunAs(const Tensor* const* inputs, Tensor* outputs) const;
+  // RunInstr computes instruction k over n elements into dst from the registers in reg.
+  template <typename T>
+  void RunInstr(size_t k, T* dst, const T* const* reg, int64_t n) const;
 
   // The shortest period read row by row (a shorter one costs more in row loops than its
   // layout saves).
@@ -117,9 +128,13 @@ class FusedKernel {
   int num_inputs_;
   std::vector<Input> inputs_;
   std::vector<Instr> instrs_;
-  std::vector<Plan> plans_;     // per instruction
   std::vector<int> outputs_;    // register of each output
   std::vector<int> output_of_;  // per register: the output it is, or -1
+  int64_t prelude_size_;
+  int num_prelude_ = 0;         // instructions [0, num_prelude_) are the prelude
+  std::vector<Plan> plans_;     // per instruction
+  std::vector<int> repeated_;   // prelude results laid out over a chunk (read beside another
+                                // period), not row by row
 };
 
 // FusePointwiseSteps rewrites `program`'s steps as above. traced[s] is the tensor slot s

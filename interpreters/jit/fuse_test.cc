@@ -214,20 +214,70 @@ TEST(FuseTest, ResultsReadOutsideARunAreItsOutputs) {
   EXPECT_TENSOR_NEAR(replayed[1], tensor(expected, {4, 5}), 1e-12);
 }
 
-TEST(FuseTest, RunsOfDifferentShapesStayApart) {
+TEST(FuseTest, ASmallerShapeReadOnlyByOneRunBecomesItsPrelude) {
   // Arithmetic on [5] and on [3, 5] interleaved: one run per shape; the [3, 5] run reads
-  // the [5] run's result, which closes the [5] run first.
+  // the [5] run's result, which closes the [5] run first. Both [5] runs are read only by
+  // the [3, 5] run: they become its prelude, computed once per call.
   const auto f = [](const TensorList& a) {
-    const Tensor r = square(a[1]) - a[1];        // [5]
-    const Tensor m = a[0] * r;                   // [3, 5]
-    const Tensor r2 = r * a[1];                  // [5], after m: a new [5] run
+    const Tensor r = square(a[1]) - a[1];  // [5]
+    const Tensor m = a[0] * r;             // [3, 5]
+    const Tensor r2 = r * a[1];            // [5], after m: a new [5] run
     return TensorList{(m + a[0]) * r2};
   };
+  ExpectReplayKeepsTheKernelsBits(
+      f, [](uint64_t seed) { return TensorList{Rand({3, 5}, seed), Rand({5}, seed + 1)}; }, 1,
+      [](const TensorList& a, int64_t i) {
+        const double x = At(a[0], i), y = At(a[1], i % 5), r = y * y - y;
+        return (x * r + x) * (r * y);
+      });
   TraceResult t = Trace(f, {Rand({3, 5}, 1), Rand({5}, 2)});
   ASSERT_NE(t.program, nullptr) << t.reason;
-  EXPECT_EQ(CountFused(*t.program), 2) << t.program->DebugString();
+  EXPECT_NE(t.program->DebugString().find("prelude[5]"), std::string::npos)
+      << t.program->DebugString();
+  // g also subtracts from square(a[1]), which the replay shares with r's run: that run's
+  // results are read outside the [3, 5] run, so it stays a step of its own; r2's run is
+  // still the prelude. Three fused steps: r's run, the [3, 5] run, g's second output.
+  const auto g = [&f](const TensorList& a) {
+    return TensorList{f(a)[0], square(a[1]) - 2.0 * a[1]};
+  };
+  t = Trace(g, {Rand({3, 5}, 1), Rand({5}, 2)});
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(CountFused(*t.program), 3) << t.program->DebugString();
+  EXPECT_NE(t.program->DebugString().find("prelude[5] { r3 = mul(r0, r1) }"),
+            std::string::npos);
   const TensorList args = {Rand({3, 5}, 3), Rand({5}, 4)};
-  ExpectSameBits(t.program->Run(args)[0], f(args)[0]);
+  const TensorList replayed = t.program->Run(args), eager = g(args);
+  ExpectSameBits(replayed[0], eager[0]);
+  ExpectSameBits(replayed[1], eager[1]);
+}
+
+TEST(FuseTest, APreludeOverSeveralChunksAndBesideAnotherPeriod) {
+  // [40, 16]: three chunks, each starting at a row of the [16] prelude's result.
+  ExpectReplayKeepsTheKernelsBits(
+      [](const TensorList& a) {
+        const Tensor u = 1.0 - square(a[1]);
+        return TensorList{a[0] * u + a[0]};
+      },
+      [](uint64_t seed) { return TensorList{Rand({40, 16}, seed), Rand({16}, seed + 1)}; }, 1,
+      [](const TensorList& a, int64_t i) {
+        const double x = At(a[0], i), r = At(a[1], i % 16);
+        return x * (1.0 - r * r) + x;
+      });
+  // The prelude's result (period 16) times a column z (period 32 in [2, 16]) in one
+  // instruction: the result is repeated over the chunk and z laid out.
+  ExpectReplayKeepsTheKernelsBits(
+      [](const TensorList& a) {
+        const Tensor pre = a[1] * a[1] - a[1];
+        return TensorList{(a[0] + pre * a[2]) * a[0]};
+      },
+      [](uint64_t seed) {
+        return TensorList{Rand({2, 16}, seed), Rand({16}, seed + 1), Rand({2, 1}, seed + 2)};
+      },
+      1,
+      [](const TensorList& a, int64_t i) {
+        const double x = At(a[0], i), r = At(a[1], i % 16), z = At(a[2], i / 16);
+        return (x + (r * r - r) * z) * x;
+      });
 }
 
 TEST(FuseTest, PromotionIntegersAndWritesAreNotFused) {
