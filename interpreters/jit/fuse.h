@@ -21,9 +21,16 @@
 // outside the run closes the run before that reader, so every reader of a fused result
 // comes after the fused step, and every operand a member reads was computed before it.
 //
-// Example (Hessian of sum(tanh(Wx)^2), n = 16): before, "%12 = mul(%8, %11)", "%13 =
-// mul(%12, %9)", ... "%22 = add(%21, %20)": nine steps; after, one
-//   "%22 = fused[16, 16] float32(%8, %11, %9, %4, %5, %17) { r6 = mul(r0, r1); ... }".
+// Preludes. A run of a smaller shape whose results only one run reads, where that shape is
+// the reader's trailing dims, becomes the reader's prelude: its instructions run once per
+// call over one period (the smaller shape's size) before the reader's chunks, and their
+// results are read row by row. Its inputs broadcast the same way, so one period of each is
+// all it reads.
+//
+// Example (Hessian of sum(tanh(Wx)^2), n = 16): before, "%10 = square(%9)", ..., "%22 =
+// add(%21, %20)": thirteen steps on [16] and [16, 16]; after, one
+//   "%22 = fused[16, 16] float32(%9, %3, %5, %4, %8) { prelude[16] { r5 = square(r0);
+//    r6 = sub(r1, r5); r7 = mul(r2, r0); r8 = mul(r7, r3) }; r9 = mul(r4, r6); ... }".
 #ifndef FT_INTERPRETERS_JIT_FUSE_H_
 #define FT_INTERPRETERS_JIT_FUSE_H_
 
@@ -99,7 +106,8 @@ class FusedKernel {
   DType dtype() const { return dtype_; }
   IntArrayRef sizes() const { return sizes_; }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
-  // ToString: "{ r6 = mul(r0, r1); r7 = neg(r6) } -> r7".
+  // ToString: "{ r6 = mul(r0, r1); r7 = neg(r6) } -> r7", with "prelude[16] { ... }; "
+  // around the prelude's instructions.
   std::string ToString() const;
 
  private:
