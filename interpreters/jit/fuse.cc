@@ -274,9 +274,6 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
       }
     }
   }
-  for (int i = 0; i < num_inputs_; ++i) {
-    if (as_scalar[i]) inputs_[i].access = Input::Access::kScalar;
-  }
   // Registers read row by row: fixed inputs with a long period, and (after the prelude)
   // prelude results, unless an instruction pairs two of different periods: one row loop
   // per instruction, so both are laid out over the chunk instead.
@@ -558,7 +555,9 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
     const bool trailing =
         small.sizes.size() < big.sizes.size() &&
         std::equal(small.sizes.begin(), small.sizes.end(), big.sizes.end() - small.sizes.size());
-    if (small.dtype != big.dtype || !trailing || period == 0 ||
+    // period < total: every input of the prelude then repeats in the run (none is read
+    // whole), with a period that divides the prelude's.
+    if (small.dtype != big.dtype || !trailing || period == 0 || period >= total ||
         (total > kChunk && kChunk % period != 0) ||
         (big.prelude_size != 0 && big.prelude_size != period)) {
       continue;

@@ -263,6 +263,17 @@ TEST(FuseTest, APreludeOverSeveralChunksAndBesideAnotherPeriod) {
         const double x = At(a[0], i), r = At(a[1], i % 16);
         return x * (1.0 - r * r) + x;
       });
+  // A [16] run before a [1, 16] run is as large as it: no prelude, two fused steps.
+  ExpectReplayKeepsTheKernelsBits(
+      [](const TensorList& a) {
+        const Tensor pre = a[1] * a[1] - a[1];
+        return TensorList{(a[0] * pre + a[0]) * a[0]};
+      },
+      [](uint64_t seed) { return TensorList{Rand({1, 16}, seed), Rand({16}, seed + 1)}; }, 2,
+      [](const TensorList& a, int64_t i) {
+        const double x = At(a[0], i), r = At(a[1], i);
+        return (x * (r * r - r) + x) * x;
+      });
   // The prelude's result (period 16) times a column z (period 32 in [2, 16]) in one
   // instruction: the result is repeated over the chunk and z laid out.
   ExpectReplayKeepsTheKernelsBits(
