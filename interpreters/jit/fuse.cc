@@ -110,9 +110,7 @@ void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, i
   RepeatPeriod(out, period, n);
 }
 
-// How an instruction reads one operand: kArray, element k at p[k]; kScalar, *p for every
-// element; kRow, element k at p[k % row] (a kPeriodic input).
-enum class Operand : uint8_t { kArray, kScalar, kRow };
+using Operand = FusedKernel::Operand;
 
 // Apply writes op(a, b) into o[0, n), row by row (row divides n; row == n when no operand
 // is a kRow), within a row a packet at a time, four packets per iteration, then element by
@@ -317,15 +315,11 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
         }
       }
     }
-    Plan plan;
-    plan.form = scalar(instr.b)   ? Form::kScalarB
-                : scalar(instr.a) ? Form::kScalarA
-                                  : Form::kArrays;
     const int64_t ra = row_in(k, instr.a), rb = row_in(k, instr.b);
-    plan.a_row = ra > 0;
-    plan.b_row = rb > 0;
-    plan.row = std::max(ra, rb);
-    plans_.push_back(plan);
+    const auto operand = [&](int reg, int64_t row) {
+      return scalar(reg) ? Operand::kScalar : row > 0 ? Operand::kRow : Operand::kArray;
+    };
+    plans_.push_back(Plan{operand(instr.a, ra), operand(instr.b, rb), std::max(ra, rb)});
   }
 }
 
@@ -401,32 +395,35 @@ void FusedKernel::RunInstr(size_t k, T* dst, const T* const* reg, int64_t n) con
   const T* a = reg[instr.a];
   const T* b = instr.b >= 0 ? reg[instr.b] : nullptr;
   const int64_t row = plan.row > 0 ? plan.row : n;  // n and chunk starts: whole rows
-  constexpr Operand kArray = Operand::kArray, kRow = Operand::kRow;
-  switch (plan.form) {
-    case Form::kArrays:
-      if (plan.a_row && plan.b_row) {
-        Compute<T, kRow, kRow>(instr.code, dst, a, b, n, row);
-      } else if (plan.a_row) {
-        Compute<T, kRow, kArray>(instr.code, dst, a, b, n, row);
-      } else if (plan.b_row) {
-        Compute<T, kArray, kRow>(instr.code, dst, a, b, n, row);
-      } else {
-        Compute<T, kArray, kArray>(instr.code, dst, a, b, n, row);
-      }
+  // Every pair the constructor makes: a kScalar operand only beside a kArray or kRow one.
+  constexpr Operand kArray = Operand::kArray, kScalar = Operand::kScalar, kRow = Operand::kRow;
+  const auto with_b = [&](auto a_kind) {
+    constexpr Operand kA = decltype(a_kind)::value;
+    switch (plan.b) {
+      case kArray:
+        Compute<T, kA, kArray>(instr.code, dst, a, b, n, row);
+        break;
+      case kRow:
+        Compute<T, kA, kRow>(instr.code, dst, a, b, n, row);
+        break;
+      case kScalar:
+        if constexpr (kA == kScalar) {
+          FT_CHECK(false);
+        } else {
+          Compute<T, kA, kScalar>(instr.code, dst, a, b, n, row);
+        }
+        break;
+    }
+  };
+  switch (plan.a) {
+    case kArray:
+      with_b(std::integral_constant<Operand, kArray>());
       break;
-    case Form::kScalarB:
-      if (plan.a_row) {
-        Compute<T, kRow, Operand::kScalar>(instr.code, dst, a, b, n, row);
-      } else {
-        Compute<T, kArray, Operand::kScalar>(instr.code, dst, a, b, n, row);
-      }
+    case kRow:
+      with_b(std::integral_constant<Operand, kRow>());
       break;
-    case Form::kScalarA:
-      if (plan.b_row) {
-        Compute<T, Operand::kScalar, kRow>(instr.code, dst, a, b, n, row);
-      } else {
-        Compute<T, Operand::kScalar, kArray>(instr.code, dst, a, b, n, row);
-      }
+    case kScalar:
+      with_b(std::integral_constant<Operand, kScalar>());
       break;
   }
 }

@@ -88,6 +88,10 @@ class FusedKernel {
     int64_t period = 0;  // kFixed: element k of the run reads the value of element k % period
     bool dense_period = false;  // kFixed: the input holds exactly one period, contiguous
   };
+  // How an instruction reads one operand (decided by the constructor): kArray, element k at
+  // p[k]; kScalar, *p for every element (a kScalar input; at most one per instruction);
+  // kRow, element k at p[k % row] (a kPeriodic input or a prelude result).
+  enum class Operand : uint8_t { kArray, kScalar, kRow };
   // InputFor: how an input with `traced`'s geometry is read in a run of shape `sizes`.
   static Input InputFor(const Tensor& traced, IntArrayRef sizes);
 
@@ -120,14 +124,10 @@ class FusedKernel {
   // The shortest period read row by row (a shorter one costs more in row loops than its
   // layout saves).
   static constexpr int64_t kMinRow = 16;
-  // How one instruction reads its operands: which one is a kScalar input (at most one, see
-  // Input), and the period of its kPeriodic operands (0: none; one period per instruction).
-  enum class Form : uint8_t { kArrays, kScalarB, kScalarA };
   struct Plan {
-    Form form = Form::kArrays;
-    int64_t row = 0;
-    bool a_row = false;
-    bool b_row = false;
+    Operand a = Operand::kArray;
+    Operand b = Operand::kArray;  // kArray for a unary opcode
+    int64_t row = 0;              // the period of its kRow operands (0: none; one per instr)
   };
 
   DType dtype_;
