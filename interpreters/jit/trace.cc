@@ -496,7 +496,7 @@ TensorList Program::Run(absl::Span<const Tensor> inputs) const {
     ThrowError("jit: the program was traced with ", num_inputs_, " inputs but got ",
                inputs.size());
   }
-  absl::InlinedVector<Tensor, 16> slots(num_slots_);  // no allocation for small programs
+  absl::InlinedVector<Tensor, 32> slots(num_slots_);  // no allocation for small programs
   for (int i = 0; i < num_inputs_; ++i) slots[i] = inputs[i];
   for (const auto& [slot, value] : constants_) slots[slot] = value;
   for (const Step& step : steps_) {
