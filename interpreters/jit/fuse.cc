@@ -28,8 +28,17 @@ struct OpcodeInfo {
   const char* op;
   int arity;
 };
-constexpr OpcodeInfo kOpcodes[] = {{"add", 2}, {"sub", 2}, {"mul", 2},
-                                   {"div", 2}, {"neg", 1}, {"square", 1}};
+constexpr OpcodeInfo kOpcodes[] = {{"add", 2}, {"sub", 2},    {"mul", 2},   {"div", 2},
+                                   {"neg", 1}, {"square", 1}, {"tanh", 1}};
+
+// Eigen's tanh, the function kernels::tanh applies through an Eigen array expression. When
+// it has no packet path for T (Eigen 3.4 vectorizes tanh only under EIGEN_FAST_MATH, which
+// //third_party turns off), that expression calls the scalar function on every element, and
+// fusion calling the same function is bit for bit the kernel.
+template <typename T>
+using TanhFunction = Eigen::internal::scalar_tanh_op<T>;
+template <typename T>
+constexpr bool kTanhIsScalar = !Eigen::internal::functor_traits<TanhFunction<T>>::PacketAccess;
 
 const OpcodeInfo& Info(FusedKernel::Opcode code) { return kOpcodes[static_cast<int>(code)]; }
 
@@ -153,6 +162,17 @@ void Apply(T* o, const T* a, const T* b, int64_t n, int64_t row, Op op) {
   }
 }
 
+// ApplyEach writes f(a) into o[0, n) element by element, row by row as Apply does: for a
+// function the kernel also applies element by element (kTanhIsScalar).
+template <typename T, Operand kA, typename F>
+void ApplyEach(T* o, const T* a, int64_t n, int64_t row, F f) {
+  for (int64_t base = 0; base < n; base += row) {
+    const T* const ra = kA == Operand::kArray ? a + base : a;
+    T* const ro = o + base;
+    for (int64_t k = 0; k < row; ++k) ro[k] = f(ra[k]);
+  }
+}
+
 // Compute runs one instruction over a chunk: o = code(a, b), each operand read as its
 // Operand says (a scalar first operand only meets binary opcodes).
 template <typename T, Operand kA, Operand kB>
@@ -186,6 +206,13 @@ void Compute(FusedKernel::Opcode code, T* o, const T* a, const T* b, int64_t n, 
     case Opcode::kSquare:
       unary([](const auto& x, const auto&) { return ei::pmul(x, x); });
       break;
+    case Opcode::kTanh:
+      if constexpr (kA == Operand::kScalar || !kTanhIsScalar<T>) {
+        FT_CHECK(false);  // the constructor and Exact rule these out
+      } else {
+        ApplyEach<T, kA>(o, a, n, row, TanhFunction<T>());
+      }
+      break;
   }
 }
 
@@ -199,6 +226,11 @@ std::optional<FusedKernel::Opcode> FusedKernel::OpcodeOf(absl::string_view op) {
 }
 
 int FusedKernel::Arity(Opcode code) { return Info(code).arity; }
+
+bool FusedKernel::Exact(Opcode code, DType dtype) {
+  if (code != Opcode::kTanh) return true;  // IEEE basic operations
+  return dtype == kFloat32 ? kTanhIsScalar<float> : kTanhIsScalar<double>;
+}
 
 FusedKernel::Input FusedKernel::InputFor(const Tensor& traced, IntArrayRef sizes) {
   Input in{Input::Access::kStrided, {}, 0};
@@ -245,6 +277,7 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
       output_of_(num_inputs_ + instrs_.size(), -1),
       prelude_size_(prelude_size) {
   FT_CHECK(dtype_ == kFloat32 || dtype_ == kFloat64);
+  for (const Instr& instr : instrs_) FT_CHECK(Exact(instr.code, dtype_));
   for (size_t k = 0; k < outputs_.size(); ++k) output_of_[outputs_[k]] = static_cast<int>(k);
   while (num_prelude_ < static_cast<int>(instrs_.size()) && instrs_[num_prelude_].prelude) {
     FT_CHECK(output_of_[num_inputs_ + num_prelude_] < 0);
@@ -462,7 +495,7 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
     }
     const Tensor& out = *traced[step.outputs[0].slot];
     if ((out.dtype() != kFloat32 && out.dtype() != kFloat64) || !out.is_contiguous() ||
-        out.storage_offset() != 0) {
+        out.storage_offset() != 0 || !FusedKernel::Exact(*code, out.dtype())) {
       return std::nullopt;
     }
     for (const Program::TensorRef& r : step.tensor_args) {

@@ -7,15 +7,18 @@
 // such runs into one FusedKernel step that computes them chunk by chunk in a small scratch
 // area and allocates only the tensors that are read after the run.
 //
-// What fuses: add, sub, mul, div, neg and square whose operands and result are all float32
-// or all float64 (no type promotion), with only tensor arguments, in a program without
-// in-place writes. Operands may broadcast (a scalar, a row) and have any strides; every
-// member of a run has the run's output shape. These are IEEE basic operations, so the fused
-// arithmetic is bit for bit what the separate kernels compute: the same operation on the
-// same two values, element by element, in the same dtype. Transcendental functions (sin,
-// tanh, exp) stay separate kernels, because a vectorized Eigen function can round
-// differently from its scalar tail, and where a chunk boundary falls would then change
-// results.
+// What fuses: add, sub, mul, div, neg, square and tanh whose operands and result are all
+// float32 or all float64 (no type promotion), with only tensor arguments, in a program
+// without in-place writes. Operands may broadcast (a scalar, a row) and have any strides;
+// every member of a run has the run's output shape. The fused arithmetic is bit for bit
+// what the separate kernels compute: the same operation on the same value(s), element by
+// element, in the same dtype. For the IEEE basic operations that holds whatever the
+// packets; tanh fuses only where Eigen computes it with its scalar function on every
+// element (it has no vectorized tanh without EIGEN_FAST_MATH, which //third_party turns
+// off), and the fused step calls that same function (Exact says so per dtype). The other
+// transcendental functions (sin, exp, log) stay separate kernels: Eigen vectorizes them,
+// its packet path can round differently from its scalar tail, and where a chunk boundary
+// falls would then change results.
 //
 // Ordering. A fused step runs where its last member ran. A member's result read by a step
 // outside the run closes the run before that reader, so every reader of a fused result
@@ -27,10 +30,11 @@
 // results are read row by row. Its inputs broadcast the same way, so one period of each is
 // all it reads.
 //
-// Example (Hessian of sum(tanh(Wx)^2), n = 16): before, "%10 = square(%9)", ..., "%22 =
-// add(%21, %20)": thirteen steps on [16] and [16, 16]; after, one
-//   "%22 = fused[16, 16] float32(%9, %3, %5, %4, %8) { prelude[16] { r5 = square(r0);
-//    r6 = sub(r1, r5); r7 = mul(r2, r0); r8 = mul(r7, r3) }; r9 = mul(r4, r6); ... }".
+// Example (Hessian of sum(tanh(Wx)^2), n = 16): before, "%9 = tanh(%6)", "%10 =
+// square(%9)", ..., "%22 = add(%21, %20)": fourteen steps on [16] and [16, 16]; after, one
+//   "%22 = fused[16, 16] float32(%6, %3, %5, %4, %8) { prelude[16] { r5 = tanh(r0);
+//    r6 = square(r5); r7 = sub(r1, r6); r8 = mul(r2, r5); r9 = mul(r8, r3) };
+//    r10 = mul(r4, r7); ... }".
 #ifndef FT_INTERPRETERS_JIT_FUSE_H_
 #define FT_INTERPRETERS_JIT_FUSE_H_
 
@@ -50,10 +54,13 @@ class Program;
 
 class FusedKernel {
  public:
-  enum class Opcode : uint8_t { kAdd, kSub, kMul, kDiv, kNeg, kSquare };
+  enum class Opcode : uint8_t { kAdd, kSub, kMul, kDiv, kNeg, kSquare, kTanh };
   // OpcodeOf: the opcode of the base op named `op`, if fusion supports it.
   static std::optional<Opcode> OpcodeOf(absl::string_view op);
   static int Arity(Opcode code);
+  // Exact: whether the fused `code` in `dtype` computes the kernel's bits (see above); only
+  // such instructions may be given to the constructor.
+  static bool Exact(Opcode code, DType dtype);
 
   // Registers [0, num_inputs) hold the inputs; instruction k writes register num_inputs + k.
   // Prelude instructions come first: they compute a smaller shape that broadcasts into the

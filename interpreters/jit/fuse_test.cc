@@ -189,10 +189,10 @@ TEST(FuseTest, RowsReadOnceKeepTheKernelsBits) {
 }
 
 TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
-  // 300 random programs of 12 elementwise ops over operands that broadcast in every way
-  // fusion reads them: [4, 16] and [2, 4, 16] arrays, a [16] row, a stride-2 row, a [4, 1]
-  // column, a 0-d scalar, and whatever earlier ops made. Each replay (traced on other
-  // values) must equal the eager run bit for bit (NaN matching NaN).
+  // 300 random programs of 12 elementwise ops (every opcode, tanh included) over operands
+  // that broadcast in every way fusion reads them: [4, 16] and [2, 4, 16] arrays, a [16]
+  // row, a stride-2 row, a [4, 1] column, a 0-d scalar, and whatever earlier ops made. Each
+  // replay (traced on other values) must equal the eager run bit for bit (NaN matching NaN).
   std::mt19937 rng(2026);
   const auto inputs_for = [](uint64_t seed) {
     return TensorList{Rand({4, 16}, seed) + 1.0, Rand({16}, seed + 1) + 1.0, Rand({}, seed + 2),
@@ -208,13 +208,14 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
       for (int k = 0; k < 12; ++k) {
         const Tensor& x = pool[pick() % pool.size()];
         const Tensor& y = pool[pick() % pool.size()];
-        switch (pick() % 6) {
+        switch (pick() % 7) {
           case 0: pool.push_back(x + y); break;
           case 1: pool.push_back(x - y); break;
           case 2: pool.push_back(x * y); break;
           case 3: pool.push_back(x / y); break;
           case 4: pool.push_back(neg(x)); break;
-          default: pool.push_back(square(x)); break;
+          case 5: pool.push_back(square(x)); break;
+          default: pool.push_back(tanh(x)); break;
         }
       }
       return TensorList{pool[pool.size() - 1], pool[pool.size() - 4]};
@@ -398,6 +399,9 @@ TEST(FuseTest, TheHessianProgramIsTheUnfusedProgramBitForBit) {
   ASSERT_NE(fused.program, nullptr) << fused.reason;
   ASSERT_NE(unfused.program, nullptr) << unfused.reason;
   EXPECT_LT(fused.program->num_steps(), unfused.program->num_steps() - 8)
+      << fused.program->DebugString();
+  // tanh(W x) is computed inside the fused step's prelude, not by a kernel of its own.
+  EXPECT_NE(fused.program->DebugString().find("prelude[16] { r5 = tanh(r0)"), std::string::npos)
       << fused.program->DebugString();
   const Tensor x = to(Rand({16}, 3), kFloat32);
   const Tensor got = fused.program->Run({x})[0];
