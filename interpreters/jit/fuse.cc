@@ -21,14 +21,13 @@ namespace {
 // 32 KiB), and a 16x16 float basis is one chunk.
 constexpr int64_t kChunk = 256;
 
-
 // The base op each opcode computes and its arity, in Opcode order: the one table OpcodeOf,
 // Arity and the printed form read.
 struct OpcodeInfo {
   const char* op;
   int arity;
 };
-constexpr OpcodeInfo kOpcodes[] = {{"add", 2}, {"sub", 2},    {"mul", 2},   {"div", 2},
+constexpr OpcodeInfo kOpcodes[] = {{"add", 2}, {"sub", 2},    {"mul", 2}, {"div", 2},
                                    {"neg", 1}, {"square", 1}, {"tanh", 1}};
 
 // Eigen's tanh, the function kernels::tanh applies through an Eigen array expression. When
@@ -173,47 +172,97 @@ void ApplyEach(T* o, const T* a, int64_t n, int64_t row, F f) {
   }
 }
 
-// Compute runs one instruction over a chunk: o = code(a, b), each operand read as its
-// Operand says (a scalar first operand only meets binary opcodes).
-template <typename T, Operand kA, Operand kB>
-void Compute(FusedKernel::Opcode code, T* o, const T* a, const T* b, int64_t n, int64_t row) {
+// Compute runs one instruction with opcode kCode over a chunk: o = kCode(a, b), each operand
+// read as its Operand says. The constructor picks the instantiation for each instruction
+// (Select), so a replay calls it through one pointer, with no switch on the opcode or the
+// operands.
+template <typename T, FusedKernel::Opcode kCode, Operand kA, Operand kB>
+void Compute(T* o, const T* a, const T* b, int64_t n, int64_t row) {
   namespace ei = Eigen::internal;
   using Opcode = FusedKernel::Opcode;
   const auto binary = [&](auto op) { Apply<T, kA, kB, false>(o, a, b, n, row, op); };
   const auto unary = [&](auto op) {
-    if constexpr (kA == Operand::kScalar) {
-      FT_CHECK(false);
-    } else {
-      Apply<T, kA, Operand::kArray, true>(o, a, nullptr, n, row, op);
-    }
+    Apply<T, kA, Operand::kArray, true>(o, a, nullptr, n, row, op);
   };
+  if constexpr (kCode == Opcode::kAdd) {
+    binary([](const auto& x, const auto& y) { return ei::padd(x, y); });
+  } else if constexpr (kCode == Opcode::kSub) {
+    binary([](const auto& x, const auto& y) { return ei::psub(x, y); });
+  } else if constexpr (kCode == Opcode::kMul) {
+    binary([](const auto& x, const auto& y) { return ei::pmul(x, y); });
+  } else if constexpr (kCode == Opcode::kDiv) {
+    binary([](const auto& x, const auto& y) { return ei::pdiv(x, y); });
+  } else if constexpr (kCode == Opcode::kNeg) {
+    unary([](const auto& x, const auto&) { return ei::pnegate(x); });
+  } else if constexpr (kCode == Opcode::kSquare) {
+    unary([](const auto& x, const auto&) { return ei::pmul(x, x); });
+  } else {
+    static_assert(kCode == Opcode::kTanh);
+    ApplyEach<T, kA>(o, a, n, row, TanhFunction<T>());
+  }
+}
+
+// Select returns Compute for (code, a, b), or null for what no instruction may be: a scalar
+// beside a scalar, a unary opcode on a scalar or with a second operand read, tanh where it
+// is not exact.
+template <typename T, FusedKernel::Opcode kCode>
+FusedKernel::InstrFn<T> SelectFor(Operand a, Operand b) {
+  constexpr bool kUnary = kOpcodes[static_cast<int>(kCode)].arity == 1;
+  if constexpr (kCode == FusedKernel::Opcode::kTanh && !kTanhIsScalar<T>) return nullptr;
+  const auto with_a = [b](auto a_kind) -> FusedKernel::InstrFn<T> {
+    constexpr Operand kA = decltype(a_kind)::value;
+    if constexpr (kUnary) {
+      return b == Operand::kArray ? &Compute<T, kCode, kA, Operand::kArray> : nullptr;
+    }
+    switch (b) {
+      case Operand::kArray:
+        return &Compute<T, kCode, kA, Operand::kArray>;
+      case Operand::kRow:
+        return &Compute<T, kCode, kA, Operand::kRow>;
+      case Operand::kScalar:
+        if constexpr (kA == Operand::kScalar) {
+          return nullptr;
+        } else {
+          return &Compute<T, kCode, kA, Operand::kScalar>;
+        }
+    }
+    return nullptr;
+  };
+  switch (a) {
+    case Operand::kArray:
+      return with_a(std::integral_constant<Operand, Operand::kArray>());
+    case Operand::kRow:
+      return with_a(std::integral_constant<Operand, Operand::kRow>());
+    case Operand::kScalar:
+      if constexpr (kUnary) {
+        return nullptr;
+      } else {
+        return with_a(std::integral_constant<Operand, Operand::kScalar>());
+      }
+  }
+  return nullptr;
+}
+
+template <typename T>
+FusedKernel::InstrFn<T> Select(FusedKernel::Opcode code, Operand a, Operand b) {
+  using Opcode = FusedKernel::Opcode;
   switch (code) {
     case Opcode::kAdd:
-      binary([](const auto& x, const auto& y) { return ei::padd(x, y); });
-      break;
+      return SelectFor<T, Opcode::kAdd>(a, b);
     case Opcode::kSub:
-      binary([](const auto& x, const auto& y) { return ei::psub(x, y); });
-      break;
+      return SelectFor<T, Opcode::kSub>(a, b);
     case Opcode::kMul:
-      binary([](const auto& x, const auto& y) { return ei::pmul(x, y); });
-      break;
+      return SelectFor<T, Opcode::kMul>(a, b);
     case Opcode::kDiv:
-      binary([](const auto& x, const auto& y) { return ei::pdiv(x, y); });
-      break;
+      return SelectFor<T, Opcode::kDiv>(a, b);
     case Opcode::kNeg:
-      unary([](const auto& x, const auto&) { return ei::pnegate(x); });
-      break;
+      return SelectFor<T, Opcode::kNeg>(a, b);
     case Opcode::kSquare:
-      unary([](const auto& x, const auto&) { return ei::pmul(x, x); });
-      break;
+      return SelectFor<T, Opcode::kSquare>(a, b);
     case Opcode::kTanh:
-      if constexpr (kA == Operand::kScalar || !kTanhIsScalar<T>) {
-        FT_CHECK(false);  // the constructor and Exact rule these out
-      } else {
-        ApplyEach<T, kA>(o, a, n, row, TanhFunction<T>());
-      }
-      break;
+      return SelectFor<T, Opcode::kTanh>(a, b);
   }
+  return nullptr;
 }
 
 }  // namespace
@@ -352,7 +401,15 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
     const auto operand = [&](int reg, int64_t row) {
       return scalar(reg) ? Operand::kScalar : row > 0 ? Operand::kRow : Operand::kArray;
     };
-    plans_.push_back(Plan{operand(instr.a, ra), operand(instr.b, rb), std::max(ra, rb)});
+    Plan plan{operand(instr.a, ra), operand(instr.b, rb), std::max(ra, rb)};
+    if (dtype_ == kFloat32) {
+      plan.f32 = Select<float>(instr.code, plan.a, plan.b);
+      FT_CHECK(plan.f32 != nullptr);
+    } else {
+      plan.f64 = Select<double>(instr.code, plan.a, plan.b);
+      FT_CHECK(plan.f64 != nullptr);
+    }
+    plans_.push_back(plan);
   }
 }
 
@@ -425,39 +482,12 @@ template <typename T>
 void FusedKernel::RunInstr(size_t k, T* dst, const T* const* reg, int64_t n) const {
   const Instr& instr = instrs_[k];
   const Plan& plan = plans_[k];
-  const T* a = reg[instr.a];
   const T* b = instr.b >= 0 ? reg[instr.b] : nullptr;
   const int64_t row = plan.row > 0 ? plan.row : n;  // n and chunk starts: whole rows
-  // Every pair the constructor makes: a kScalar operand only beside a kArray or kRow one.
-  constexpr Operand kArray = Operand::kArray, kScalar = Operand::kScalar, kRow = Operand::kRow;
-  const auto with_b = [&](auto a_kind) {
-    constexpr Operand kA = decltype(a_kind)::value;
-    switch (plan.b) {
-      case kArray:
-        Compute<T, kA, kArray>(instr.code, dst, a, b, n, row);
-        break;
-      case kRow:
-        Compute<T, kA, kRow>(instr.code, dst, a, b, n, row);
-        break;
-      case kScalar:
-        if constexpr (kA == kScalar) {
-          FT_CHECK(false);
-        } else {
-          Compute<T, kA, kScalar>(instr.code, dst, a, b, n, row);
-        }
-        break;
-    }
-  };
-  switch (plan.a) {
-    case kArray:
-      with_b(std::integral_constant<Operand, kArray>());
-      break;
-    case kRow:
-      with_b(std::integral_constant<Operand, kRow>());
-      break;
-    case kScalar:
-      with_b(std::integral_constant<Operand, kScalar>());
-      break;
+  if constexpr (std::is_same_v<T, float>) {
+    plan.f32(dst, reg[instr.a], b, n, row);
+  } else {
+    plan.f64(dst, reg[instr.a], b, n, row);
   }
 }
 

@@ -99,6 +99,10 @@ class FusedKernel {
   // p[k]; kScalar, *p for every element (a kScalar input; at most one per instruction);
   // kRow, element k at p[k % row] (a kPeriodic input or a prelude result).
   enum class Operand : uint8_t { kArray, kScalar, kRow };
+  // InstrFn: one instruction's loop for its opcode and operand reads, computing o[0, n)
+  // from a and b (null for a unary opcode), with kRow operands of period `row`.
+  template <typename T>
+  using InstrFn = void (*)(T* o, const T* a, const T* b, int64_t n, int64_t row);
   // InputFor: how an input with `traced`'s geometry is read in a run of shape `sizes`.
   static Input InputFor(const Tensor& traced, IntArrayRef sizes);
 
@@ -135,6 +139,8 @@ class FusedKernel {
     Operand a = Operand::kArray;
     Operand b = Operand::kArray;  // kArray for a unary opcode
     int64_t row = 0;              // the period of its kRow operands (0: none; one per instr)
+    InstrFn<float> f32 = nullptr;   // the loop, for the kernel's dtype (the other is null)
+    InstrFn<double> f64 = nullptr;
   };
 
   DType dtype_;
