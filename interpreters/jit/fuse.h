@@ -30,9 +30,9 @@
 // results are read row by row. Its inputs broadcast the same way, so one period of each is
 // all it reads.
 //
-// Example (Hessian of sum(tanh(Wx)^2), n = 16): before, "%9 = tanh(%6)", "%10 =
+// Example (Hessian of sum(tanh(Wx)^2), n = 16): before, "%9 = tanh(%7)", "%10 =
 // square(%9)", ..., "%22 = add(%21, %20)": fourteen steps on [16] and [16, 16]; after, one
-//   "%22 = fused[16, 16] float32(%6, %3, %5, %4, %8) { prelude[16] { r5 = tanh(r0);
+//   "%22 = fused[16, 16] float32(%7, %4, %6, %5, %8) { prelude[16] { r5 = tanh(r0);
 //    r6 = square(r5); r7 = sub(r1, r6); r8 = mul(r2, r5); r9 = mul(r8, r3) };
 //    r10 = mul(r4, r7); ... }".
 #ifndef FT_INTERPRETERS_JIT_FUSE_H_

@@ -176,6 +176,38 @@ TEST(JitTest, ReplaysReadCapturedTensorsAsTheyAreThen) {
   EXPECT_EQ(j.stats().replays, 1);
 }
 
+TEST(JitTest, AViewOfACapturedTensorIsACapturedConstant) {
+  // f reads w^T: the program keeps that view of w's buffer as a constant (no view step
+  // rebuilds it each call), and a replay still sees an in-place update of w. The returned
+  // view of w stays a step: each call returns a tensor of its own over w's buffer.
+  Tensor w = Rand({3, 3}, 1);
+  JitFunction j = jit([&w](const TensorList& a) {
+    return TensorList{matmul(transpose(w, 0, 1), a[0]), transpose(w, 0, 1)};
+  });
+  const Tensor x = Rand({3}, 2);
+  const TensorList first = j({x});
+  const std::string listing = j.program({x})->DebugString();
+  size_t views = 0;
+  for (size_t at = listing.find("view("); at != std::string::npos;
+       at = listing.find("view(", at + 1)) {
+    ++views;
+  }
+  EXPECT_EQ(views, 1u) << listing;
+  mul_(w, 0.5);  // in place, between calls
+  const TensorList second = j({x});
+  const std::vector<double> wv = w.to_vector<double>(), xv = x.to_vector<double>();
+  std::vector<double> expected(3, 0.0);
+  for (int i = 0; i < 3; ++i) {
+    for (int k = 0; k < 3; ++k) expected[i] += wv[k * 3 + i] * xv[k];
+  }
+  const std::vector<double> got = second[0].to_vector<double>();
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(got[i], expected[i], 1e-15) << i;
+  EXPECT_TRUE(second[1].storage().is_same(w.storage()));
+  EXPECT_NE(second[1].impl(), first[1].impl());
+  EXPECT_TENSOR_EQ(second[1], transpose(w, 0, 1));
+  EXPECT_EQ(j.stats().replays, 1);
+}
+
 TEST(JitTest, ATensorPassedAndCapturedIsBothAnInputAndAConstant) {
   const Tensor w = Rand({3}, 1);
   JitFunction j = jit([&w](const TensorList& a) { return TensorList{a[0] * w}; });

@@ -332,6 +332,28 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   for (int& s : output_slots) {
     if (s >= 0) s = forward[s];
   }
+  // A view of a captured tensor is captured too: the program keeps the traced view, which
+  // shares the captured buffer, so a replay reads that buffer's current values (in-place
+  // updates included) without rebuilding the view (W^T in a Jacobian program). A returned
+  // view keeps its step, so that each call returns a tensor of its own, as the eager call
+  // does.
+  {
+    const absl::flat_hash_set<int> returned(output_slots.begin(), output_slots.end());
+    const auto captured_view = [&](const Call& step) {
+      if (step.op != nullptr || returned.contains(step.outputs[0].slot)) return false;
+      const Slot& base = slots_[step.tensor_args[0].slot];
+      return base.kind == SlotKind::kCaptured && !frozen(base);
+    };
+    std::vector<Call> rest;
+    for (Call& step : steps) {
+      if (captured_view(step)) {
+        slots_[step.outputs[0].slot].kind = SlotKind::kCaptured;
+      } else {
+        rest.push_back(std::move(step));
+      }
+    }
+    steps = std::move(rest);
+  }
 
   // Common subexpressions: a call repeating an earlier one (same op, same argument slots,
   // same non-tensor arguments) reuses its results. Only without writes, where a slot's values

@@ -25,14 +25,16 @@
 // identity basis of a Jacobian and its reshapes are computed once); a call that returned a
 // view of an argument (transpose, unsqueeze, a reshape that did not copy) becomes a view
 // step that rebuilds that geometry on the argument's buffer directly, a view of a view is
-// taken from the first buffer, and a view equal to its base is the base; in a program
-// without in-place writes, a call repeating an earlier one (same op, same argument slots and
-// values) reuses its results, unless they are returned (returned tensors stay separate, as
-// eagerly); calls that neither reach an output nor write a buffer are dropped; each slot is
-// released after its last use; runs of elementwise arithmetic become fused steps (fuse.h,
-// unless TraceOptions::fuse_pointwise is off). Kernels choose layouts from input layouts
-// only, so the replayed buffers have the traced layouts and the recorded geometry stays
-// valid. A replay runs each kernel through its op's DirectKernel when it has one.
+// taken from the first buffer, a view equal to its base is the base, and a view of a
+// captured tensor that is not returned is a captured constant itself (the traced view, over
+// the same buffer, so in-place updates are still seen); in a program without in-place
+// writes, a call repeating an earlier one (same op, same argument slots and values) reuses
+// its results, unless they are returned (returned tensors stay separate, as eagerly); calls
+// that neither reach an output nor write a buffer are dropped; each slot is released after
+// its last use; runs of elementwise arithmetic become fused steps (fuse.h, unless
+// TraceOptions::fuse_pointwise is off). Kernels choose layouts from input layouts only, so
+// the replayed buffers have the traced layouts and the recorded geometry stays valid. A
+// replay runs each kernel through its op's DirectKernel when it has one.
 //
 // When a trace cannot be replayed (TraceResult::program is null, `reason` says why):
 //   - f read element values outside an op (item(), data(), to_vector()): it may branch on
