@@ -133,6 +133,31 @@ void Apply(T* o, const T* a, const T* b, int64_t n, int64_t row, Op op) {
   constexpr bool kScalarB = kB == Operand::kScalar && !kUnary;
   const P pa = kScalarA ? ei::pset1<P>(*a) : P{};
   const P pb = kScalarB ? ei::pset1<P>(*b) : P{};
+  if constexpr (!kUnary && (kA == Operand::kRow) != (kB == Operand::kRow)) {
+    if (row == 4 * W) {
+      // A row of four packets (16 floats under SSE): they stay in registers while the loop
+      // walks down the rows, instead of a row loop with its tails per row.
+      constexpr bool kRowA = kA == Operand::kRow;
+      const T* const r = kRowA ? a : b;
+      const P q0 = ei::ploadu<P>(r), q1 = ei::ploadu<P>(r + W), q2 = ei::ploadu<P>(r + 2 * W),
+              q3 = ei::ploadu<P>(r + 3 * W);
+      const T* const other = kRowA ? b : a;
+      const P scalar = kRowA ? pb : pa;
+      constexpr bool kOtherScalar = kRowA ? kScalarB : kScalarA;
+      for (int64_t base = 0; base < n; base += row) {
+        const auto at = [&](const P& q, int64_t k) {
+          const P x = kOtherScalar ? scalar : ei::ploadu<P>(other + base + k);
+          return kRowA ? op(q, x) : op(x, q);
+        };
+        const P r0 = at(q0, 0), r1 = at(q1, W), r2 = at(q2, 2 * W), r3 = at(q3, 3 * W);
+        ei::pstoreu(o + base, r0);
+        ei::pstoreu(o + base + W, r1);
+        ei::pstoreu(o + base + 2 * W, r2);
+        ei::pstoreu(o + base + 3 * W, r3);
+      }
+      return;
+    }
+  }
   for (int64_t base = 0; base < n; base += row) {
     T* const ro = o + base;
     const T* const ra = kA == Operand::kArray ? a + base : a;

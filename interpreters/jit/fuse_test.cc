@@ -188,6 +188,41 @@ TEST(FuseTest, RowsReadOnceKeepTheKernelsBits) {
       });
 }
 
+TEST(FuseTest, RowsOfFourPacketsKeepTheKernelsBits) {
+  // A row of exactly four packets stays in registers down the rows (16, 32 or 64 elements,
+  // whichever the packets are: float32 under SSE is 16). The row is the second operand
+  // (x * r, x / r) and the first ((s - r) - x, with s - r the [L] prelude, which reads r
+  // after a scalar).
+  const TensorListFn f = [](const TensorList& a) {
+    return TensorList{(a[0] * a[1] - a[0]) / a[1] + ((a[2] - a[1]) - a[0])};
+  };
+  for (DType dtype : {kFloat32, kFloat64}) {
+    for (int64_t row : {16, 32, 64}) {
+      const auto args_for = [&](uint64_t seed) {
+        TensorList args = {Rand({5, row}, seed), Rand({row}, seed + 1) + 1.0,
+                           Rand({}, seed + 2)};
+        for (Tensor& t : args) t = to(t, dtype);
+        return args;
+      };
+      TraceResult t = Trace(f, args_for(1));
+      ASSERT_NE(t.program, nullptr) << t.reason;
+      EXPECT_EQ(t.program->num_steps(), 1) << t.program->DebugString();
+      const TensorList args = args_for(7);
+      const Tensor out = t.program->Run(args)[0];
+      ExpectSameBits(out, f(args)[0]);
+      const std::vector<double> x = args[0].to_vector<double>(), r = args[1].to_vector<double>();
+      const double s = args[2].to_vector<double>()[0];
+      const std::vector<double> got = out.to_vector<double>();
+      for (int64_t i = 0; i < 5 * row; ++i) {
+        const double xi = x[i], ri = r[i % row];
+        const double tolerance = dtype == kFloat32 ? 1e-5 : 1e-12;
+        EXPECT_NEAR(got[i], (xi * ri - xi) / ri + ((s - ri) - xi), tolerance)
+            << DTypeName(dtype) << " row " << row << " element " << i;
+      }
+    }
+  }
+}
+
 TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
   // 300 random programs of 12 elementwise ops (every opcode, tanh included) over operands
   // that broadcast in every way fusion reads them: [4, 16] and [2, 4, 16] arrays, a [16]
