@@ -48,6 +48,10 @@ class Storage {
   bool is_same(const Storage& other) const { return impl_ == other.impl_; }
   // id identifies the buffer (equal ids <=> is_same) while some handle keeps it alive.
   const void* id() const { return impl_.get(); }
+  // use_count: the handles sharing the buffer (the tensors and views over it, and Storage
+  // copies). One handle, held by a tensor that is itself held once, means nothing else can
+  // read the buffer: a replay may then write a result into it (jit's fused steps).
+  long use_count() const { return impl_.use_count(); }
 
   // AllocationMark: a point in the calling thread's sequence of allocations. A buffer is
   // AllocatedAfter(mark) when the same thread allocated it after Mark() returned. The jit

@@ -159,7 +159,9 @@ TEST(BlockPool, ReusesBlocksOfItsSizeOnTheSameThread) {
   Obj* first = alloc.allocate(1);
   alloc.deallocate(first, 1);
   Obj* second = alloc.allocate(1);
-  if (internal::kRecycleMemory) EXPECT_EQ(second, first);  // the freed block, not a new one
+  if (internal::kRecycleMemory) {
+    EXPECT_EQ(second, first);  // the freed block, not a new one
+  }
   Obj* many = alloc.allocate(3);  // arrays bypass the pool
   many[2].c = 7;
   EXPECT_EQ(many[2].c, 7);

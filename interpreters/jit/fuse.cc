@@ -311,6 +311,8 @@ FusedKernel::Input FusedKernel::InputFor(const Tensor& traced, IntArrayRef sizes
   const int64_t total = Numel(sizes);
   if (traced.numel() == total && traced.is_contiguous()) {
     in.access = Input::Access::kContiguous;
+    in.result_layout = traced.sizes() == sizes && traced.storage_offset() == 0 &&
+                       traced.strides() == IntArrayRef(ContiguousStrides(sizes));
     return in;
   }
   const int64_t dims = static_cast<int64_t>(sizes.size());
@@ -436,21 +438,41 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
     }
     plans_.push_back(plan);
   }
+  // The donor: the first result-layout input, and the first output computed at or after
+  // the last instruction that reads it.
+  std::vector<int> last_read(num_inputs_, -1);
+  for (size_t k = 0; k < instrs_.size(); ++k) {
+    for (int reg : {instrs_[k].a, instrs_[k].b}) {
+      if (reg >= 0 && reg < num_inputs_) last_read[reg] = static_cast<int>(k);
+    }
+  }
+  for (int i = 0; i < num_inputs_ && donor_ < 0; ++i) {
+    if (!inputs_[i].result_layout || inputs_[i].access != Input::Access::kContiguous) continue;
+    for (size_t o = 0; o < outputs_.size(); ++o) {
+      if (outputs_[o] - num_inputs_ >= last_read[i]) {
+        donor_ = i;
+        donor_output_ = static_cast<int>(o);
+        break;
+      }
+    }
+  }
 }
 
-void FusedKernel::Run(const Tensor* const* inputs, Tensor* outputs) const {
+void FusedKernel::Run(const Tensor* const* inputs, Tensor* outputs, bool reuse_donor) const {
+  FT_CHECK(!reuse_donor || donor_ >= 0);
   if (dtype_ == kFloat32) {
-    RunAs<float>(inputs, outputs);
+    RunAs<float>(inputs, outputs, reuse_donor);
   } else {
-    RunAs<double>(inputs, outputs);
+    RunAs<double>(inputs, outputs, reuse_donor);
   }
 }
 
 template <typename T>
-void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs) const {
+void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs, bool reuse_donor) const {
   absl::InlinedVector<T*, 8> out_data(outputs_.size());
-  for (size_t k = 0; k < outputs_.size(); ++k) {
-    outputs[k] = EmptyContiguous(sizes_, dtype_);
+  for (int k = 0; k < static_cast<int>(outputs_.size()); ++k) {
+    outputs[k] = reuse_donor && k == donor_output_ ? *inputs[donor_]
+                                                   : EmptyContiguous(sizes_, dtype_);
     out_data[k] = static_cast<T*>(outputs[k].impl()->raw_data());
   }
   if (numel_ == 0) return;

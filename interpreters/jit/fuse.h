@@ -20,6 +20,11 @@
 // its packet path can round differently from its scalar tail, and where a chunk boundary
 // falls would then change results.
 //
+// Buffers. A result needs a fresh tensor unless an input can give it its buffer: donor()
+// names an input with the result's layout that no instruction reads after the one computing
+// that result (Program::Run hands it over when the step is the slot's last use and nothing
+// else holds the buffer).
+//
 // Ordering. A fused step runs where its last member ran. A member's result read by a step
 // outside the run closes the run before that reader, so every reader of a fused result
 // comes after the fused step, and every operand a member reads was computed before it.
@@ -94,6 +99,9 @@ class FusedKernel {
     Shape strides;       // per dim of the run's shape; 0 where the input broadcasts
     int64_t period = 0;  // kFixed: element k of the run reads the value of element k % period
     bool dense_period = false;  // kFixed: the input holds exactly one period, contiguous
+    // kContiguous with exactly the layout of a result (the run's sizes, contiguous strides,
+    // offset 0): its buffer can hold one.
+    bool result_layout = false;
   };
   // How an instruction reads one operand (decided by the constructor): kArray, element k at
   // p[k]; kScalar, *p for every element (a kScalar input; at most one per instruction);
@@ -116,7 +124,16 @@ class FusedKernel {
   // Run computes the outputs (fresh contiguous tensors of sizes() and dtype()) from the
   // inputs, given in register order. Each input has the dtype and the geometry (sizes,
   // strides) its Input was made for; Program::Run's precondition guarantees that.
-  void Run(const Tensor* const* inputs, Tensor* outputs) const;
+  // reuse_donor: the caller holds the only reference to input donor()'s buffer and drops it
+  // after Run, so that output donor_output() is written into that buffer and returned as
+  // that tensor, with no allocation.
+  void Run(const Tensor* const* inputs, Tensor* outputs, bool reuse_donor = false) const;
+  // donor: an input whose buffer can take output donor_output() (-1: none). It has the
+  // result layout, and no instruction reads it after the one that computes that output:
+  // within a chunk, each element of it is read before the same element of the output is
+  // stored.
+  int donor() const { return donor_; }
+  int donor_output() const { return donor_output_; }
 
   DType dtype() const { return dtype_; }
   IntArrayRef sizes() const { return sizes_; }
@@ -127,7 +144,7 @@ class FusedKernel {
 
  private:
   template <typename T>
-  void RunAs(const Tensor* const* inputs, Tensor* outputs) const;
+  void RunAs(const Tensor* const* inputs, Tensor* outputs, bool reuse_donor) const;
   // RunInstr computes instruction k over n elements into dst from the registers in reg.
   template <typename T>
   void RunInstr(size_t k, T* dst, const T* const* reg, int64_t n) const;
@@ -156,6 +173,8 @@ class FusedKernel {
   std::vector<Plan> plans_;     // per instruction
   std::vector<int> repeated_;   // prelude results laid out over a chunk (read beside another
                                 // period), not row by row
+  int donor_ = -1;
+  int donor_output_ = -1;
 };
 
 // FusePointwiseSteps rewrites `program`'s steps as above. traced[s] is the tensor slot s

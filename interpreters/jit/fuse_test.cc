@@ -383,6 +383,86 @@ TEST(FuseTest, APreludeOverSeveralChunksAndBesideAnotherPeriod) {
       });
 }
 
+// Allocations replaying `program` on `args` makes on this thread (Storage::Mark serials).
+uint64_t AllocationsOfRun(const Program& program, const TensorList& args) {
+  const uint64_t before = Storage::Mark().serial;
+  const TensorList out = program.Run(args);
+  return Storage::Mark().serial - before;
+}
+
+TEST(FuseTest, AFusedResultTakesTheBufferOfAnInputItOutlives) {
+  // m = x @ v is read only by the run, and first: the run's result is written into m's
+  // buffer, so the replay allocates m alone. The run also reads y (an input, the caller's)
+  // and m again after its first instruction.
+  const Tensor v = Rand({6, 8}, 1);
+  const TensorListFn f = [v](const TensorList& a) {
+    const Tensor m = matmul(a[0], v);
+    return TensorList{(m * 2.0 + a[1]) * m};
+  };
+  TraceResult t = Trace(f, {Rand({4, 6}, 2), Rand({4, 8}, 3)});
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  const std::string listing = t.program->DebugString();
+  EXPECT_NE(listing.find("'s buffer when unshared)"), std::string::npos) << listing;
+  const TensorList args = {Rand({4, 6}, 4), Rand({4, 8}, 5)};
+  const Tensor y_before = clone(args[1]);
+  EXPECT_EQ(AllocationsOfRun(*t.program, args), 1u) << listing;
+  const Tensor out = t.program->Run(args)[0];
+  ExpectSameBits(out, f(args)[0]);
+  ExpectSameBits(args[1], y_before);
+  const std::vector<double> x = args[0].to_vector<double>(), vv = v.to_vector<double>(),
+                            y = args[1].to_vector<double>(), got = out.to_vector<double>();
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 8; ++j) {
+      double m = 0;
+      for (int64_t k = 0; k < 6; ++k) m += x[i * 6 + k] * vv[k * 8 + j];
+      EXPECT_NEAR(got[i * 8 + j], (m * 2.0 + y[i * 8 + j]) * m, 1e-12) << i << ", " << j;
+    }
+  }
+  // Two results, and m read after the first: only the second may take m's buffer.
+  const TensorListFn g = [v](const TensorList& a) {
+    const Tensor m = matmul(a[0], v);
+    const Tensor u = m * 2.0 + a[1];
+    return TensorList{u, (u - m) * a[1]};
+  };
+  TraceResult tg = Trace(g, {Rand({4, 6}, 2), Rand({4, 8}, 3)});
+  ASSERT_NE(tg.program, nullptr) << tg.reason;
+  EXPECT_EQ(AllocationsOfRun(*tg.program, args), 2u) << tg.program->DebugString();
+  const TensorList both = tg.program->Run(args), expected = g(args);
+  ExpectSameBits(both[0], expected[0]);
+  ExpectSameBits(both[1], expected[1]);
+}
+
+TEST(FuseTest, ABufferSomethingElseHoldsIsNeverReused) {
+  // The run's first input is the caller's x, then a returned m, then n, whose transpose a
+  // later step reads: each is a donor by layout, and each buffer is still held (by the
+  // caller, by the result list, by the view), so every replay allocates its result and
+  // leaves them as they were.
+  const Tensor v = Rand({3, 3}, 1);
+  const TensorListFn by_caller = [](const TensorList& a) {
+    return TensorList{a[0] * 2.0 + a[0]};
+  };
+  const TensorListFn returned = [v](const TensorList& a) {
+    const Tensor m = matmul(a[0], v);
+    return TensorList{m, m * 3.0 - a[0]};
+  };
+  const TensorListFn viewed = [v](const TensorList& a) {
+    const Tensor n = matmul(a[0], v);
+    const Tensor t = transpose(n, 0, 1);
+    const Tensor u = n * 0.5 + a[0];  // n's last use
+    return TensorList{u, sin(t)};
+  };
+  for (const TensorListFn& f : {by_caller, returned, viewed}) {
+    TraceResult t = Trace(f, {Rand({3, 3}, 2)});
+    ASSERT_NE(t.program, nullptr) << t.reason;
+    const TensorList args = {Rand({3, 3}, 3)};
+    const Tensor x_before = clone(args[0]);
+    const TensorList got = t.program->Run(args), expected = f(args);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t o = 0; o < got.size(); ++o) ExpectSameBits(got[o], expected[o]);
+    ExpectSameBits(args[0], x_before);
+  }
+}
+
 TEST(FuseTest, PromotionIntegersAndWritesAreNotFused) {
   // float32 * float64 promotes: the kernels convert, so those steps stay kernels.
   const auto mixed = [](const TensorList& a) { return TensorList{(a[0] * a[1]) * a[1]}; };

@@ -484,6 +484,10 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     Program::Step& step = program->steps_[last_use[s]];
     if (step.op == nullptr) {
       step.release.push_back(s);
+      if (step.fused != nullptr && step.fused->donor() >= 0 &&
+          step.tensor_args[step.fused->donor()].slot == s) {
+        step.donor_slot = s;
+      }
       continue;
     }
     for (auto r = step.tensor_args.rbegin(); r != step.tensor_args.rend(); ++r) {
@@ -526,7 +530,12 @@ TensorList Program::Run(absl::Span<const Tensor> inputs) const {
       absl::InlinedVector<const Tensor*, 16> in;
       for (const TensorRef& r : step.tensor_args) in.push_back(&slots[r.slot]);
       absl::InlinedVector<Tensor, 4> out(step.fused->num_outputs());
-      step.fused->Run(in.data(), out.data());
+      // The donor's buffer takes the result when the slot is the only reference to it: the
+      // slot is released right after, and nothing else (caller, constant, view) can see it.
+      const bool reuse = step.donor_slot >= 0 &&
+                         slots[step.donor_slot].impl_ptr().use_count() == 1 &&
+                         slots[step.donor_slot].storage().use_count() == 1;
+      step.fused->Run(in.data(), out.data(), reuse);
       for (const TensorRef& r : step.outputs) slots[r.slot] = std::move(out[r.value]);
       for (int s : step.release) slots[s] = Tensor();
       continue;
@@ -578,7 +587,11 @@ std::string Program::DebugString() const {
       for (const TensorRef& r : step.outputs) outs.push_back(absl::StrCat("%", r.slot));
       absl::StrAppend(&out, absl::StrJoin(outs, ", "), " = fused",
                       ShapeToString(step.fused->sizes()), " ", DTypeName(step.fused->dtype()),
-                      "(", absl::StrJoin(ins, ", "), ") ", step.fused->ToString(), "\n");
+                      "(", absl::StrJoin(ins, ", "), ") ", step.fused->ToString());
+      if (step.donor_slot >= 0) {
+        absl::StrAppend(&out, " (in %", step.donor_slot, "'s buffer when unshared)");
+      }
+      absl::StrAppend(&out, "\n");
       continue;
     }
     if (step.op == nullptr) {

@@ -131,6 +131,10 @@ class Program {
     View view;
     DirectKernel direct = nullptr;  // set when the op's DirectKernel can run this step
     std::shared_ptr<const FusedKernel> fused = nullptr;
+    // A fused step's donor input slot, when this step is its last use (-1: none): if the
+    // replay then holds the only reference to its buffer, the fused result is written into
+    // it (FusedKernel::donor).
+    int donor_slot = -1;
   };
   struct Output {
     int slot;    // -1: an undefined tensor
