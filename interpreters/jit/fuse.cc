@@ -438,6 +438,49 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
     }
     plans_.push_back(plan);
   }
+  // Scratch slots. Inputs laid out or gathered, and prelude results, keep theirs for the
+  // whole Run; a result of the run's own instructions that is not an output takes a slot
+  // that an earlier such result no longer needs (its last reader has run; chunks are
+  // independent). A destination never shares a slot with its own operands. Fewer slots keep
+  // the step's scratch, with the tensors around it, inside the L1 cache.
+  scratch_slot_.assign(output_of_.size(), -1);
+  for (int i = 0; i < num_inputs_; ++i) {
+    const Input& in = inputs_[i];
+    if (in.access == Input::Access::kFixed || in.access == Input::Access::kStrided ||
+        (in.access == Input::Access::kPeriodic && !in.dense_period)) {
+      scratch_slot_[i] = num_scratch_++;
+    }
+  }
+  for (int k = 0; k < num_prelude_; ++k) scratch_slot_[num_inputs_ + k] = num_scratch_++;
+  std::vector<int> last_reader(output_of_.size(), -1);
+  for (size_t k = 0; k < instrs_.size(); ++k) {
+    for (int reg : {instrs_[k].a, instrs_[k].b}) {
+      if (reg >= 0) last_reader[reg] = static_cast<int>(k);
+    }
+  }
+  std::vector<int> free_slots;
+  const auto own_result = [this](int reg) {  // a main instruction's non-output result
+    return reg >= num_inputs_ + num_prelude_ && output_of_[reg] < 0;
+  };
+  for (int k = num_prelude_; k < static_cast<int>(instrs_.size()); ++k) {
+    const int r = num_inputs_ + k;
+    if (own_result(r)) {
+      if (free_slots.empty()) {
+        scratch_slot_[r] = num_scratch_++;
+      } else {
+        scratch_slot_[r] = free_slots.back();
+        free_slots.pop_back();
+      }
+    }
+    const Instr& instr = instrs_[k];
+    for (int reg : {instr.a, instr.b == instr.a ? -1 : instr.b}) {
+      if (reg >= 0 && own_result(reg) && last_reader[reg] == k) {
+        free_slots.push_back(scratch_slot_[reg]);
+      }
+    }
+    if (own_result(r) && last_reader[r] < 0) free_slots.push_back(scratch_slot_[r]);
+  }
+
   // The donor: the first result-layout input, and the first output computed at or after
   // the last instruction that reads it.
   std::vector<int> last_read(num_inputs_, -1);
@@ -477,8 +520,10 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs, bool reuse
   }
   if (numel_ == 0) return;
   const int num_registers = static_cast<int>(output_of_.size());
-  T* const scratch = Scratch<T>(static_cast<size_t>(num_registers) * kChunk);
-  const auto scratch_of = [scratch](int reg) { return scratch + int64_t{reg} * kChunk; };
+  T* const scratch = Scratch<T>(static_cast<size_t>(num_scratch_) * kChunk);
+  const auto scratch_of = [this, scratch](int reg) {
+    return scratch + int64_t{scratch_slot_[reg]} * kChunk;
+  };
   // reg[r]: where register r's current chunk is. data[i]: input i's elements.
   absl::InlinedVector<const T*, 32> reg(num_registers);
   absl::InlinedVector<const T*, 16> data(num_inputs_);

@@ -175,6 +175,9 @@ class FusedKernel {
                                 // period), not row by row
   int donor_ = -1;
   int donor_output_ = -1;
+  std::vector<int> scratch_slot_;  // per register: its chunk in the scratch area (-1: none,
+                                   // read in place or written to an output)
+  int num_scratch_ = 0;
 };
 
 // FusePointwiseSteps rewrites `program`'s steps as above. traced[s] is the tensor slot s
