@@ -65,8 +65,10 @@ MatrixArg AsMatrix(const Tensor& t, bool as_row) {
 enum class Layout { kRowMajor, kColMajor, kNone };
 
 // Classify decides how Eigen can map m's matrices without a copy, and normalizes the strides
-// of size-1 dims (which never matter) so that the chosen map is valid.
-Layout Classify(MatrixArg& m) {
+// of size-1 dims (which never matter) so that the chosen map is valid. M: MatrixArg or
+// PlainMatrix (rows, cols, rs, cs).
+template <typename M>
+Layout Classify(M& m) {
   const bool row_ok = (m.cols <= 1 || m.cs == 1) &&
                       (m.rows <= 1 || m.rs >= std::max<int64_t>(m.cols, 1));
   if (row_ok) {
@@ -282,14 +284,28 @@ Tensor BatchedMatmul(MatrixArg a, MatrixArg b, IntArrayRef out_shape) {
 // SmallGemm up to kSmallGemmMaxWork multiply-adds, Eigen past it and for matrix-vector.
 // The operands' layouts are Classify's. Returns nullopt when the general path must run
 // (other dtypes or ranks, inner size 0 or 1, a layout no Eigen map describes).
+// PlainMatrix: AsMatrix's geometry of a 2-D (or 1-D column) operand and its first element,
+// without the batch dims or a handle on the tensor (the caller keeps it alive), for the path
+// every small product of a jit replay takes.
+struct PlainMatrix {
+  const void* data;
+  int64_t rows, cols, rs, cs;
+};
+
+PlainMatrix AsPlainMatrix(const Tensor& t) {
+  const IntArrayRef sizes = t.sizes(), strides = t.strides();
+  if (t.dim() == 1) return {t.impl()->raw_data(), sizes[0], 1, strides[0], 0};
+  return {t.impl()->raw_data(), sizes[0], sizes[1], strides[0], strides[1]};
+}
+
 std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
   const DType dtype = a.dtype();
   if (a.dim() != 2 || b.dim() < 1 || b.dim() > 2 || b.dtype() != dtype ||
       (dtype != kFloat32 && dtype != kFloat64)) {
     return std::nullopt;
   }
-  MatrixArg ma = AsMatrix(a, /*as_row=*/true);
-  MatrixArg mb = AsMatrix(b, /*as_row=*/false);
+  PlainMatrix ma = AsPlainMatrix(a);
+  PlainMatrix mb = AsPlainMatrix(b);
   if (ma.cols <= 1 || ma.rows == 0 || mb.cols == 0) return std::nullopt;
   const Layout la = Classify(ma);
   const Layout lb = Classify(mb);
@@ -299,8 +315,8 @@ std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      const auto with_map = [](const MatrixArg& m, Layout l, auto&& fn) {
-        const T* p = static_cast<const T*>(m.t.impl()->raw_data());
+      const auto with_map = [](const PlainMatrix& m, Layout l, auto&& fn) {
+        const T* p = static_cast<const T*>(m.data);
         if (l == Layout::kRowMajor) {
           fn(ConstRowMap<T>(p, m.rows, m.cols, Eigen::OuterStride<>(m.rs)));
         } else {
@@ -315,7 +331,7 @@ std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
         // (storage.h), so zeroing it needs no run-time alignment arithmetic.
         using Vector = Eigen::Matrix<T, Eigen::Dynamic, 1>;
         Eigen::Map<Vector, Eigen::Aligned16> c(po, ma.rows);
-        const T* pb = static_cast<const T*>(mb.t.impl()->raw_data());
+        const T* pb = static_cast<const T*>(mb.data);
         with_map(ma, la, [&](const auto& am) {
           if (mb.rs == 1) {
             c.noalias() = am * Eigen::Map<const Vector>(pb, mb.rows);
@@ -329,8 +345,8 @@ std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
       if (ma.rows * ma.cols * mb.cols <= internal::kSmallGemmMaxWork) {
         // Small: registers, no packing (small_gemm.h). la does not matter: A is read by
         // element through its strides.
-        const T* pa = static_cast<const T*>(ma.t.impl()->raw_data());
-        const T* pb = static_cast<const T*>(mb.t.impl()->raw_data());
+        const T* pa = static_cast<const T*>(ma.data);
+        const T* pb = static_cast<const T*>(mb.data);
         if (lb == Layout::kRowMajor) {
           internal::SmallGemmRowB(pa, ma.rs, ma.cs, pb, mb.rs, po, ma.rows, ma.cols, mb.cols);
         } else {
