@@ -483,16 +483,10 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
 
   // The donor: the first result-layout input, and the first output computed at or after
   // the last instruction that reads it.
-  std::vector<int> last_read(num_inputs_, -1);
-  for (size_t k = 0; k < instrs_.size(); ++k) {
-    for (int reg : {instrs_[k].a, instrs_[k].b}) {
-      if (reg >= 0 && reg < num_inputs_) last_read[reg] = static_cast<int>(k);
-    }
-  }
   for (int i = 0; i < num_inputs_ && donor_ < 0; ++i) {
     if (!inputs_[i].result_layout || inputs_[i].access != Input::Access::kContiguous) continue;
     for (size_t o = 0; o < outputs_.size(); ++o) {
-      if (outputs_[o] - num_inputs_ >= last_read[i]) {
+      if (outputs_[o] - num_inputs_ >= last_reader[i]) {
         donor_ = i;
         donor_output_ = static_cast<int>(o);
         break;
