@@ -279,11 +279,6 @@ Tensor BatchedMatmul(MatrixArg a, MatrixArg b, IntArrayRef out_shape) {
   return out;
 }
 
-// PlainMatmul: the common small case, a float matrix times a matrix or vector of its own
-// dtype, straight to one product (no dtype aliases, no batch broadcast, no odometer):
-// SmallGemm up to kSmallGemmMaxWork multiply-adds, Eigen past it and for matrix-vector.
-// The operands' layouts are Classify's. Returns nullopt when the general path must run
-// (other dtypes or ranks, inner size 0 or 1, a layout no Eigen map describes).
 // PlainMatrix: AsMatrix's geometry of a 2-D (or 1-D column) operand and its first element,
 // without the batch dims or a handle on the tensor (the caller keeps it alive), for the path
 // every small product of a jit replay takes.
@@ -298,6 +293,11 @@ PlainMatrix AsPlainMatrix(const Tensor& t) {
   return {t.impl()->raw_data(), sizes[0], sizes[1], strides[0], strides[1]};
 }
 
+// PlainMatmul: the common small case, a float matrix times a matrix or vector of its own
+// dtype, straight to one product (no dtype aliases, no batch broadcast, no odometer):
+// SmallGemm up to kSmallGemmMaxWork multiply-adds, Eigen past it and for matrix-vector.
+// The operands' layouts are Classify's. Returns nullopt when the general path must run
+// (other dtypes or ranks, inner size 0 or 1, a layout no Eigen map describes).
 std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
   const DType dtype = a.dtype();
   if (a.dim() != 2 || b.dim() < 1 || b.dim() > 2 || b.dtype() != dtype ||
