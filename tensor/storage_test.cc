@@ -79,6 +79,17 @@ TEST(Storage, CopiesShareTheBuffer) {
   }
 }
 
+TEST(Storage, UseCountCountsTheHandles) {
+  Storage a = Storage::Allocate(1000);
+  EXPECT_EQ(a.use_count(), 1);
+  {
+    Storage b = a;
+    EXPECT_EQ(a.use_count(), 2);
+    EXPECT_EQ(b.use_count(), 2);
+  }
+  EXPECT_EQ(a.use_count(), 1);
+}
+
 TEST(Storage, BufferOutlivesTheOriginalHandle) {
   Storage b;
   {
