@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
 #include "dispatch/ops.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jit/jit.h"
@@ -90,6 +91,26 @@ TEST(FuseTest, StridedAndBroadcastInputsKeepTheKernelsBits) {
   ExpectSameBits(t.program->Run(args)[0], f(args)[0]);
 }
 
+// ExpectReplayKeepsTheKernelsBits traces f on args_for(1), expects `steps` steps, and
+// checks a replay on args_for(7) against f run eagerly, bit for bit, and against `at`
+// (f's closed form at each flat index of its one output, given args_for(7), rounded to the
+// output's dtype) within atol.
+void ExpectReplayKeepsTheKernelsBits(
+    const TensorListFn& f, const std::function<TensorList(uint64_t)>& args_for, int steps,
+    const std::function<double(const TensorList&, int64_t)>& at, double atol = 1e-12) {
+  TraceResult t = Trace(f, args_for(1));
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(t.program->num_steps(), steps) << t.program->DebugString();
+  const TensorList args = args_for(7);
+  const Tensor out = t.program->Run(args)[0];
+  ExpectSameBits(out, f(args)[0]);
+  std::vector<double> expected;
+  for (int64_t i = 0; i < out.numel(); ++i) expected.push_back(at(args, i));
+  EXPECT_TENSOR_NEAR(out, to(tensor(expected, out.sizes()), out.dtype()), atol);
+}
+
+double At(const Tensor& t, int64_t flat) { return t.to_vector<double>()[flat]; }
+
 TEST(FuseTest, ScalarOperandsOnEitherSideKeepTheKernelsBits) {
   // s (0-d) meets arrays on both sides of every binary opcode, so the fused step reads it
   // as a value; c (one value expanded to [300]) is also negated and added to itself, so it
@@ -109,38 +130,14 @@ TEST(FuseTest, ScalarOperandsOnEitherSideKeepTheKernelsBits) {
       return TensorList{to(Rand({300}, seed) + 1.0, dtype), to(Rand({}, seed + 1) + 1.0, dtype),
                         expand(to(Rand({1}, seed + 2), dtype), {300})};
     };
-    TraceResult t = Trace(f, args_for(1));
-    ASSERT_NE(t.program, nullptr) << t.reason;
-    EXPECT_EQ(t.program->num_steps(), 1) << t.program->DebugString();
-    const TensorList args = args_for(7);
-    const Tensor out = t.program->Run(args)[0];
-    ExpectSameBits(out, f(args)[0]);
-    const std::vector<double> x = args[0].to_vector<double>(), c = args[2].to_vector<double>();
-    const double s = args[1].item<double>();
-    std::vector<double> expected;
-    for (size_t i = 0; i < x.size(); ++i) expected.push_back(at(x[i], s, c[i]));
-    EXPECT_TENSOR_NEAR(out, to(tensor(expected, {300}), dtype), dtype == kFloat32 ? 1e-4 : 1e-12);
+    ExpectReplayKeepsTheKernelsBits(
+        f, args_for, 1,
+        [&at](const TensorList& a, int64_t i) {
+          return at(At(a[0], i), a[1].item<double>(), At(a[2], i));
+        },
+        dtype == kFloat32 ? 1e-4 : 1e-12);
   }
 }
-
-// ExpectReplayKeepsTheKernelsBits traces f on args_for(1), expects `steps` steps, and
-// checks a replay on args_for(7) against f run eagerly, bit for bit, and against `at`
-// (f's closed form at each flat index of its one output, given args_for(7)).
-void ExpectReplayKeepsTheKernelsBits(
-    const TensorListFn& f, const std::function<TensorList(uint64_t)>& args_for, int steps,
-    const std::function<double(const TensorList&, int64_t)>& at) {
-  TraceResult t = Trace(f, args_for(1));
-  ASSERT_NE(t.program, nullptr) << t.reason;
-  EXPECT_EQ(t.program->num_steps(), steps) << t.program->DebugString();
-  const TensorList args = args_for(7);
-  const Tensor out = t.program->Run(args)[0];
-  ExpectSameBits(out, f(args)[0]);
-  std::vector<double> expected;
-  for (int64_t i = 0; i < out.numel(); ++i) expected.push_back(at(args, i));
-  EXPECT_TENSOR_NEAR(out, tensor(expected, out.sizes()), 1e-12);
-}
-
-double At(const Tensor& t, int64_t flat) { return t.to_vector<double>()[flat]; }
 
 TEST(FuseTest, RowsReadOnceKeepTheKernelsBits) {
   // Rows of 18 (past kMinRow, not a whole number of packets) broadcast down [5, 18]: r is
@@ -204,21 +201,14 @@ TEST(FuseTest, RowsOfFourPacketsKeepTheKernelsBits) {
         for (Tensor& t : args) t = to(t, dtype);
         return args;
       };
-      TraceResult t = Trace(f, args_for(1));
-      ASSERT_NE(t.program, nullptr) << t.reason;
-      EXPECT_EQ(t.program->num_steps(), 1) << t.program->DebugString();
-      const TensorList args = args_for(7);
-      const Tensor out = t.program->Run(args)[0];
-      ExpectSameBits(out, f(args)[0]);
-      const std::vector<double> x = args[0].to_vector<double>(), r = args[1].to_vector<double>();
-      const double s = args[2].to_vector<double>()[0];
-      const std::vector<double> got = out.to_vector<double>();
-      for (int64_t i = 0; i < 5 * row; ++i) {
-        const double xi = x[i], ri = r[i % row];
-        const double tolerance = dtype == kFloat32 ? 1e-5 : 1e-12;
-        EXPECT_NEAR(got[i], (xi * ri - xi) / ri + ((s - ri) - xi), tolerance)
-            << DTypeName(dtype) << " row " << row << " element " << i;
-      }
+      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " row ", row));
+      ExpectReplayKeepsTheKernelsBits(
+          f, args_for, 1,
+          [row](const TensorList& a, int64_t i) {
+            const double x = At(a[0], i), r = At(a[1], i % row), s = a[2].item<double>();
+            return (x * r - x) / r + ((s - r) - x);
+          },
+          dtype == kFloat32 ? 1e-5 : 1e-12);
     }
   }
 }
