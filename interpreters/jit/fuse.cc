@@ -228,12 +228,11 @@ void Compute(T* o, const T* a, const T* b, int64_t n, int64_t row) {
 }
 
 // Select returns Compute for (code, a, b), or null for what no instruction may be: a scalar
-// beside a scalar, a unary opcode on a scalar or with a second operand read, tanh where it
-// is not exact.
+// beside a scalar, a unary opcode on a scalar or with a second operand read. (Whether the
+// opcode is exact in T is Exact's rule, checked before.)
 template <typename T, FusedKernel::Opcode kCode>
 FusedKernel::InstrFn<T> SelectFor(Operand a, Operand b) {
   constexpr bool kUnary = kOpcodes[static_cast<int>(kCode)].arity == 1;
-  if constexpr (kCode == FusedKernel::Opcode::kTanh && !kTanhIsScalar<T>) return nullptr;
   const auto with_a = [b](auto a_kind) -> FusedKernel::InstrFn<T> {
     constexpr Operand kA = decltype(a_kind)::value;
     if constexpr (kUnary) {
