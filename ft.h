@@ -5,8 +5,9 @@
 // (//dispatch), and the transforms: vmap (//interpreters/vmap), grad, vjp and jacrev
 // (//interpreters/grad), jvp, linearize, jacfwd and hessian (//interpreters/jvp), and the
 // check helpers gradcheck/jvpcheck/gradgradcheck (//interpreters/gradcheck), custom
-// Functions with their own derivative and batching rules (//custom_function), and ft::jit,
-// which traces a (transformed) function once and replays its kernels (//interpreters/jit).
+// Functions with their own derivative and batching rules (//custom_function), ft::jit,
+// which traces a (transformed) function once and replays its kernels (//interpreters/jit),
+// and ft::functionalize, which makes in-place code pure (//interpreters/functionalize).
 //
 // Example:
 //   #include "ft.h"
@@ -19,6 +20,7 @@
 #include "autograd/grad_mode.h"
 #include "custom_function/function.h"
 #include "dispatch/ops.h"
+#include "interpreters/functionalize/functionalize.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/gradcheck/gradcheck.h"
 #include "interpreters/jit/jit.h"

@@ -32,11 +32,6 @@ using testing::GradGradCheck;
 
 using Fn = std::function<Tensor(const TensorList&)>;
 
-::testing::AssertionResult Ok(const GradcheckResult& r) {
-  if (r.ok) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << r.message;
-}
-
 // Tangent: the output tangent of the one-output f at primals along tangents.
 Tensor Tangent(const Fn& f, const TensorList& primals, const TensorList& tangents) {
   auto as_list = [&f](const TensorList& a) { return TensorList{f(a)}; };
@@ -356,6 +351,21 @@ TEST(LinalgJvp, Linear) {
   EXPECT_TRUE(JvpCheck([x, w](const TensorList& a) { return linear(x, w, a[0]); }, {b}));
   EXPECT_TRUE(GradGradCheck(with_bias, {x, w, b}));
   EXPECT_TRUE(GradGradCheck(no_bias, {x, w}));
+}
+
+// Found by the property test: with zero input features, linear's vjp reshaped x to [-1, 0],
+// which is ambiguous, and threw. The gradients are then empty, and the bias's is the row
+// count (closed form: d sum(x w^T + b) / db = number of rows).
+TEST(LinalgJvp, LinearWithZeroFeatures) {
+  const Tensor x = zeros({2, 0}, kFloat64), w = zeros({3, 0}, kFloat64), b = Rand({3}, 19);
+  const TensorList g = grad([](const TensorList& a) { return sum(linear(a[0], a[1], a[2])); },
+                            {0, 1, 2})({x, w, b});
+  EXPECT_EQ(g[0].sizes(), x.sizes());
+  EXPECT_EQ(g[1].sizes(), w.sizes());
+  EXPECT_TENSOR_EQ(g[2], full({3}, 2.0, kFloat64));
+  const TensorList g3 = grad([&](const TensorList& a) { return sum(linear(a[0], w, b)); })(
+      {zeros({4, 2, 0}, kFloat64)});
+  EXPECT_EQ(g3[0].sizes(), (Shape{4, 2, 0}));
 }
 
 // ----------------------------------------------------------------------------------------

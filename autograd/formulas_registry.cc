@@ -122,8 +122,9 @@ void RegisterDerivatives() {
          {"neg", "sign", "floor", "round", "add", "sub", "sum", "mean", "sum_to_size", "cumsum",
           "reshape", "view", "flatten", "unflatten", "contiguous", "clone", "expand", "transpose",
           "t", "unsqueeze", "squeeze", "squeeze_dim", "squeeze_dims", "permute", "movedim",
-          "flip", "select", "narrow", "slice", "diagonal", "cat", "stack", "split",
-          "split_with_sizes", "chunk", "repeat", "pad", "to"}) {
+          "flip", "select", "narrow", "slice", "diagonal", "select_scatter", "slice_scatter",
+          "diagonal_scatter", "cat", "stack", "split", "split_with_sizes", "chunk", "repeat",
+          "pad", "to"}) {
       MarkInputValuesUnused(OpRegistry::Global().Get(name));
     }
     // Formulas that read their outputs' values (checked against the formula files; ops whose

@@ -137,8 +137,13 @@ void RegisterReductionAndLinalgFormulas() {
   SetVjp(Op("linear"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
     const Tensor& w = c.input(1);
-    const Tensor x2 = reshape(x, {-1, x.size(-1)});
-    const Tensor g2 = reshape(g[0], {-1, w.size(0)});
+    // The rows of x and g as matrices. flatten, not reshape(-1, n): with zero features a
+    // -1 would be ambiguous (the property test found linear's vjp failing on [2, 0] inputs).
+    const auto rows = [](const Tensor& t) {
+      return t.dim() == 1 ? unsqueeze(t, 0) : flatten(t, 0, -2);
+    };
+    const Tensor x2 = rows(x);
+    const Tensor g2 = rows(g[0]);
     TensorList out = {c.needs(0) ? matmul(g[0], w) : Tensor(),
                       c.needs(1) ? matmul(transpose(g2, 0, 1), x2) : Tensor()};
     if (!c.inputs[2].is_none()) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "absl/functional/function_ref.h"
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
 #include "dispatch/ops.h"
@@ -78,6 +79,27 @@ TensorList JoinTangents(const JvpContext& c, const TensorList& t) {
     parts.push_back(i < t.size() && t[i].defined() ? t[i] : zeros_like(ts[i]));
   }
   return parts;
+}
+
+// The scatter ops (select_scatter, slice_scatter, diagonal_scatter) through two callables
+// with the op's view arguments bound: `region` is the view (select, slice, diagonal) and
+// `scatter` the op itself. The output's region comes from src and the rest from self, so
+// self's gradient is g with the region zeroed (written out of place by the op), src's is g's
+// region; neither reads an input. Both are linear: the tangent is the op on the tangents,
+// an undefined one (a constant) read as zeros of its primal's shape.
+using RegionFn = absl::FunctionRef<Tensor(const Tensor&)>;
+using ScatterFn = absl::FunctionRef<Tensor(const Tensor&, const Tensor&)>;
+
+TensorList ScatterVjp(const VjpContext& c, const Tensor& g, RegionFn region, ScatterFn scatter) {
+  const Tensor g_region = region(g);
+  return TensorList{c.needs(0) ? scatter(g, zeros_like(g_region)) : Tensor(),
+                    c.needs(1) ? g_region : Tensor()};
+}
+
+TensorList ScatterJvp(const JvpContext& c, const TensorList& t, ScatterFn scatter) {
+  const Tensor base = t[0].defined() ? t[0] : zeros_like(c.input(0));
+  const Tensor src = t[1].defined() ? CastLike(t[1], base) : zeros_like(c.input(1), base.dtype());
+  return TensorList{scatter(base, src)};
 }
 
 }  // namespace
@@ -189,6 +211,52 @@ void RegisterShapeFormulas() {
   SetJvp(Op("diagonal"), [](const JvpContext& c, const TensorList& t) {
     return TensorList{diagonal(t[0], c.inputs[1].to_int(), c.inputs[2].to_int(),
                                c.inputs[3].to_int())};
+  });
+
+  // The scatter ops: see ScatterVjp.
+  SetVjp(Op("select_scatter"), [](const VjpContext& c, const TensorList& g) {
+    const int64_t dim = c.inputs[2].to_int(), index = c.inputs[3].to_int();
+    return ScatterVjp(
+        c, g[0], [&](const Tensor& x) { return select(x, dim, index); },
+        [&](const Tensor& x, const Tensor& v) { return select_scatter(x, v, dim, index); });
+  });
+  SetJvp(Op("select_scatter"), [](const JvpContext& c, const TensorList& t) {
+    const int64_t dim = c.inputs[2].to_int(), index = c.inputs[3].to_int();
+    return ScatterJvp(c, t, [&](const Tensor& x, const Tensor& v) {
+      return select_scatter(x, v, dim, index);
+    });
+  });
+  SetVjp(Op("slice_scatter"), [](const VjpContext& c, const TensorList& g) {
+    const int64_t dim = c.inputs[2].to_int(), step = c.inputs[5].to_int();
+    const std::optional<int64_t> start = OptInt(c.inputs[3]), end = OptInt(c.inputs[4]);
+    return ScatterVjp(
+        c, g[0], [&](const Tensor& x) { return slice(x, dim, start, end, step); },
+        [&](const Tensor& x, const Tensor& v) {
+          return slice_scatter(x, v, dim, start, end, step);
+        });
+  });
+  SetJvp(Op("slice_scatter"), [](const JvpContext& c, const TensorList& t) {
+    const int64_t dim = c.inputs[2].to_int(), step = c.inputs[5].to_int();
+    const std::optional<int64_t> start = OptInt(c.inputs[3]), end = OptInt(c.inputs[4]);
+    return ScatterJvp(c, t, [&](const Tensor& x, const Tensor& v) {
+      return slice_scatter(x, v, dim, start, end, step);
+    });
+  });
+  SetVjp(Op("diagonal_scatter"), [](const VjpContext& c, const TensorList& g) {
+    const int64_t offset = c.inputs[2].to_int();
+    const int64_t dim1 = c.inputs[3].to_int(), dim2 = c.inputs[4].to_int();
+    return ScatterVjp(
+        c, g[0], [&](const Tensor& x) { return diagonal(x, offset, dim1, dim2); },
+        [&](const Tensor& x, const Tensor& v) {
+          return diagonal_scatter(x, v, offset, dim1, dim2);
+        });
+  });
+  SetJvp(Op("diagonal_scatter"), [](const JvpContext& c, const TensorList& t) {
+    const int64_t offset = c.inputs[2].to_int();
+    const int64_t dim1 = c.inputs[3].to_int(), dim2 = c.inputs[4].to_int();
+    return ScatterJvp(c, t, [&](const Tensor& x, const Tensor& v) {
+      return diagonal_scatter(x, v, offset, dim1, dim2);
+    });
   });
 
   // Indexing.

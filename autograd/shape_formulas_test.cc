@@ -29,6 +29,7 @@ namespace {
 using testing::Rand;
 using testing::GradCheck;
 using testing::JvpCheck;
+using testing::Layouts;
 using testing::GradGradCheck;
 
 // GradAndJvpCheck: GradCheck and JvpCheck of one case (reverse and forward formulas).
@@ -40,17 +41,6 @@ using testing::GradGradCheck;
   ::testing::AssertionResult j = JvpCheck(op, args, tol, std::move(argnums));
   if (!j) return ::testing::AssertionFailure() << "jvp: " << j.message();
   return ::testing::AssertionSuccess();
-}
-
-// Layouts: x, a non-contiguous copy of it and, for rank >= 1, a broadcast tensor of x's shape
-// (x's first slice along dim 0 expanded: stride 0), each with a name for SCOPED_TRACE.
-std::vector<std::pair<std::string, Tensor>> Layouts(const Tensor& x) {
-  std::vector<std::pair<std::string, Tensor>> r = {
-      {"contiguous", x}, {"non-contiguous", testing::NonContiguousCopy(x)}};
-  if (x.dim() > 0 && x.size(0) > 0) {
-    r.emplace_back("broadcast", expand(narrow(x, 0, 0, 1), x.sizes()));
-  }
-  return r;
 }
 
 using Fn = std::function<Tensor(const TensorList&)>;

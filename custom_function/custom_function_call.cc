@@ -11,6 +11,12 @@
 
 namespace ft {
 
+void SavedTensors::ThrowOutOfRange(size_t i) const {
+  ThrowError("saved_tensors: index ", i, " is out of range, ", size(), " tensors were saved ",
+             "(backward reads what setup_context passed to save_for_backward, jvp what it ",
+             "passed to save_for_forward)");
+}
+
 const SavedTensors& FunctionCtx::saved_tensors() const {
   if (saved_override_ != nullptr) return *saved_override_;
   return phase_ == Phase::kBackward ? for_backward_ : for_forward_;
@@ -39,7 +45,11 @@ namespace {
 ValueList PlainApply(const FunctionSpecPtr& spec, ValueList& args) {
   NoGradGuard no_grad;
   NoFwdGradGuard no_fwd_grad;
-  if (spec->plain_apply) return spec->plain_apply(args);
+  if (spec->plain_apply) {
+    ValueList outputs = spec->plain_apply(args);
+    CheckDefined(spec->name, "forward's output", outputs);
+    return outputs;
+  }
   FunctionCtx ctx;
   return custom_function::ForwardWithContext(*spec, ctx, args);
 }
@@ -59,6 +69,7 @@ ValueList CallCustomFunction(const FunctionSpecPtr& spec, ValueList& args) {
   if (args.size() != spec->num_args) {
     ThrowError(spec->name, ": forward takes ", spec->num_args, " arguments, got ", args.size());
   }
+  CheckDefined(spec->name, "argument", args);
   // A wrapper of a finished transform behaves like its value (NOTE: [Dead wrappers]): ops
   // get this from the dispatcher; a Function call, which every rule sees first, does it
   // here (e.g. a backward calling a Function on a tensor its ctx saved at a dead level).

@@ -79,7 +79,25 @@ using InDims = std::vector<InDim>;
 using OutDims = std::vector<std::optional<int64_t>>;
 
 // SavedTensors: what a ctx saved; a few tensors are kept inline (no allocation per call).
-using SavedTensors = absl::InlinedVector<Tensor, 4>;
+// An absl::InlinedVector whose operator[] checks the index: reading a tensor that was not
+// saved (jvp reading saved_tensors()[0] when setup_context only called save_for_backward) is
+// an ft::Error, "saved_tensors: index 0 is out of range, 0 tensors were saved ...", not a read
+// past the end.
+class SavedTensors : public absl::InlinedVector<Tensor, 4> {
+ public:
+  using absl::InlinedVector<Tensor, 4>::InlinedVector;
+  const Tensor& operator[](size_t i) const {
+    if (i >= size()) [[unlikely]] ThrowOutOfRange(i);
+    return data()[i];
+  }
+  Tensor& operator[](size_t i) {
+    if (i >= size()) [[unlikely]] ThrowOutOfRange(i);
+    return data()[i];
+  }
+
+ private:
+  [[noreturn, gnu::cold]] void ThrowOutOfRange(size_t i) const;
+};
 
 // FunctionCtx: what setup_context fills and backward / jvp read.
 class FunctionCtx {

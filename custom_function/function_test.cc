@@ -215,7 +215,7 @@ TEST(Function, BackwardNodeIsNamedAfterTheFunction) {
   EXPECT_NE(graph.find("MySinGeneratedBackward"), std::string::npos) << graph;
 }
 
-TEST(Function, VjpFnWorksAfterVjpReturnedAndFunctionalizeSaysNotYet) {
+TEST(Function, VjpFnWorksAfterVjpReturnedAndAnAlienInterpreterIsAnError) {
   Tensor x = Rand({3}, 13);
   VjpResult r = vjp([](const TensorList& a) { return TensorList{MySin::apply(a[0]) * a[0]}; },
                     {x});
@@ -223,7 +223,9 @@ TEST(Function, VjpFnWorksAfterVjpReturnedAndFunctionalizeSaysNotYet) {
   for (int i = 0; i < 2; ++i) {
     EXPECT_TENSOR_NEAR(r.vjp_fn({ones_like(x)})[0], cos(x) * x + sin(x), 1e-15);
   }
-  // A transform with no rule of its own for Functions yet: a clear error, stack balanced.
+  // An interpreter of the Functionalize kind that is not ft::functionalize's (whose rule
+  // is tested with ft::functionalize in interpreters/functionalize): a clear error, stack
+  // balanced.
   class Functionalize : public Interpreter {
    public:
     Functionalize() : Interpreter(TransformType::kFunctionalize, LayerStack::NewLevel()) {}
@@ -235,8 +237,8 @@ TEST(Function, VjpFnWorksAfterVjpReturnedAndFunctionalizeSaysNotYet) {
   Functionalize functionalize;
   {
     InterpreterScope scope(&functionalize);
-    EXPECT_FT_ERROR(MySin::apply(x), "MySin: functionalize of a custom Function is not "
-                                     "implemented yet");
+    EXPECT_FT_ERROR(MySin::apply(x), "MySin: a Function call met a Functionalize "
+                                     "interpreter");
   }
   EXPECT_TRUE(LayerStack::empty());
 }
@@ -846,6 +848,26 @@ TEST(Function, DirtyInputsMustBeTrackedAndNotTheCallers) {
   EXPECT_TRUE(LayerStack::empty());
 }
 
+// Found by the property test: a Function's argument written through a view after its
+// history (or tangent) was recorded got the Function's rules applied to the stale history, a
+// silently wrong derivative (the write's factor 2.5 was lost). It is the ops' error now.
+TEST(Function, AnArgumentWrittenThroughAViewIsAnErrorUnderGradAndJvp) {
+  const Tensor x = Rand({3}, 40);
+  const auto written = [](const Tensor& e) {
+    Tensor c = clone(e);
+    mul_(narrow(c, 0, 0, 1), 2.5);
+    return c;
+  };
+  const TensorFn f = [&](const Tensor& e) { return sum(MySin::apply(written(e))); };
+  EXPECT_FT_ERROR(grad(f)(x), "grad: 'MySin' got a tensor of shape [3] whose value was "
+                              "modified in place through a view");
+  EXPECT_FT_ERROR(jvp([&](const TensorList& a) { return TensorList{MySin::apply(written(a[0]))}; },
+                      {x}, {ones({3}, kFloat64)}),
+                  "jvp: 'MySin' got a tensor of shape [3] whose value was modified in place "
+                  "through a view");
+  EXPECT_TRUE(LayerStack::empty());
+}
+
 TEST(Function, ErrorsNameTheFunction) {
   Tensor x = Rand({3}, 11);
   auto grad_of = [](auto apply) {
@@ -871,9 +893,9 @@ TEST(Function, ErrorsNameTheFunction) {
                   "NoRules: You must implement the jvp function");
   Tensor xs = Rand({2, 3}, 12);
   EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& t) { return NoRules::apply(t); }))(xs),
-                  "You tried to vmap over NoRules, but it does not have vmap support");
+                  "vmap: You tried to vmap over NoRules, but it does not have vmap support");
   EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& t) { return BothVmaps::apply(t); }))(xs),
-                  "You tried to vmap over BothVmaps, but it has both generate_vmap_rule=true "
+                  "vmap: You tried to vmap over BothVmaps, but it has both generate_vmap_rule=true "
                   "and a vmap rule");
   EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& t) { return WrongCount::apply(t); }))(xs),
                   "WrongCount: the vmap rule returned an incompatible (outputs, out_dims) pair: "
@@ -884,6 +906,43 @@ TEST(Function, ErrorsNameTheFunction) {
   EXPECT_FT_ERROR(grad_of([](const Tensor& t) { return SavesReturnedInput::apply(t); })(x),
                   "is being saved for backward");
   EXPECT_TRUE(LayerStack::empty());
+}
+
+// JvpReadsBackwardsSaves: setup_context saves for backward only, and jvp reads a saved tensor.
+struct JvpReadsBackwardsSaves : Function<JvpReadsBackwardsSaves> {
+  static constexpr const char* name = "JvpReadsBackwardsSaves";
+  static Tensor forward(const Tensor& x) { return x * x; }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>& in, const Tensor&) {
+    ctx.save_for_backward({std::get<0>(in)});
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& g) {
+    return {g[0] * 2.0 * ctx.saved_tensors()[0]};
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& t) {
+    return {t[0] * 2.0 * ctx.saved_tensors()[0]};
+  }
+};
+
+TEST(FunctionCtx, ReadingATensorThatWasNotSavedIsAnError) {
+  Tensor x = Rand({3}, 13);
+  EXPECT_FT_ERROR(jvp([](const TensorList& a) { return TensorList{JvpReadsBackwardsSaves::apply(a[0])}; },
+                      {x}, {ones_like(x)}),
+                  "saved_tensors: index 0 is out of range, 0 tensors were saved (backward reads "
+                  "what setup_context passed to save_for_backward, jvp what it passed to "
+                  "save_for_forward)");
+  EXPECT_FT_ERROR(jacfwd([](const TensorList& a) { return JvpReadsBackwardsSaves::apply(a[0]); })(
+                      {ones({1})}),
+                  "saved_tensors: index 0 is out of range");
+  EXPECT_TRUE(LayerStack::empty());
+  // backward reads what it saved.
+  EXPECT_TENSOR_NEAR(
+      grad(TensorFn([](const Tensor& t) { return sum(JvpReadsBackwardsSaves::apply(t)); }))(x),
+      x * 2.0, 1e-12);
+  FunctionCtx ctx;
+  ctx.save_for_forward({x});
+  ctx.set_phase(FunctionCtx::Phase::kForward);
+  EXPECT_TRUE(ctx.saved_tensors()[0].is_same(x));
+  EXPECT_FT_ERROR(ctx.saved_tensors()[1], "saved_tensors: index 1 is out of range, 1 tensors");
 }
 
 }  // namespace

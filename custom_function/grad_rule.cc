@@ -34,6 +34,7 @@ ValueList ForwardWithContext(const FunctionSpec& spec, FunctionCtx& ctx, const V
   // move walks and destroys them.
   ValueList outputs =
       spec.forward_with_context ? spec.forward_with_context(ctx, args) : spec.forward(args);
+  CheckDefined(spec.name, "forward's output", outputs);
   if (!spec.forward_with_context) spec.setup_context(ctx, args, outputs);
   CheckReturnedInputsNotSaved(spec, ctx, args, outputs);
   return outputs;
@@ -211,6 +212,7 @@ ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
     }
     if (!args[i].is_tensor()) continue;
     if (const GradWrapperImpl* w = MaybeGradWrapperAt(args[i].tensor(), level)) {
+      CheckHistoryCurrent(*w, spec->name);
       inner[i] = Value(w->value());
       edges[i] = w->grad_edge();
       tracked = tracked || w->requires_grad();
@@ -313,6 +315,7 @@ ValueList JvpRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueLi
     }
     if (!args[i].is_tensor()) continue;
     if (DualImpl* d = MaybeDualAt(args[i].tensor(), level)) {
+      CheckTangentCurrent(*d, spec->name);
       inner[i] = Value(d->primal());
       tangents[i] = d->tangent();
       any_tangent = true;

@@ -16,6 +16,10 @@ namespace ft::custom_function {
 // RegisterRules installs the grad, jvp, vmap and functionalize rules on the operator.
 void RegisterRules(HigherOrderOperator<FunctionSpecPtr>& op);
 
+// FunctionalizeRule: the rule under ft::functionalize (functionalize_rule.cc).
+ValueList FunctionalizeRule(Interpreter& interpreter, const FunctionSpecPtr& spec,
+                            ValueList& args);
+
 // OutputSources: for each output, the index of the argument it IS (same object: forward
 // returned an input, e.g. after modifying it in place), or -1.
 std::vector<int> OutputSources(const ValueList& args, const ValueList& outputs);

@@ -387,13 +387,13 @@ ValueList VmapRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
   auto& vmap = static_cast<VmapInterpreter&>(interpreter);
   const int64_t level = vmap.level();
   if (spec->generate_vmap_rule && spec->vmap) {
-    ThrowError("You tried to vmap over ", spec->name, ", but it has both generate_vmap_rule=true ",
+    ThrowError("vmap: You tried to vmap over ", spec->name, ", but it has both generate_vmap_rule=true ",
                "and a vmap rule. Set generate_vmap_rule=false or delete the vmap rule to avoid ",
                "ambiguity (vmap level ", level, ")");
   }
   if (spec->generate_vmap_rule) return GeneratedVmapRule(vmap, spec, args);
   if (!spec->vmap) {
-    ThrowError("You tried to vmap over ", spec->name, ", but it does not have vmap support. ",
+    ThrowError("vmap: You tried to vmap over ", spec->name, ", but it does not have vmap support. ",
                "Define a static vmap(info, in_dims, args...) rule or set generate_vmap_rule = ",
                "true (vmap level ", level, ")");
   }
@@ -420,6 +420,7 @@ ValueList VmapRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
                outputs.size(), " outputs but out_dims ", DimsString(result.second),
                " (give one out_dim per output, or a single one for all)");
   }
+  CheckDefined(spec->name, "the vmap rule's output", outputs);
   const std::vector<int> sources = OutputSources(inner, outputs);
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (sources[k] >= 0) {
@@ -447,11 +448,6 @@ ValueList VmapRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
     outputs[k] = Value(MakeBatched(t, d, level, vmap.alive_flag()));
   }
   return outputs;
-}
-
-ValueList FunctionalizeRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueList&) {
-  ThrowError(spec->name, ": functionalize of a custom Function is not implemented yet (level ",
-             interpreter.level(), ")");
 }
 
 }  // namespace

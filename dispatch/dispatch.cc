@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "absl/strings/str_cat.h"
+
 namespace ft {
 
 // Defined in dispatch/register_ops.cc: registers every built-in op family.
@@ -30,8 +32,23 @@ namespace {
   return t.is_dense();
 }
 
-inline bool ReplaceDeadWrapper(const Operator& op, Tensor& t) {
-  return !t.defined() || t.is_dense() || ReplaceDeadWrapperSlow(op, t);
+// ThrowUndefinedArgument: an op got a default-constructed tensor (element `element` of a
+// TensorList argument, or the argument itself when element < 0).
+[[noreturn, gnu::noinline]] void ThrowUndefinedArgument(const Operator& op, size_t arg,
+                                                       int64_t element) {
+  const std::string& name = op.schema().args[arg].name;
+  if (element >= 0) {
+    ThrowError(op.name(), ": element ", element, " of argument '", name,
+               "' is an undefined tensor (a default-constructed ft::Tensor)");
+  }
+  ThrowError(op.name(), ": argument '", name,
+             "' is an undefined tensor (a default-constructed ft::Tensor)");
+}
+
+inline bool ReplaceDeadWrapper(const Operator& op, Tensor& t, size_t arg, int64_t element) {
+  if (t.is_dense()) [[likely]] return true;
+  if (!t.defined()) ThrowUndefinedArgument(op, arg, element);
+  return ReplaceDeadWrapperSlow(op, t);
 }
 
 void CheckDense(const Operator& op, const Tensor& t, size_t arg) {
@@ -59,20 +76,34 @@ ValueList DispatchBoxed(const Operator& op, ValueList& args) {
   // One pass replaces dead wrappers and notes whether any wrapper is left; only then does
   // an empty stack need the (throwing) second look.
   bool all_dense = true;
-  for (Value& v : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    Value& v = args[i];
     if (v.is_tensor()) {
-      all_dense &= ReplaceDeadWrapper(op, v.mutable_tensor());
+      all_dense &= ReplaceDeadWrapper(op, v.mutable_tensor(), i, -1);
     } else if (v.is_tensor_list()) {
-      for (Tensor& t : v.mutable_tensor_list()) all_dense &= ReplaceDeadWrapper(op, t);
+      TensorList& list = v.mutable_tensor_list();
+      for (size_t k = 0; k < list.size(); ++k) {
+        all_dense &= ReplaceDeadWrapper(op, list[k], i, static_cast<int64_t>(k));
+      }
     }
   }
   Interpreter* top = LayerStack::Top();
   if (top != nullptr) return top->Process(op, args);
   if (!all_dense) CheckAllDense(op, args);
-  if (internal::tls_base_call_observer != nullptr) [[unlikely]] {
-    return internal::tls_base_call_observer->RunBaseKernel(op, args);
+  try {
+    if (internal::tls_base_call_observer != nullptr) [[unlikely]] {
+      return internal::tls_base_call_observer->RunBaseKernel(op, args);
+    }
+    return op.CallBaseKernel(args);
+  } catch (const AllocationError& e) {
+    internal::ThrowNamed(op, e);
   }
-  return op.CallBaseKernel(args);
 }
+
+namespace internal {
+void ThrowNamed(const Operator& op, const AllocationError& e) {
+  throw AllocationError(absl::StrCat(op.name(), ": ", e.message()));
+}
+}  // namespace internal
 
 }  // namespace ft

@@ -326,6 +326,11 @@ constexpr DirectKernel DirectKernelFor() {
   }
 }
 
+// ThrowNamed: an AllocationError (a result too large to represent or to allocate) raised by
+// op's kernel, thrown again as an AllocationError whose message starts with the op's name.
+[[noreturn, gnu::noinline, gnu::cold]] void ThrowNamed(const Operator& op,
+                                                      const AllocationError& e);
+
 template <auto Kernel, typename... Args, size_t... I>
 bool AllDenseImpl(std::index_sequence<I...>, const Args&... args) {
   return (ArgTraits<KernelParam<Kernel, I>>::Dense(args) && ...);
@@ -355,7 +360,11 @@ inline typename internal::KernelTraits<Kernel>::Return Call(const Args&... args)
   using Seq = std::make_index_sequence<sizeof...(Args)>;
   if (LayerStack::empty() && internal::tls_base_call_observer == nullptr &&
       internal::AllDenseImpl<Kernel>(Seq{}, args...)) [[likely]] {
-    return Kernel(args...);
+    try {
+      return Kernel(args...);
+    } catch (const AllocationError& e) {
+      internal::ThrowNamed(internal::OpHandle<Kernel>::Get(), e);
+    }
   }
   return internal::CallSlow<Kernel>(Seq{}, args...);
 }

@@ -56,7 +56,7 @@ class HigherOrderOperator {
     if (top == nullptr) return default_(fn, operands);
     const Rule& rule = rules_[static_cast<int>(top->key())];
     if (!rule) {
-      ThrowError(name_, ": no rule for the ", TransformTypeName(top->key()),
+      ThrowError(name_, ": no rule for the ", TransformName(top->key()),
                  " transform (level ", top->level(), ")");
     }
     return rule(*top, fn, operands);

@@ -78,7 +78,8 @@ TensorList split(const Tensor& x, int64_t split_size, int64_t dim = 0);
 TensorList split_with_sizes(const Tensor& x, IntArrayRef sizes, int64_t dim = 0);
 
 // chunk cuts x along dim into views of ceil(n / chunks) elements (torch.chunk: may return
-// fewer than `chunks` pieces; an empty dim gives `chunks` empty views). chunks must be > 0.
+// fewer than `chunks` pieces; an empty dim gives `chunks` empty views). chunks must be > 0,
+// and at most 2^31 - 1 for an empty dim.
 TensorList chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
 
 // repeat tiles x: result size(i) = padded_x.size(i) * repeats[i], where x's shape is

@@ -613,6 +613,14 @@ TEST(Chunk, Errors) {
   EXPECT_FT_ERROR(chunk(zeros({4}), 0), "chunk: chunks must be positive, got 0");
   EXPECT_FT_ERROR(chunk(zeros({4}), -2), "chunk: chunks must be positive, got -2");
   EXPECT_FT_ERROR(chunk(scalar_tensor(1.0), 1), "chunk: expected a tensor with at least one dim");
+  // Found by //tests/fuzz (corpus/ops_fuzzer/regression-chunk-empty-huge): an empty dim
+  // gives `chunks` empty views, and a huge count tried to allocate that many (a fatal
+  // allocation under ASan, std::bad_array_new_length for INT64_MAX).
+  EXPECT_FT_ERROR(chunk(zeros({0}), int64_t{1} << 42),
+                  "chunk: cannot split the empty dimension 0 of shape [0] into 4398046511104 "
+                  "empty chunks (at most 2147483647)");
+  EXPECT_FT_ERROR(chunk(zeros({2, 0}), std::numeric_limits<int64_t>::max(), 1),
+                  "chunk: cannot split the empty dimension 1 of shape [2, 0]");
   EXPECT_FT_ERROR(chunk(zeros({4}), 2, -2), "chunk: dim -2 is out of range");
 }
 

@@ -29,8 +29,22 @@ const char* TransformTypeName(TransformType t) {
   return "?";
 }
 
+const char* TransformName(TransformType t) {
+  switch (t) {
+    case TransformType::kVmap:
+      return "vmap";
+    case TransformType::kGrad:
+      return "grad";
+    case TransformType::kJvp:
+      return "jvp";
+    case TransformType::kFunctionalize:
+      return "functionalize";
+  }
+  return "?";
+}
+
 Interpreter::Interpreter(TransformType key, int64_t level)
-    : key_(key), level_(level), alive_(std::make_shared<bool>(false)) {}
+    : key_(key), level_(level), name_(TransformName(key)), alive_(std::make_shared<bool>(false)) {}
 
 Interpreter::~Interpreter() = default;
 
@@ -59,7 +73,7 @@ Interpreter* LayerStack::At(int i) {
 void LayerStack::Push(Interpreter* interpreter) {
   FT_CHECK(interpreter != nullptr);
   if (internal::tls_layer_depth >= kMaxDepth) {
-    ThrowError(TransformTypeName(interpreter->key()), ": cannot nest more than ", kMaxDepth,
+    ThrowError(interpreter->name(), ": cannot nest more than ", kMaxDepth,
                " transforms (level ", interpreter->level(), ")");
   }
   tls_layers[internal::tls_layer_depth++] = interpreter;
@@ -78,8 +92,17 @@ std::string LayerStack::DebugString() {
   return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
 }
 
-InterpreterScope::InterpreterScope(Interpreter* interpreter) : interpreter_(interpreter) {
+namespace {
+// Pushed: pushes `interpreter` (throws like LayerStack::Push) and returns its name, so that
+// InterpreterScope's context names the level only once it is on the stack.
+const char* Pushed(Interpreter* interpreter) {
   LayerStack::Push(interpreter);
+  return interpreter->name();
+}
+}  // namespace
+
+InterpreterScope::InterpreterScope(Interpreter* interpreter)
+    : interpreter_(interpreter), context_(Pushed(interpreter), interpreter->level()) {
   *interpreter->alive_ = true;
 }
 
@@ -103,6 +126,53 @@ ExcludeAllGuard::ExcludeAllGuard() : depth_(internal::tls_layer_depth) {
 
 ExcludeAllGuard::~ExcludeAllGuard() {
   for (int i = 0; i < depth_; ++i) tls_layers[i] = saved_[i];
+  internal::tls_layer_depth = depth_;
+}
+
+namespace {
+[[noreturn, gnu::noinline]] void ThrowUndefined(absl::string_view transform,
+                                               absl::string_view role, size_t i,
+                                               int64_t element) {
+  if (element >= 0) {
+    ThrowError(transform, ": ", role, " ", i, ", element ", element, ", is an undefined ",
+               "tensor (a default-constructed ft::Tensor)");
+  }
+  ThrowError(transform, ": ", role, " ", i,
+             " is an undefined tensor (a default-constructed ft::Tensor)");
+}
+}  // namespace
+
+void CheckDefined(absl::string_view transform, absl::string_view role,
+                  absl::Span<const Tensor> tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!tensors[i].defined()) ThrowUndefined(transform, role, i, -1);
+  }
+}
+
+void CheckDefined(absl::string_view transform, absl::string_view role, const ValueList& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].is_tensor() && !values[i].tensor().defined()) {
+      ThrowUndefined(transform, role, i, -1);
+    }
+    if (values[i].is_tensor_list()) {
+      const TensorList& list = values[i].tensor_list();
+      for (size_t k = 0; k < list.size(); ++k) {
+        if (!list[k].defined()) ThrowUndefined(transform, role, i, static_cast<int64_t>(k));
+      }
+    }
+  }
+}
+
+LowerBelowGuard::LowerBelowGuard(int64_t level) : depth_(internal::tls_layer_depth) {
+  // Levels grow from the bottom of the stack up (NOTE: [Levels]).
+  kept_ = 0;
+  while (kept_ < depth_ && tls_layers[kept_]->level() < level) ++kept_;
+  for (int i = kept_; i < depth_; ++i) saved_[i] = tls_layers[i];
+  internal::tls_layer_depth = kept_;
+}
+
+LowerBelowGuard::~LowerBelowGuard() {
+  for (int i = kept_; i < depth_; ++i) tls_layers[i] = saved_[i];
   internal::tls_layer_depth = depth_;
 }
 

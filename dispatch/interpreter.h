@@ -31,8 +31,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "dispatch/value.h"
+#include "tensor/error.h"
 
 namespace ft {
 
@@ -42,7 +44,10 @@ class Operator;
 enum class TransformType : uint8_t { kVmap, kGrad, kJvp, kFunctionalize };
 inline constexpr int kNumTransformTypes = 4;
 
+// TransformTypeName: "Vmap", "Grad", "Jvp", "Functionalize" (DebugString's spelling).
+// TransformName: "vmap", "grad", "jvp", "functionalize" (the user's spelling, for messages).
 const char* TransformTypeName(TransformType t);
+const char* TransformName(TransformType t);
 
 class Interpreter {
  public:
@@ -54,6 +59,13 @@ class Interpreter {
 
   TransformType key() const { return key_; }
   int64_t level() const { return level_; }
+
+  // name: the public transform that made this level, as error messages name it (NOTE:
+  // [Transform stack in errors] in tensor/error.h): "vjp", "jacrev", "jacfwd", ...; by default
+  // the kind's TransformName ("vmap", "grad", "jvp", "functionalize"). set_name takes a
+  // string that outlives the interpreter (a literal); call it before the level is entered.
+  const char* name() const { return name_; }
+  void set_name(const char* name) { name_ = name; }
 
   // is_alive is true from the first push to the final pop (InterpreterScope). Wrappers hold
   // alive_flag() to tell, after the transform returned, that their level is dead.
@@ -78,6 +90,7 @@ class Interpreter {
   friend class InterpreterScope;
   TransformType key_;
   int64_t level_;
+  const char* name_;
   std::shared_ptr<bool> alive_;
   std::vector<Storage> input_storages_;
 };
@@ -108,7 +121,10 @@ class LayerStack {
 };
 
 // InterpreterScope pushes an interpreter and marks it alive; its destructor pops it and marks
-// it dead. This is how a transform is entered. Throws like LayerStack::Push.
+// it dead. This is how a transform is entered. While it lives, every ft::Error raised on this
+// thread names the level (its name() and level()) in its transform stack, also while the
+// level is lowered (NOTE: [Transform stack in errors] in tensor/error.h). Throws like
+// LayerStack::Push.
 class InterpreterScope {
  public:
   explicit InterpreterScope(Interpreter* interpreter);
@@ -118,6 +134,7 @@ class InterpreterScope {
 
  private:
   Interpreter* interpreter_;
+  ErrorContextScope context_;  // entered once the push succeeded
 };
 
 // LowerGuard pops `interpreter` (which must be on top: FT_CHECK) and pushes it back when the
@@ -146,6 +163,33 @@ class ExcludeAllGuard {
   Interpreter* saved_[LayerStack::kMaxDepth];
   int depth_;
 };
+
+// LowerBelowGuard pops, for a scope, every layer whose level is `level` or higher (the
+// interpreter of that level and every transform entered inside it) and restores them after,
+// exceptions included. Work on the values a wrapper of `level` holds (one level down) runs
+// inside it wherever the wrapper is met, even under transforms nested inside its own:
+// functionalize regenerates a stale view this way. With no such layer it changes nothing.
+class LowerBelowGuard {
+ public:
+  explicit LowerBelowGuard(int64_t level);
+  ~LowerBelowGuard();
+  LowerBelowGuard(const LowerBelowGuard&) = delete;
+  LowerBelowGuard& operator=(const LowerBelowGuard&) = delete;
+
+ private:
+  Interpreter* saved_[LayerStack::kMaxDepth];
+  int depth_;  // the depth before the guard
+  int kept_;   // the layers below `level`, which stay
+};
+
+// CheckDefined: a transform's entry point refuses undefined (default-constructed) tensors
+// among the tensors it is given or its function returns, naming the transform, the role and
+// the position: "vmap: argument 1 is an undefined tensor (a default-constructed ft::Tensor)",
+// "grad: output 0 of f is ...". The ValueList form looks into TensorList values too
+// ("argument 2, element 0"); other values are not tensors and pass.
+void CheckDefined(absl::string_view transform, absl::string_view role,
+                  absl::Span<const Tensor> tensors);
+void CheckDefined(absl::string_view transform, absl::string_view role, const ValueList& values);
 
 namespace internal {
 // The stack's storage: trivially initialized thread-locals so LayerStack::empty() is one

@@ -2,9 +2,12 @@
 // it sees every op with its arguments, lowers, and the stack is balanced after exceptions.
 #include "dispatch/interpreter.h"
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/higher_order_operator.h"
 #include "dispatch/ops.h"
@@ -142,6 +145,41 @@ TEST(LayerStack, ExcludeAllGuardEmptiesAndRestores) {
   EXPECT_TRUE(log.empty());
 }
 
+TEST(LayerStack, LowerBelowGuardPopsALevelAndEverythingInsideIt) {
+  std::vector<std::string> log;
+  RecordingInterpreter outer(&log, "A"), middle(&log, "B"), inner(&log, "C");
+  InterpreterScope a(&outer);
+  InterpreterScope b(&middle);
+  InterpreterScope c(&inner);
+  {
+    LowerBelowGuard below(middle.level());
+    EXPECT_EQ(LayerStack::size(), 1);
+    EXPECT_EQ(LayerStack::Top(), &outer);
+    sin(ones({1}));  // only the outer level sees it
+    {
+      LowerBelowGuard nothing_left(outer.level());
+      EXPECT_TRUE(LayerStack::empty());
+    }
+    EXPECT_EQ(LayerStack::size(), 1);
+  }
+  EXPECT_EQ(LayerStack::size(), 3);
+  EXPECT_EQ(LayerStack::Top(), &inner);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].substr(0, 6), "A:sin(");
+  {
+    LowerBelowGuard above_all(inner.level() + 1);  // no layer that high: nothing changes
+    EXPECT_EQ(LayerStack::size(), 3);
+  }
+  // Restored after an exception too.
+  try {
+    LowerBelowGuard below(outer.level());
+    ThrowError("thrown inside the guard");
+  } catch (const Error&) {
+  }
+  EXPECT_EQ(LayerStack::size(), 3);
+  EXPECT_EQ(LayerStack::Top(), &inner);
+}
+
 TEST(LayerStack, DepthLimitIsAnError) {
   std::vector<std::string> log;
   std::vector<std::unique_ptr<RecordingInterpreter>> interps;
@@ -151,9 +189,99 @@ TEST(LayerStack, DepthLimitIsAnError) {
     scopes.push_back(std::make_unique<InterpreterScope>(interps.back().get()));
   }
   RecordingInterpreter one_more(&log, "R");
-  EXPECT_FT_ERROR(InterpreterScope(&one_more), "cannot nest more than 64 transforms");
+  EXPECT_FT_ERROR(InterpreterScope(&one_more),
+                  "functionalize: cannot nest more than 64 transforms");
   while (!scopes.empty()) scopes.pop_back();
   EXPECT_TRUE(LayerStack::empty());
+}
+
+// NOTE: [Transform stack in errors] (tensor/error.h): InterpreterScope names its level in
+// every Error raised while it lives, innermost first, also while the level is lowered.
+std::string StackOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), absl::StrCat(e.message(), e.transform_stack()));
+    return std::string(e.transform_stack());
+  }
+  ADD_FAILURE() << "did not throw";
+  return "";
+}
+
+TEST(ErrorContext, NoTransformAddsNothing) {
+  EXPECT_EQ(StackOf([] { ThrowError("op: bad"); }), "");
+  try {
+    ThrowError("op: bad");
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "op: bad");
+    EXPECT_EQ(e.message(), "op: bad");
+  }
+}
+
+TEST(ErrorContext, ScopesNameEveryLevelInnermostFirstAlsoWhenLowered) {
+  std::vector<std::string> log;
+  RecordingInterpreter outer(&log, "outer"), inner(&log, "inner");
+  inner.set_name("inner");
+  InterpreterScope s1(&outer);
+  const std::string one = absl::StrCat(" (in functionalize (level ", outer.level(), "))");
+  EXPECT_EQ(StackOf([] { ThrowError("op: bad"); }), one);
+  {
+    InterpreterScope s2(&inner);
+    const std::string two = absl::StrCat(" (in inner (level ", inner.level(),
+                                         ") inside functionalize (level ", outer.level(), "))");
+    EXPECT_EQ(StackOf([] { ThrowError("op: bad"); }), two);
+    // The kernel throws with both levels lowered (the stack is empty there): both named.
+    EXPECT_EQ(StackOf([] { sin(ones({2}, kBool)); }), two);
+    inner.throw_on_ = "cos";
+    EXPECT_EQ(StackOf([] { cos(ones({2})); }), two);
+    {
+      ExcludeAllGuard none;
+      EXPECT_EQ(StackOf([] { ThrowError("op: bad"); }), two);
+    }
+  }
+  EXPECT_EQ(StackOf([] { ThrowError("op: bad"); }), one);
+}
+
+TEST(ErrorContext, RethrowingKeepsTheTypeAndTheStackOnce) {
+  std::vector<std::string> log;
+  RecordingInterpreter outer(&log, "outer"), inner(&log, "inner");
+  InterpreterScope s1(&outer);
+  std::string what;
+  try {
+    try {
+      InterpreterScope s2(&inner);
+      throw AllocationError("empty: too big");
+    } catch (Error&) {
+      throw;  // caught and rethrown on the way out, with one level left
+    }
+  } catch (const AllocationError& e) {
+    what = e.what();
+  }
+  EXPECT_EQ(what, absl::StrCat("empty: too big (in functionalize (level ", inner.level(),
+                               ") inside functionalize (level ", outer.level(), "))"));
+}
+
+TEST(ErrorContext, DeepStacksNameTheirEndsAndCountTheMiddle) {
+  std::vector<std::unique_ptr<ErrorContextScope>> scopes;
+  for (int level = 1; level <= 20; ++level) {
+    scopes.push_back(std::make_unique<ErrorContextScope>("vmap", level));
+  }
+  const std::string stack = StackOf([] { ThrowError("op: bad"); });
+  EXPECT_EQ(stack.rfind(" (in vmap (level 20) inside vmap (level 19)", 0), 0u) << stack;
+  EXPECT_NE(stack.find("inside vmap (level 13) inside 4 more inside vmap (level 8)"),
+            std::string::npos)
+      << stack;
+  EXPECT_NE(stack.find("inside vmap (level 1))"), std::string::npos) << stack;
+  while (!scopes.empty()) scopes.pop_back();
+  EXPECT_EQ(ErrorContextScope::Describe(), "");
+}
+
+TEST(ErrorContext, BackwardPhase) {
+  {
+    ErrorContextScope backward("vjp", 7, ErrorContextScope::Phase::kBackward);
+    EXPECT_EQ(StackOf([] { ThrowError("op: bad"); }), " (in the backward of vjp (level 7))");
+  }
+  EXPECT_EQ(ErrorContextScope::Describe(), "");
 }
 
 // A wrapper kind for the test: it belongs to one interpreter's level and holds a value.
@@ -268,7 +396,7 @@ TEST(HigherOrderOperator, DefaultWithoutTransformsRuleWithOne) {
   RecordingInterpreter rec(&log, "R");
   InterpreterScope scope(&rec);
   EXPECT_FT_ERROR(call_fn(Fn{true}, operands),
-                  "call_fn: no rule for the Functionalize transform (level");
+                  "call_fn: no rule for the functionalize transform (level");
   int64_t seen_level = -1;
   call_fn.SetRule(TransformType::kFunctionalize,
                   [&](Interpreter& interp, const Fn& f, ValueList& xs) {
@@ -279,6 +407,85 @@ TEST(HigherOrderOperator, DefaultWithoutTransformsRuleWithOne) {
   EXPECT_TRUE(call_fn.has_rule(TransformType::kFunctionalize));
   EXPECT_TENSOR_EQ(call_fn(Fn{false}, operands)[0].tensor(), tensor({1.0, 4.0}));
   EXPECT_EQ(seen_level, rec.level());
+}
+
+// An undefined (default-constructed) tensor given to any op is an ft::Error naming the op and
+// the argument, through the typed fast path, the boxed path, and under an interpreter; never a
+// null dereference in a kernel or a rule.
+TEST(Dispatch, EveryOpNamesAnUndefinedTensorArgument) {
+  RegisterAllOps();
+  OpRegistry& registry = OpRegistry::Global();
+  int checked = 0;
+  for (const Operator* op : registry.ops()) {
+    if (!registry.is_builtin(*op)) continue;
+    const OpSchema& schema = op->schema();
+    for (size_t undefined = 0; undefined < schema.args.size(); ++undefined) {
+      const ArgKind kind = schema.args[undefined].kind;
+      if (kind != ArgKind::kTensor && kind != ArgKind::kOptionalTensor &&
+          kind != ArgKind::kTensorList) {
+        continue;
+      }
+      // Every other argument a plausible value; tensors defined.
+      ValueList args;
+      for (size_t i = 0; i < schema.args.size(); ++i) {
+        const bool bad = i == undefined;
+        switch (schema.args[i].kind) {
+          case ArgKind::kTensor:
+          case ArgKind::kOptionalTensor:
+            args.emplace_back(bad ? Tensor() : ones({2, 2}));
+            break;
+          case ArgKind::kTensorList:
+            args.emplace_back(bad ? TensorList{ones({2, 2}), Tensor()} : TensorList{ones({2, 2})});
+            break;
+          case ArgKind::kScalar:
+            args.emplace_back(Scalar(1.0));
+            break;
+          case ArgKind::kInt:
+            args.emplace_back(int64_t{0});
+            break;
+          case ArgKind::kDouble:
+            args.emplace_back(0.5);
+            break;
+          case ArgKind::kBool:
+            args.emplace_back(false);
+            break;
+          case ArgKind::kIntList:
+            args.emplace_back(Shape{0});
+            break;
+          case ArgKind::kDType:
+            args.emplace_back(kFloat32);
+            break;
+          default:
+            args.emplace_back();
+        }
+      }
+      const std::string fragment =
+          kind == ArgKind::kTensorList
+              ? absl::StrCat(op->name(), ": element 1 of argument '", schema.args[undefined].name,
+                             "' is an undefined tensor")
+              : absl::StrCat(op->name(), ": argument '", schema.args[undefined].name,
+                             "' is an undefined tensor");
+      EXPECT_FT_ERROR(DispatchBoxed(*op, args), fragment);
+      std::vector<std::string> log;
+      RecordingInterpreter rec(&log, "R");
+      {
+        InterpreterScope scope(&rec);
+        EXPECT_FT_ERROR(DispatchBoxed(*op, args), fragment);
+      }
+      EXPECT_TRUE(log.empty()) << "the interpreter saw " << op->name();
+      EXPECT_TRUE(LayerStack::empty());
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 100);
+  // The typed public ops take the same path.
+  const Tensor x = ones({3});
+  EXPECT_FT_ERROR(sin(Tensor()), "sin: argument 'self' is an undefined tensor");
+  EXPECT_FT_ERROR(add(x, Tensor()), "add: argument 'other' is an undefined tensor");
+  EXPECT_FT_ERROR(add_(Tensor(), x), "add_: argument 'self' is an undefined tensor");
+  EXPECT_FT_ERROR(cat({x, Tensor()}, 0), "cat: element 1 of argument 'tensors' is an undefined");
+  EXPECT_FT_ERROR(zeros_like(Tensor()), "zeros_like: argument 'self' is an undefined tensor");
+  EXPECT_FT_ERROR(linear(x, ones({2, 3}), Tensor()), "linear: argument 'bias' is an undefined");
 }
 
 }  // namespace

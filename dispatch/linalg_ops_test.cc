@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -276,6 +277,28 @@ TEST(LinalgOps, MatmulExpandedOperands) {
   }
 }
 
+// Found by the property test (jacfwd of a matmul whose operand came from a broadcast copy_):
+// a broadcast batch dim inside a strided one, [2, 3] with strides [k, 0], passed the batch
+// folds' "constant stride" test because 0 also meant "no stride yet", so repeated matrices
+// were read as distinct ones.
+TEST(LinalgOps, MatmulBroadcastBatchDimInsideAStridedOne) {
+  for (DType dtype : {kFloat32, kFloat64, kInt64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const Tensor a = Ints({3, 2}, dtype, 11);
+    // A batch of column vectors (the shared-matrix GEMM path): [2, 3, 2, 1].
+    const Tensor cols = Expanded(Ints({2, 1, 2, 1}, dtype, 12), 1, 3);
+    EXPECT_TENSOR_EQ(matmul(a, cols), RefTensor(RefMatmul(a, cols), dtype));
+    // A batch of rows times a shared matrix (the fold-into-rows path): [2, 3, 1, 3] @ [3, 2].
+    const Tensor rows = Expanded(Ints({2, 1, 1, 3}, dtype, 13), 1, 3);
+    const Tensor b = Ints({3, 2}, dtype, 14);
+    EXPECT_TENSOR_EQ(matmul(rows, b), RefTensor(RefMatmul(rows, b), dtype));
+    // Matrices of several rows: [2, 4, 2, 3] @ [3, 5].
+    const Tensor mats = Expanded(Ints({2, 1, 2, 3}, dtype, 15), 1, 4);
+    const Tensor c = Ints({3, 5}, dtype, 16);
+    EXPECT_TENSOR_EQ(matmul(mats, c), RefTensor(RefMatmul(mats, c), dtype));
+  }
+}
+
 TEST(LinalgOps, MatmulDoesNotAliasOrModifyInputs) {
   const Tensor a = Ints({3, 4}, kFloat32, 1);
   const Tensor b = Ints({4, 2}, kFloat32, 2);
@@ -497,6 +520,23 @@ TEST(LinalgOps, LinearPromotesOverAllOperands) {
   EXPECT_TENSOR_EQ(linear(x, w, bf), RefTensor(RefLinear(x, w, bf), kFloat32));
   const Tensor wd = Ints({4, 3}, kFloat64, 3);
   EXPECT_TENSOR_EQ(linear(x, wd, bf), RefTensor(RefLinear(x, wd, bf), kFloat64));
+}
+
+// Found by //tests/fuzz:ops_fuzzer (corpus/ops_fuzzer/regression-int64-matmul): int64
+// products and sums were signed overflow (UB) in Eigen's GEMM. They wrap around, as the
+// elementwise int64 ops do: max * max = 1 and 1 + max = min (mod 2^64).
+TEST(LinalgOps, Int64ProductsWrap) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  auto i64 = [](std::vector<int64_t> v, IntArrayRef shape) { return tensor(v, shape); };
+  EXPECT_TENSOR_EQ(matmul(i64({max, max}, {1, 2}), i64({max, 1}, {2, 1})), i64({min}, {1, 1}));
+  EXPECT_TENSOR_EQ(mm(i64({min, 3}, {1, 2}), i64({min, 2}, {2, 1})), i64({6}, {1, 1}));
+  EXPECT_TENSOR_EQ(dot(i64({max, 2}, {2}), i64({max, min}, {2})), i64({1}, {}));
+  EXPECT_TENSOR_EQ(outer(i64({max}, {1}), i64({max, 2}, {2})), i64({1, -2}, {1, 2}));
+  EXPECT_TENSOR_EQ(bmm(i64({max, max}, {2, 1, 1}), i64({max, 2}, {2, 1, 1})),
+                   i64({1, -2}, {2, 1, 1}));
+  EXPECT_TENSOR_EQ(linear(i64({max}, {1, 1}), i64({1}, {1, 1}), i64({1}, {1})),
+                   i64({min}, {1, 1}));
 }
 
 TEST(LinalgOps, LinearErrors) {

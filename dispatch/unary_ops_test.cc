@@ -1,10 +1,13 @@
 #include "dispatch/unary_ops.h"
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "dispatch/view_ops.h"
 #include "gtest/gtest.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -164,6 +167,22 @@ TEST(UnaryOps, ExtremeValues) {
   EXPECT_NEAR(s[1], std::sqrt(1e-40f), 1e-24);
   EXPECT_EQ(s[2], 2.0f);
   EXPECT_EQ(s[7], inf);
+}
+
+// Found by //tests/fuzz:ops_fuzzer (corpus/ops_fuzzer/regression-int64-neg-abs-square):
+// -INT64_MIN and INT64_MAX * INT64_MAX were signed overflow (UB). int64 wraps around, as
+// add, sub and mul do (and PyTorch does).
+TEST(UnaryOps, Int64NegAbsSquareWrap) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  auto i64 = [](std::vector<int64_t> v) { return tensor(v); };
+  EXPECT_TENSOR_EQ(neg(i64({min, max, -3, 0})), i64({min, -max, 3, 0}));
+  EXPECT_TENSOR_EQ(-i64({min}), i64({min}));
+  EXPECT_TENSOR_EQ(abs(i64({min, -max, -3, 4})), i64({min, max, 3, 4}));
+  EXPECT_TENSOR_EQ(square(i64({max, min, -3})), i64({1, 0, 9}));
+  // Non-contiguous int64 input (the strided loop).
+  EXPECT_TENSOR_EQ(neg(slice(i64({min, 1, max, 2}), 0, std::nullopt, std::nullopt, 2)),
+                   i64({min, -max}));
 }
 
 TEST(UnaryOps, UnaryMinusIsNeg) {

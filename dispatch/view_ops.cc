@@ -45,6 +45,17 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start,
 Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   return Call<&kernels::diagonal>(x, offset, dim1, dim2);
 }
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
+  return Call<&kernels::select_scatter>(self, src, dim, index);
+}
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim,
+                     std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+  return Call<&kernels::slice_scatter>(self, src, dim, start, end, step);
+}
+Tensor diagonal_scatter(const Tensor& self, const Tensor& src, int64_t offset, int64_t dim1,
+                        int64_t dim2) {
+  return Call<&kernels::diagonal_scatter>(self, src, offset, dim1, dim2);
+}
 Tensor contiguous(const Tensor& x) { return Call<&kernels::contiguous>(x); }
 Tensor clone(const Tensor& x) { return Call<&kernels::clone>(x); }
 Tensor flip(const Tensor& x, IntArrayRef dims) { return Call<&kernels::flip>(x, dims); }
@@ -67,6 +78,11 @@ void RegisterViewOps(OpRegistry& r) {
   RegisterOp<&kernels::narrow>(r, "narrow", {"self", "dim", "start", "length"});
   RegisterOp<&kernels::slice>(r, "slice", {"self", "dim", "start", "end", "step"});
   RegisterOp<&kernels::diagonal>(r, "diagonal", {"self", "offset", "dim1", "dim2"});
+  RegisterOp<&kernels::select_scatter>(r, "select_scatter", {"self", "src", "dim", "index"});
+  RegisterOp<&kernels::slice_scatter>(r, "slice_scatter",
+                                      {"self", "src", "dim", "start", "end", "step"});
+  RegisterOp<&kernels::diagonal_scatter>(r, "diagonal_scatter",
+                                         {"self", "src", "offset", "dim1", "dim2"});
   RegisterOp<&kernels::contiguous>(r, "contiguous", {"self"});
   RegisterOp<&kernels::clone>(r, "clone", {"self"});
   RegisterOp<&kernels::flip>(r, "flip", {"self", "dims"});

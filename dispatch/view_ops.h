@@ -1,14 +1,15 @@
 // ft/dispatch/view_ops.h
 //
 // The public view and shape ops: reshape/view/flatten/unflatten, expand, (un)squeeze,
-// movedim/permute/transpose/t, select/narrow/slice/diagonal, and contiguous/clone/flip. Each
-// dispatches (dispatch.h) to its base kernel in tensor/view_kernels.h.
+// movedim/permute/transpose/t, select/narrow/slice/diagonal, their out-of-place inverses
+// select_scatter/slice_scatter/diagonal_scatter, and contiguous/clone/flip. Each dispatches
+// (dispatch.h) to its base kernel in tensor/view_kernels.h.
 //
 // Views: the result is a new tensor object sharing x's Storage (result.storage().is_same(
 // x.storage())) with other sizes/strides/offset. No element is copied and the version is not
 // bumped, and writes through a view are visible in x (and the other way round). Only
 // reshape/flatten (when the strides do not allow a view), contiguous (when x is not
-// contiguous), clone and flip copy.
+// contiguous), clone, flip and the three scatter ops copy.
 //
 // Every dtype is accepted. Dims follow PyTorch: negative dims count from the end, rank-0
 // tensors accept dim 0/-1 where PyTorch does, size-0 dims are fine. Errors are ft::Error
@@ -20,6 +21,8 @@
 //   Tensor c = ft::select(m, 1, -1);          // [2]: elements 2 and 5, a view
 //   ft::exp_(c);                              // x[2] and x[5] change too
 //   Tensor r = ft::slice(m, 1, std::nullopt, std::nullopt, 2);   // m[:, ::2]
+//   Tensor s = ft::select_scatter(m, ft::zeros({2}), 1, -1);  // [[0, 1, 0], [3, 4, 0]]: a
+//                                                             // copy, m and x unchanged
 #ifndef FT_DISPATCH_VIEW_OPS_H_
 #define FT_DISPATCH_VIEW_OPS_H_
 
@@ -109,6 +112,30 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start,
 // positive offset selects a diagonal above the main one, a negative one below it; offsets
 // beyond the matrix give a size-0 diagonal. Errors: rank < 2, dim1 == dim2.
 Tensor diagonal(const Tensor& x, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+
+// The scatter ops write a view's worth of values back into a copy of its base, without any
+// in-place write (torch.select_scatter & co.; functionalize replays a write through a view
+// as base = op(base, new values of the view)). Each returns a NEW contiguous tensor equal to
+// `self` except in the region the view with the same arguments addresses, which holds src's
+// values; self is never written. The view's arguments behave exactly as the view's
+// (negative dims and indices, slice's clamping) and throw the view's errors. src must have
+// exactly the region's shape ("select_scatter: expected src to have a size equal to the slice
+// of self. src size = [2], slice size = [4]") and self's dtype ("...: expected src to have
+// the same dtype as self, got src dtype int64 and self dtype float32"); its layout is free.
+// Every dtype is accepted. Linear in (self, src): differentiable in both.
+
+// select_scatter: self with select(self, dim, index) replaced by src (rank(self) - 1 dims).
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index);
+
+// slice_scatter: self with slice(self, dim, start, end, step) replaced by src.
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim = 0,
+                     std::optional<int64_t> start = std::nullopt,
+                     std::optional<int64_t> end = std::nullopt, int64_t step = 1);
+
+// diagonal_scatter: self with diagonal(self, offset, dim1, dim2) replaced by src (the
+// diagonal is src's last dim, the other dims of self in order before it).
+Tensor diagonal_scatter(const Tensor& self, const Tensor& src, int64_t offset = 0,
+                        int64_t dim1 = 0, int64_t dim2 = 1);
 
 // contiguous returns x itself (the same object) when x is contiguous, else a row-major copy.
 Tensor contiguous(const Tensor& x);

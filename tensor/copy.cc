@@ -23,6 +23,9 @@ void copy_into(const Tensor& dst, const Tensor& src) {
       internal::UnaryLoop<In, Out>(dst, src, [](const auto& a) {
         if constexpr (std::is_same_v<Out, bool> && !std::is_same_v<In, bool>) {
           return a != In(0);
+        } else if constexpr (std::is_integral_v<Out> && std::is_floating_point_v<In>) {
+          // NaN, infinities and out-of-range values: defined (ConvertElement), not UB.
+          return a.unaryExpr([](In v) { return ConvertElement<Out>(v); });
         } else {
           return a.template cast<Out>();
         }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -96,6 +97,40 @@ TEST(CopyInto, Float64ToFloat32Rounds) {
   Tensor dst = zeros({3}, kFloat32);
   copy_into(dst, tensor({0.1, 1.0 / 3.0, 1e10}));
   EXPECT_EQ(dst.to_vector<float>(), (std::vector<float>{0.1f, 1.0f / 3.0f, 1e10f}));
+}
+
+// Floating values int64 cannot hold (NaN, infinities, out of range) convert to INT64_MIN,
+// PyTorch's CPU result, in every path that converts an element: a casting copy, item(),
+// to_vector(), a Scalar. (Undefined behavior in C++; UBSan's float-cast-overflow check
+// stays quiet.) Representable values truncate toward zero; to bool, NaN is true.
+TEST(CopyInto, FloatToIntegerIsDefinedForEveryValue) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> values = {nan,     inf,      -inf, 1e30, -1e30,
+                                      0x1p63, -0x1p63, 2.7,  -2.7, 0.0};
+  // -2^63 itself is representable (in float32 too).
+  const std::vector<int64_t> expected = {kMin, kMin, kMin, kMin, kMin, kMin, kMin, 2, -2, 0};
+  // 7 copies: long enough for the vectorized loops and their tails.
+  std::vector<double> many;
+  for (int r = 0; r < 7; ++r) many.insert(many.end(), values.begin(), values.end());
+  for (DType from : {kFloat64, kFloat32}) {
+    SCOPED_TRACE(DTypeName(from));
+    const Tensor src = kernels::to(tensor(many), from);
+    const std::vector<int64_t> got = kernels::to(src, kInt64).to_vector<int64_t>();
+    const std::vector<int64_t> read = src.to_vector<int64_t>();  // the element-read path
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], expected[i % values.size()]) << "element " << i;
+      ASSERT_EQ(read[i], expected[i % values.size()]) << "element " << i;
+    }
+    EXPECT_EQ(kernels::to(tensor(std::vector<double>{nan}), from).item<int64_t>(), kMin);
+    const std::vector<bool> truth = kernels::to(src, kBool).to_vector<bool>();
+    EXPECT_TRUE(truth[0]);   // NaN is not zero
+    EXPECT_FALSE(truth[9]);  // 0.0
+  }
+  EXPECT_EQ(Scalar(nan).to<int64_t>(), kMin);
+  EXPECT_EQ(Scalar(-inf).to<int64_t>(), kMin);
+  EXPECT_EQ(Scalar(-2.7).to<int64_t>(), -2);
+  EXPECT_TRUE(Scalar(nan).to<bool>());
 }
 
 TEST(CopyInto, Broadcasting) {

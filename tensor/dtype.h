@@ -16,8 +16,10 @@
 #define FT_TENSOR_DTYPE_H_
 
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <string>
+#include <type_traits>
 
 namespace ft {
 
@@ -54,6 +56,29 @@ constexpr bool IsFloating(DType dtype) {
 }
 constexpr bool IsIntegral(DType dtype, bool include_bool) {
   return dtype == DType::kInt64 || (include_bool && dtype == DType::kBool);
+}
+
+// FloatToInt64: v truncated toward zero when int64 can hold the result; NaN, infinities and
+// values outside int64's range give INT64_MIN (PyTorch's CPU result, x86's "integer
+// indefinite") instead of C++'s undefined behavior.
+constexpr int64_t FloatToInt64(double v) {
+  return v >= -0x1p63 && v < 0x1p63 ? static_cast<int64_t>(v)
+                                    : std::numeric_limits<int64_t>::min();
+}
+
+// ConvertElement: one element converted between the element types of two dtypes, as every
+// kernel converts (a casting copy, item<T>(), a scalar): to bool is `!= 0`; a floating
+// value to int64 is FloatToInt64; anything else static_cast (IEEE defines the floating
+// conversions: out of float32's range is an infinity).
+template <typename To, typename From>
+constexpr To ConvertElement(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    return static_cast<To>(FloatToInt64(static_cast<double>(v)));
+  } else {
+    return static_cast<To>(v);
+  }
 }
 
 // PromoteTypes returns the dtype both operands are computed in (torch.promote_types).

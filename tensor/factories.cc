@@ -5,10 +5,34 @@
 #include <cstring>
 #include <type_traits>
 
+#include "absl/strings/str_cat.h"
 #include "tensor/copy.h"
 
 namespace ft {
+
+namespace internal {
+constinit thread_local FactoryResultHook* tls_factory_result_hook = nullptr;
+}  // namespace internal
+
 namespace {
+
+// Allocate: EmptyContiguous for factory `op`: a shape too large to represent or to allocate
+// is an ft::Error naming the factory.
+Tensor Allocate(const char* op, IntArrayRef shape, DType dtype) {
+  try {
+    return EmptyContiguous(shape, dtype);
+  } catch (const AllocationError& e) {
+    throw AllocationError(absl::StrCat(op, ": ", e.message()));
+  }
+}
+
+// Adopted: what a public factory returns for its new dense tensor (FactoryResultHook).
+Tensor Adopted(Tensor t) {
+  if (internal::tls_factory_result_hook != nullptr) [[unlikely]] {
+    return internal::tls_factory_result_hook->Adopt(std::move(t));
+  }
+  return t;
+}
 
 template <typename T>
 void Fill(const Tensor& t, T value) {
@@ -33,12 +57,18 @@ Tensor FromVector(const std::vector<T>& values, IntArrayRef shape, DType dtype) 
     ThrowError("tensor: ", values.size(), " values cannot fill a tensor of shape ",
                ShapeToString(shape), " (", Numel(shape), " elements)");
   }
-  Tensor t = EmptyContiguous(shape, dtype);
+  Tensor t = Allocate("tensor", shape, dtype);
   VisitDType(dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     S* p = t.data<S>();
     for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<S>(values[i]);
   });
+  return Adopted(std::move(t));
+}
+
+Tensor DenseZeros(const char* op, IntArrayRef shape, DType dtype) {
+  Tensor t = Allocate(op, shape, dtype);
+  std::memset(t.impl()->raw_data(), 0, static_cast<size_t>(t.numel() * ItemSize(dtype)));
   return t;
 }
 
@@ -46,14 +76,12 @@ Tensor FromVector(const std::vector<T>& values, IntArrayRef shape, DType dtype) 
 
 Tensor empty(IntArrayRef shape, DType dtype) {
   CheckShapeValid("empty", shape);
-  return EmptyContiguous(shape, dtype);
+  return Adopted(Allocate("empty", shape, dtype));
 }
 
 Tensor zeros(IntArrayRef shape, DType dtype) {
   CheckShapeValid("zeros", shape);
-  Tensor t = EmptyContiguous(shape, dtype);
-  std::memset(t.impl()->raw_data(), 0, static_cast<size_t>(t.numel() * ItemSize(dtype)));
-  return t;
+  return Adopted(DenseZeros("zeros", shape, dtype));
 }
 
 Tensor ones(IntArrayRef shape, DType dtype) {
@@ -65,9 +93,9 @@ Tensor full(IntArrayRef shape, Scalar value) { return full(shape, value, value.D
 
 Tensor full(IntArrayRef shape, Scalar value, DType dtype) {
   CheckShapeValid("full", shape);
-  Tensor t = EmptyContiguous(shape, dtype);
+  Tensor t = Allocate("full", shape, dtype);
   FillScalar(t, value);
-  return t;
+  return Adopted(std::move(t));
 }
 
 Tensor scalar_tensor(Scalar value) { return full({}, value); }
@@ -123,7 +151,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
                ") has too many elements");
   }
   const int64_t n = static_cast<int64_t>(length);
-  Tensor t = EmptyContiguous({n}, dtype);
+  Tensor t = Allocate("arange", {n}, dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
@@ -139,7 +167,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<double>(i) * st);
     }
   });
-  return t;
+  return Adopted(std::move(t));
 }
 
 Tensor linspace(double start, double end, int64_t steps, DType dtype) {
@@ -148,7 +176,7 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype) {
     ThrowError("linspace: start ", start, " and end ", end,
                " must be finite and within the int64 range for an int64 result");
   }
-  Tensor t = EmptyContiguous({steps}, dtype);
+  Tensor t = Allocate("linspace", {steps}, dtype);
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -166,20 +194,20 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype) {
       p[i] = static_cast<T>(v);
     }
   });
-  return t;
+  return Adopted(std::move(t));
 }
 
 Tensor eye(int64_t n, DType dtype) { return eye(n, n, dtype); }
 
 Tensor eye(int64_t n, int64_t m, DType dtype) {
   if (n < 0 || m < 0) ThrowError("eye: sizes must be non-negative, got n=", n, ", m=", m);
-  Tensor t = zeros({n, m}, dtype);
+  Tensor t = DenseZeros("eye", {n, m}, dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
     for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = T(1);
   });
-  return t;
+  return Adopted(std::move(t));
 }
 
 Tensor tensor(const std::vector<float>& values, IntArrayRef shape) {

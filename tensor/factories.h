@@ -2,8 +2,10 @@
 //
 // Factories: new dense tensors from shapes and values. They take no tensor input, so they
 // need no transform rule: inside a transform they make ordinary (unbatched, constant)
-// tensors, exactly like torch.zeros inside torch.func.vmap. The `*_like` factories take a
-// tensor and live with the ops in //dispatch.
+// tensors, exactly like torch.zeros inside torch.func.vmap. The one exception is a transform
+// that must own every tensor its function makes (functionalize): it installs a
+// FactoryResultHook, through which every factory here passes its result. The `*_like`
+// factories take a tensor and live with the ops in //dispatch.
 //
 // Default dtype: float32 (kDefaultFloat). Integral fill values keep their kind where the
 // PyTorch equivalent does (arange(5) is int64, full({2}, 1) is int64, full({2}, 1.5) float32).
@@ -24,6 +26,39 @@
 #include "tensor/tensor.h"
 
 namespace ft {
+
+// FactoryResultHook: while a FactoryResultHookScope installs one on this thread, each factory
+// below returns Adopt(t) instead of its new dense tensor t. ft::functionalize wraps the
+// tensors its function makes (`buf = zeros({3})`), so that in-place writes into them become
+// its own, out-of-place (interpreters/functionalize). Adopt must return a tensor of t's
+// sizes and dtype; it may return t itself.
+class FactoryResultHook {
+ public:
+  virtual Tensor Adopt(Tensor t) = 0;
+
+ protected:
+  ~FactoryResultHook() = default;
+};
+
+namespace internal {
+extern constinit thread_local FactoryResultHook* tls_factory_result_hook;
+}  // namespace internal
+
+// FactoryResultHookScope installs `hook` for a scope (the previous hook, if any, is restored
+// after, exceptions included).
+class FactoryResultHookScope {
+ public:
+  explicit FactoryResultHookScope(FactoryResultHook* hook)
+      : saved_(internal::tls_factory_result_hook) {
+    internal::tls_factory_result_hook = hook;
+  }
+  ~FactoryResultHookScope() { internal::tls_factory_result_hook = saved_; }
+  FactoryResultHookScope(const FactoryResultHookScope&) = delete;
+  FactoryResultHookScope& operator=(const FactoryResultHookScope&) = delete;
+
+ private:
+  FactoryResultHook* saved_;
+};
 
 // empty returns an uninitialized contiguous tensor. Throws on a negative size.
 Tensor empty(IntArrayRef shape, DType dtype = kDefaultFloat);

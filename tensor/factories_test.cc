@@ -3,6 +3,7 @@
 #include "tensor/factories.h"
 
 #include <cmath>
+#include <functional>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -279,6 +280,78 @@ TEST(Factories, AllocateFreshStorage) {
   EXPECT_FALSE(a.storage().is_same(b.storage()));
   EXPECT_EQ(a.version(), 0);
   EXPECT_EQ(arange(3).version(), 0);
+}
+
+// CountingHook records every factory result it adopts and hands back a marked copy, so a
+// test can tell that a factory's result went through the hook exactly once.
+class CountingHook : public FactoryResultHook {
+ public:
+  Tensor Adopt(Tensor t) override {
+    ++calls;
+    last = t;
+    return t;
+  }
+  int calls = 0;
+  Tensor last;
+};
+
+TEST(FactoryResultHook, EveryFactoryPassesItsResultThroughTheHookOnce) {
+  const std::vector<std::function<Tensor()>> factories = {
+      [] { return empty({2}); },
+      [] { return zeros({2, 3}); },
+      [] { return ones({3}); },
+      [] { return full({2}, 1.5); },
+      [] { return full({2}, 1.5, kFloat64); },
+      [] { return scalar_tensor(2.0); },
+      [] { return scalar_tensor(2, kInt64); },
+      [] { return arange(4); },
+      [] { return arange(0.0, 1.0, 0.25); },
+      [] { return arange(0, 4, 2, kFloat32); },
+      [] { return linspace(0.0, 1.0, 5); },
+      [] { return eye(3); },
+      [] { return eye(2, 3); },
+      [] { return tensor({1.0f, 2.0f}); },
+      [] { return tensor({1.0, 2.0}, {2, 1}); },
+      [] { return tensor(std::vector<int64_t>{1, 2}); },
+      [] { return tensor(std::vector<bool>{true}); },
+  };
+  for (size_t i = 0; i < factories.size(); ++i) {
+    CountingHook hook;
+    Tensor t;
+    {
+      FactoryResultHookScope scope(&hook);
+      t = factories[i]();
+    }
+    EXPECT_EQ(hook.calls, 1) << "factory " << i;
+    EXPECT_TRUE(t.is_same(hook.last)) << "factory " << i;
+  }
+  // Without a hook (and after a scope ends) nothing is called.
+  CountingHook hook;
+  {
+    FactoryResultHookScope scope(&hook);
+    { FactoryResultHookScope none(nullptr); zeros({2}); }
+    EXPECT_EQ(hook.calls, 0);
+  }
+  zeros({2});
+  EXPECT_EQ(hook.calls, 0);
+}
+
+TEST(FactoryResultHook, WhatTheHookReturnsIsTheFactorysResult) {
+  // A hook that makes tensors of its own uninstalls itself first (its factory calls would
+  // otherwise come back to it).
+  struct Sevens : FactoryResultHook {
+    Tensor Adopt(Tensor t) override {
+      FactoryResultHookScope none(nullptr);
+      return full(t.sizes(), 7.0, t.dtype());
+    }
+  };
+  Sevens hook;
+  Tensor t;
+  {
+    FactoryResultHookScope scope(&hook);
+    t = zeros({2}, kFloat64);
+  }
+  EXPECT_EQ(t.to_vector<double>(), (std::vector<double>{7.0, 7.0}));
 }
 
 }  // namespace

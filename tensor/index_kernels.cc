@@ -475,7 +475,15 @@ TensorList chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   if (chunks <= 0) ThrowError(op, ": chunks must be positive, got ", chunks);
   const int64_t n = x.sizes()[d];
   const int64_t split_size = n / chunks + (n % chunks != 0);
-  // An empty dim splits into `chunks` empty chunks (split would return just one).
+  // An empty dim splits into `chunks` empty chunks (split would return just one), as in
+  // PyTorch; a list of more than kMaxEmptyChunks tensors (tens of GiB of handles and views)
+  // is refused before it is allocated, as a tensor this machine cannot hold is.
+  constexpr int64_t kMaxEmptyChunks = (int64_t{1} << 31) - 1;
+  if (n == 0 && chunks > kMaxEmptyChunks) {
+    ThrowError(op, ": cannot split the empty dimension ", d, " of shape ",
+               ShapeToString(x.sizes()), " into ", chunks, " empty chunks (at most ",
+               kMaxEmptyChunks, ")");
+  }
   if (n == 0) return SplitViews(x, Shape(static_cast<size_t>(chunks), 0), d);
   return SplitEqual(x, split_size, d);
 }

@@ -107,15 +107,23 @@ void Materialize(MatrixArg& m) {
 // TryFoldBatch merges a row-major operand's batch dims into its rows when every matrix row
 // sits at a constant distance from the previous one across batch boundaries (e.g. any
 // contiguous tensor): one large GEMM instead of a loop of small ones.
+//
+// "Not fixed yet" is nullopt, not 0: a broadcast batch dim has stride 0, and taking 0 for
+// "unset" let a later dim's stride pass as the first one, folding repeated matrices as if
+// they were distinct rows (the property test found matmul wrong on expanded batches).
 void TryFoldBatch(MatrixArg& m) {
   int64_t rows = m.rows;
-  int64_t stride = m.rows > 1 ? m.rs : 0;  // 0: not fixed yet (all dims so far size 1)
-  int64_t extent = m.rows > 1 ? m.rows * m.rs : 0;
+  std::optional<int64_t> stride;  // of the innermost dim of size > 1 (rows included)
+  int64_t extent = 0;
+  if (m.rows > 1) {
+    stride = m.rs;
+    extent = m.rows * m.rs;
+  }
   for (int64_t d = static_cast<int64_t>(m.batch_sizes.size()) - 1; d >= 0; --d) {
     const int64_t size = m.batch_sizes[d];
     if (size == 1) continue;
     const int64_t s = m.batch_strides[d];
-    if (stride == 0) {
+    if (!stride) {
       stride = s;
     } else if (s != extent) {
       return;
@@ -123,30 +131,32 @@ void TryFoldBatch(MatrixArg& m) {
     extent = s * size;
     rows *= size;
   }
-  if (rows > 1 && stride < std::max<int64_t>(m.cols, 1)) return;  // rows would overlap
+  // Rows would overlap (a stride-0 dim among them, or rows closer than their length).
+  if (rows > 1 && stride.value_or(0) < std::max<int64_t>(m.cols, 1)) return;
   m.rows = rows;
-  if (rows > 1) m.rs = stride;
+  if (rows > 1) m.rs = *stride;
   m.batch_sizes.clear();
   m.batch_strides.clear();
 }
 
 // FoldBatchStride: when m's batch dims step through memory by one constant stride (any
 // contiguous batch, or a single batch dim), returns it (0 for a batch of one matrix).
+// (As in TryFoldBatch, "not fixed yet" must not be 0, which is a broadcast dim's stride.)
 std::optional<int64_t> FoldBatchStride(const MatrixArg& m) {
-  int64_t stride = 0;
+  std::optional<int64_t> stride;  // of the innermost batch dim of size > 1
   int64_t extent = 0;
   for (int64_t d = static_cast<int64_t>(m.batch_sizes.size()) - 1; d >= 0; --d) {
     const int64_t size = m.batch_sizes[d];
     if (size == 1) continue;
     const int64_t s = m.batch_strides[d];
-    if (stride == 0) {
+    if (!stride) {
       stride = s;
     } else if (s != extent) {
       return std::nullopt;
     }
     extent = s * size;
   }
-  return stride;
+  return stride.value_or(0);
 }
 
 // MatVecBatchAsGemm: out[i] = A @ b[i] for one shared matrix A and a batch of column vectors
@@ -232,11 +242,14 @@ Tensor BatchedMatmul(MatrixArg a, MatrixArg b, IntArrayRef out_shape) {
   const Shape batch = BroadcastShapes("matmul", a.batch_sizes, b.batch_sizes);
   FT_CHECK(Numel(batch) * a.rows * b.cols == out.numel());
   VisitDType(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) {
+    using D = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<D, bool>) {
       FT_CHECK(false);  // callers reject bool
     } else {
-      T* po = out.data<T>();
+      // int64 products and sums wrap around like PyTorch's: computed in uint64 (the same
+      // bits; int64 and uint64 may alias), because signed overflow is UB.
+      using T = std::conditional_t<std::is_same_v<D, int64_t>, uint64_t, D>;
+      T* po = reinterpret_cast<T*>(out.data<D>());
       if (a.cols == 0) {
         std::fill(po, po + out.numel(), T(0));
         return;
@@ -516,7 +529,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>
     const Tensor bt = to(*bias, dtype);
     VisitDType(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (!std::is_same_v<T, bool>) {
+      if constexpr (std::is_same_v<T, int64_t>) {
+        internal::BinaryLoop<T, T>(out, out, bt, [](const auto& o, const auto& v) {
+          return o.binaryExpr(v, [](int64_t p, int64_t q) {  // wraps, as the product does
+            return static_cast<int64_t>(static_cast<uint64_t>(p) + static_cast<uint64_t>(q));
+          });
+        });
+      } else if constexpr (!std::is_same_v<T, bool>) {
         internal::BinaryLoop<T, T>(out, out, bt, [](const auto& o, const auto& v) {
           return o + v;
         });

@@ -43,10 +43,7 @@ class Scalar {
   // to<T> converts to an element type (truncation toward zero for floating -> integer).
   template <typename T>
   T to() const {
-    if (kind_ == ScalarKind::kDouble) {
-      if constexpr (std::is_same_v<T, bool>) return d_ != 0.0;
-      return static_cast<T>(d_);
-    }
+    if (kind_ == ScalarKind::kDouble) return ConvertElement<T>(d_);
     if constexpr (std::is_same_v<T, bool>) return i_ != 0;
     return static_cast<T>(i_);
   }

@@ -1,6 +1,7 @@
 #include "tensor/shape.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -12,9 +13,21 @@ std::string ShapeToString(IntArrayRef shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
+namespace {
+// a * b, or INT64_MAX when that overflows: a size no check lets through, never signed
+// overflow (UB). Sizes of zero-element tensors may be huge ([2^62, 0, 2^62]: the fuzzer).
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
+}  // namespace
+
 int64_t Numel(IntArrayRef shape) {
+  for (int64_t s : shape) {
+    if (s == 0) return 0;
+  }
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape) n = SaturatingMul(n, s);
   return n;
 }
 
@@ -23,7 +36,7 @@ Shape ContiguousStrides(IntArrayRef shape) {
   int64_t acc = 1;
   for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
     strides[i] = acc;
-    acc *= std::max<int64_t>(shape[i], 1);
+    acc = SaturatingMul(acc, std::max<int64_t>(shape[i], 1));
   }
   return strides;
 }
@@ -128,10 +141,21 @@ std::optional<Shape> TryInferSize(absl::string_view op, IntArrayRef shape, int64
   return out;
 }
 
+int64_t CheckedNumel(absl::string_view op, IntArrayRef shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) {
+    if (__builtin_mul_overflow(n, s, &n)) {
+      ThrowError(op, ": shape ", ShapeToString(shape), " has too many elements (int64 overflow)");
+    }
+  }
+  return n;
+}
+
 void CheckShapeValid(absl::string_view op, IntArrayRef shape) {
   for (int64_t s : shape) {
     if (s < 0) ThrowError(op, ": negative size in shape ", ShapeToString(shape));
   }
+  CheckedNumel(op, shape);
 }
 
 }  // namespace ft

@@ -31,10 +31,12 @@ using IntArrayRef = absl::Span<const int64_t>;
 // ShapeToString formats sizes like "[2, 3]".
 std::string ShapeToString(IntArrayRef shape);
 
-// Numel returns the product of the sizes (1 for rank 0).
+// Numel returns the product of the sizes (1 for rank 0; 0 when a size is 0, however large
+// the others; INT64_MAX when the product overflows, which every size check rejects).
 int64_t Numel(IntArrayRef shape);
 
-// ContiguousStrides returns row-major strides in elements for `shape`.
+// ContiguousStrides returns row-major strides in elements for `shape` (saturating at
+// INT64_MAX, reached only by zero-element shapes with huge sizes).
 Shape ContiguousStrides(IntArrayRef shape);
 
 // IsContiguous reports whether (shape, strides) is row-major contiguous. Size-1 dims may
@@ -64,7 +66,12 @@ bool IsExpandableTo(IntArrayRef shape, IntArrayRef target);
 // reshape/view and by their batching rules (which apply it per example).
 std::optional<Shape> TryInferSize(absl::string_view op, IntArrayRef shape, int64_t numel);
 
-// CheckShapeValid throws naming `op` if a size is negative.
+// CheckedNumel is Numel for shapes that come from users (or are computed from theirs): it
+// throws an ft::Error naming `op` and the shape when the count overflows int64, where Numel
+// would be undefined behavior.
+int64_t CheckedNumel(absl::string_view op, IntArrayRef shape);
+
+// CheckShapeValid throws naming `op` if a size is negative or the element count overflows.
 void CheckShapeValid(absl::string_view op, IntArrayRef shape);
 
 }  // namespace ft

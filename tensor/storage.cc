@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <new>
 
+#include "absl/strings/str_cat.h"
 #include "tensor/block_pool.h"
+#include "tensor/error.h"
 
 namespace ft {
 
@@ -135,7 +137,9 @@ Storage Storage::Allocate(size_t nbytes) {
     const size_t rounded = (nbytes + 63) / 64 * 64;
     s.impl_->data = TakeCached(rounded);
     if (s.impl_->data == nullptr) s.impl_->data = std::aligned_alloc(64, rounded);
-    if (s.impl_->data == nullptr) throw std::bad_alloc();
+    if (s.impl_->data == nullptr) {
+      throw AllocationError(absl::StrCat("cannot allocate ", nbytes, " bytes (out of memory)"));
+    }
     s.impl_->heap = true;
     s.impl_->capacity = rounded;
   }

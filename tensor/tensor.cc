@@ -44,13 +44,9 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, Contiguo
       strides_(sizes.size()),
       offset_(0),
       storage_(std::move(storage)) {
-  int64_t acc = 1;
-  numel_ = 1;
-  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
-    strides_[i] = acc;  // as ContiguousStrides: size-0 and size-1 dims step like size 1
-    acc *= std::max<int64_t>(sizes[i], 1);
-    numel_ *= sizes[i];
-  }
+  // Saturating (shape.h): a zero-element tensor may have huge sizes ([2^62, 0, 2^62]).
+  strides_ = ContiguousStrides(sizes);
+  numel_ = Numel(sizes);
 }
 
 TensorImpl::TensorImpl(TensorKind kind, DType dtype, Shape sizes)
@@ -71,13 +67,19 @@ Tensor TensorImpl::UnwrapDead(const std::string& op) const {
              "returned (", WrapperRepr(), ")");
 }
 
+void Tensor::ThrowUndefined(const char* what) {
+  ThrowError(what, ": the tensor is undefined (a default-constructed ft::Tensor)");
+}
+
 const Storage& Tensor::data_storage() const {
-  const TensorImpl* impl = impl_.get();
+  const TensorImpl* impl = &Checked("data_storage");
   while (!impl->is_dense()) impl = impl->wrapped_value()->impl();
   return impl->storage();
 }
 
-int64_t Tensor::data_version() const { return data_storage().version(); }
+int64_t TensorImpl::data_version() const {
+  return is_dense() ? storage_.version() : wrapped_value()->data_version();
+}
 
 namespace {
 // DimIndex wraps `d` for size()/stride(). Unlike reductions, these read a dim, so a rank-0
@@ -123,8 +125,34 @@ Tensor MakeDense(Storage storage, DType dtype, Shape sizes, Shape strides, int64
                                                 std::move(strides), offset));
 }
 
+namespace {
+// ThrowTooLarge: a tensor of `sizes` and `dtype` cannot be represented in memory.
+[[noreturn, gnu::noinline]] void ThrowTooLarge(IntArrayRef sizes, DType dtype, const char* why) {
+  throw AllocationError(absl::StrCat("a tensor of shape ", ShapeToString(sizes), " and dtype ",
+                                     DTypeName(dtype), " ", why));
+}
+}  // namespace
+
 Tensor EmptyContiguous(IntArrayRef sizes, DType dtype) {
-  Storage storage = Storage::Allocate(static_cast<size_t>(Numel(sizes) * ItemSize(dtype)));
+  // The counts of sizes a kernel computed from user input (repeat, pad, an expanded matmul)
+  // may overflow: checked, before anything is allocated.
+  int64_t numel = 1, nbytes = 0;
+  for (int64_t s : sizes) {
+    if (__builtin_mul_overflow(numel, s, &numel)) [[unlikely]] {
+      ThrowTooLarge(sizes, dtype, "has more elements than int64 can count");
+    }
+  }
+  if (__builtin_mul_overflow(numel, ItemSize(dtype), &nbytes)) [[unlikely]] {
+    ThrowTooLarge(sizes, dtype, "needs more bytes than int64 can count");
+  }
+  Storage storage;
+  try {
+    storage = Storage::Allocate(static_cast<size_t>(nbytes));
+  } catch (const AllocationError&) {
+    ThrowTooLarge(sizes, dtype,
+                  absl::StrCat("needs ", nbytes, " bytes, more than this machine can allocate")
+                      .c_str());
+  }
   return Tensor(std::allocate_shared<TensorImpl>(internal::PoolAllocator<TensorImpl>(),
                                                 std::move(storage), dtype, sizes,
                                                 TensorImpl::ContiguousTag{}));

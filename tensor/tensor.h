@@ -85,8 +85,15 @@ class TensorImpl {
   virtual Tensor UnwrapDead(const std::string& op) const;
 
   // wrapped_value: the value one level down a wrapper holds (a batched tensor's value, a
-  // grad wrapper's value, a dual's primal); nullptr for dense tensors.
+  // grad wrapper's value, a dual's primal, a functional tensor's current value); nullptr for
+  // dense tensors.
   virtual const Tensor* wrapped_value() const { return nullptr; }
+
+  // data_version: what Tensor::data_version reports: the version counter of the storage
+  // under every wrapper layer. A wrapper whose in-place writes replace its value instead of
+  // writing a storage (functionalize's) overrides it with a counter of its own writes, so the
+  // transforms around it still see every write.
+  virtual int64_t data_version() const;
 
  protected:
   // For wrapper subclasses: logical dtype and sizes, no storage. Strides are the contiguous
@@ -114,17 +121,19 @@ class Tensor {
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
-  // Metadata. Each precondition: defined().
-  DType dtype() const { return impl_->dtype(); }
-  TensorKind kind() const { return impl_->kind(); }
-  bool is_dense() const { return impl_->is_dense(); }
-  IntArrayRef sizes() const { return impl_->sizes(); }
-  IntArrayRef shape() const { return impl_->sizes(); }
-  IntArrayRef strides() const { return impl_->strides(); }
-  int64_t storage_offset() const { return impl_->storage_offset(); }
-  int64_t dim() const { return impl_->dim(); }
-  int64_t numel() const { return impl_->numel(); }
-  bool is_contiguous() const { return impl_->is_contiguous(); }
+  // Metadata. On an undefined tensor each throws ft::Error naming the accessor ("sizes: the
+  // tensor is undefined (a default-constructed ft::Tensor)"); is_dense() is false for it, so
+  // an op given one reaches the dispatcher, which names the op and the argument.
+  DType dtype() const { return Checked("dtype").dtype(); }
+  TensorKind kind() const { return Checked("kind").kind(); }
+  bool is_dense() const { return impl_ != nullptr && impl_->is_dense(); }
+  IntArrayRef sizes() const { return Checked("sizes").sizes(); }
+  IntArrayRef shape() const { return Checked("shape").sizes(); }
+  IntArrayRef strides() const { return Checked("strides").strides(); }
+  int64_t storage_offset() const { return Checked("storage_offset").storage_offset(); }
+  int64_t dim() const { return Checked("dim").dim(); }
+  int64_t numel() const { return Checked("numel").numel(); }
+  bool is_contiguous() const { return Checked("is_contiguous").is_contiguous(); }
   bool is_floating_point() const { return IsFloating(dtype()); }
 
   // size(d) and stride(d) accept negative dims; they throw ft::Error when d is out of range.
@@ -136,17 +145,17 @@ class Tensor {
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 
   // storage is the buffer a dense tensor views (undefined Storage for wrappers).
-  const Storage& storage() const { return impl_->storage(); }
+  const Storage& storage() const { return Checked("storage").storage(); }
   // version is the storage's version counter (bumped by in-place ops). Dense only.
-  int64_t version() const { return impl_->storage().version(); }
+  int64_t version() const { return Checked("version").storage().version(); }
   // data_version: the version of the storage under every wrapper layer (a wrapper's
-  // innermost dense value). The transforms compare it to tell that a value was written in
-  // place behind their back (e.g. through a view).
-  int64_t data_version() const;
+  // innermost dense value; TensorImpl::data_version). The transforms compare it to tell that a
+  // value was written in place behind their back (e.g. through a view).
+  int64_t data_version() const { return Checked("data_version").data_version(); }
   // data_storage: the storage under every wrapper layer (aliasing checks of the transforms).
   const Storage& data_storage() const;
   // bump_version records an in-place write (in-place kernels call it once per write).
-  void bump_version() const { impl_->storage().BumpVersion(); }
+  void bump_version() const { Checked("bump_version").storage().BumpVersion(); }
 
   // data<T>() points at the first element; T must match dtype() (throws otherwise) and the
   // tensor must be dense (throws otherwise). Element i of dim d is `stride(d) * i` away.
@@ -168,6 +177,13 @@ class Tensor {
 
  private:
   void CheckReadable(const char* what) const;
+  // Checked: the impl, or an ft::Error naming `what` for an undefined tensor (one compare on
+  // the metadata accessors' path; the throw is out of line).
+  const TensorImpl& Checked(const char* what) const {
+    if (impl_ == nullptr) [[unlikely]] ThrowUndefined(what);
+    return *impl_;
+  }
+  [[noreturn]] static void ThrowUndefined(const char* what);
   std::shared_ptr<TensorImpl> impl_;
 };
 
@@ -230,7 +246,7 @@ T ReadElement(const TensorImpl& impl, int64_t linear) {
   }
   return VisitDType(impl.dtype(), [&](auto tag) -> T {
     using S = typename decltype(tag)::type;
-    return static_cast<T>(static_cast<const S*>(impl.raw_data())[offset]);
+    return ConvertElement<T>(static_cast<const S*>(impl.raw_data())[offset]);
   });
 }
 }  // namespace internal

@@ -33,6 +33,25 @@ TEST(Tensor, UndefinedHandle) {
   EXPECT_FT_ERROR(t.to_vector<float>(), "to_vector: the tensor is undefined");
   EXPECT_FT_ERROR(t.data<float>(), "data: the tensor is undefined");
   EXPECT_TRUE(t.is_same(Tensor()));
+  // Every metadata accessor is an ft::Error naming itself, never a null dereference.
+  EXPECT_FALSE(t.is_dense());
+  EXPECT_FT_ERROR(t.dtype(), "dtype: the tensor is undefined (a default-constructed ft::Tensor)");
+  EXPECT_FT_ERROR(t.kind(), "kind: the tensor is undefined");
+  EXPECT_FT_ERROR(t.sizes(), "sizes: the tensor is undefined");
+  EXPECT_FT_ERROR(t.shape(), "shape: the tensor is undefined");
+  EXPECT_FT_ERROR(t.strides(), "strides: the tensor is undefined");
+  EXPECT_FT_ERROR(t.storage_offset(), "storage_offset: the tensor is undefined");
+  EXPECT_FT_ERROR(t.dim(), "dim: the tensor is undefined");
+  EXPECT_FT_ERROR(t.numel(), "numel: the tensor is undefined");
+  EXPECT_FT_ERROR(t.is_contiguous(), "is_contiguous: the tensor is undefined");
+  EXPECT_FT_ERROR(t.is_floating_point(), "dtype: the tensor is undefined");
+  EXPECT_FT_ERROR(t.size(0), "sizes: the tensor is undefined");
+  EXPECT_FT_ERROR(t.stride(-1), "strides: the tensor is undefined");
+  EXPECT_FT_ERROR(t.storage(), "storage: the tensor is undefined");
+  EXPECT_FT_ERROR(t.version(), "version: the tensor is undefined");
+  EXPECT_FT_ERROR(t.data_version(), "data_version: the tensor is undefined");
+  EXPECT_FT_ERROR(t.data_storage(), "data_storage: the tensor is undefined");
+  EXPECT_FT_ERROR(t.bump_version(), "bump_version: the tensor is undefined");
 }
 
 TEST(Tensor, DenseContiguousMetadata) {

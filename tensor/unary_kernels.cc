@@ -1,5 +1,8 @@
 #include "tensor/unary_kernels.h"
 
+#include <cstdint>
+#include <type_traits>
+
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
 
@@ -48,13 +51,43 @@ Tensor RoundingUnary(const char* op, const Tensor& x, F&& f) {
   return FloatingUnary(op, x, f);
 }
 
+// int64 arithmetic wraps around like PyTorch's (as binary_kernels.cc's WrapAdd & co.): done
+// in uint64, because signed overflow (-INT64_MIN, INT64_MAX * INT64_MAX) is UB.
+struct WrapNeg {
+  int64_t operator()(int64_t v) const {
+    return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(v));
+  }
+};
+struct WrapAbs {
+  int64_t operator()(int64_t v) const { return v < 0 ? WrapNeg{}(v) : v; }  // INT64_MIN stays
+};
+struct WrapSquare {
+  int64_t operator()(int64_t v) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(v));
+  }
+};
+
+// IntOr: `wrap` per coefficient for int64 arrays, `other` (an Eigen expression) otherwise.
+template <typename A, typename W, typename F>
+auto IntOr(const A& a, W wrap, F other) {
+  if constexpr (std::is_integral_v<typename A::Scalar>) {
+    return a.unaryExpr(wrap);
+  } else {
+    return other(a);
+  }
+}
+
 }  // namespace
 
 Tensor neg(const Tensor& x) {
-  return SameTypeUnary("neg", x, [](const auto& a) { return -a; });
+  return SameTypeUnary("neg", x, [](const auto& a) {
+    return IntOr(a, WrapNeg{}, [](const auto& f) { return -f; });
+  });
 }
 Tensor abs(const Tensor& x) {
-  return SameTypeUnary("abs", x, [](const auto& a) { return a.abs(); });
+  return SameTypeUnary("abs", x, [](const auto& a) {
+    return IntOr(a, WrapAbs{}, [](const auto& f) { return f.abs(); });
+  });
 }
 Tensor sign(const Tensor& x) {
   if (x.dtype() == kBool) return kernels::clone(x);
@@ -120,7 +153,9 @@ Tensor rsqrt(const Tensor& x) {
   return FloatingUnary("rsqrt", x, [](const auto& a) { return a.rsqrt(); });
 }
 Tensor square(const Tensor& x) {
-  return SameTypeUnary("square", x, [](const auto& a) { return a.square(); });
+  return SameTypeUnary("square", x, [](const auto& a) {
+    return IntOr(a, WrapSquare{}, [](const auto& f) { return f.square(); });
+  });
 }
 Tensor reciprocal(const Tensor& x) {
   return FloatingUnary("reciprocal", x, [](const auto& a) { return a.inverse(); });

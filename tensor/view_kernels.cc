@@ -21,18 +21,6 @@ Tensor Alias(const Tensor& x) {
                Shape(x.strides().begin(), x.strides().end()), x.storage_offset());
 }
 
-// CheckedNumel is Numel for user-provided shapes: it throws instead of overflowing (which
-// would be UB), since expand and reshape can describe arbitrarily large tensors.
-int64_t CheckedNumel(absl::string_view op, IntArrayRef shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) {
-    if (__builtin_mul_overflow(n, s, &n)) {
-      ThrowError(op, ": shape ", ShapeToString(shape), " has too many elements (int64 overflow)");
-    }
-  }
-  return n;
-}
-
 Shape InferSize(absl::string_view op, IntArrayRef shape, int64_t numel) {
   std::optional<Shape> out = TryInferSize(op, shape, numel);
   if (!out) {
@@ -122,6 +110,19 @@ void FlipRun(char* out, char* in, int64_t out_stride, int64_t in_stride, int64_t
   const int64_t os = out_stride / kItem;
   const int64_t is = in_stride / kItem;
   for (int64_t i = 0; i < n; ++i) o[i * os] = a[i * is];
+}
+
+// ScatterThroughView is the three scatter ops: `region` maps a tensor to the view the op
+// writes (select / slice / diagonal with the op's arguments). Taking the view of self first
+// runs the view's argument checks, so every error comes before anything is allocated; then
+// src goes into the same view of a copy of self, with the strided copy every kernel uses.
+template <typename Region>
+Tensor ScatterThroughView(absl::string_view op, const Tensor& self, const Tensor& src,
+                          const Region& region) {
+  CheckScatterSrc(op, region(self).sizes(), src.sizes(), self.dtype(), src.dtype());
+  Tensor out = clone(self);
+  copy_into(region(out), src);
+  return out;
 }
 
 }  // namespace
@@ -465,6 +466,35 @@ Tensor flip(const Tensor& x, IntArrayRef dims) {
         });
   });
   return out;
+}
+
+void CheckScatterSrc(absl::string_view op, IntArrayRef region, IntArrayRef src_sizes,
+                     DType self_dtype, DType src_dtype) {
+  if (!std::equal(region.begin(), region.end(), src_sizes.begin(), src_sizes.end())) {
+    ThrowError(op, ": expected src to have a size equal to the slice of self. src size = ",
+               ShapeToString(src_sizes), ", slice size = ", ShapeToString(region));
+  }
+  if (src_dtype != self_dtype) {
+    ThrowError(op, ": expected src to have the same dtype as self, got src dtype ",
+               DTypeName(src_dtype), " and self dtype ", DTypeName(self_dtype));
+  }
+}
+
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
+  return ScatterThroughView("select_scatter", self, src,
+                            [&](const Tensor& t) { return select(t, dim, index); });
+}
+
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim,
+                     std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+  return ScatterThroughView("slice_scatter", self, src,
+                            [&](const Tensor& t) { return slice(t, dim, start, end, step); });
+}
+
+Tensor diagonal_scatter(const Tensor& self, const Tensor& src, int64_t offset, int64_t dim1,
+                        int64_t dim2) {
+  return ScatterThroughView("diagonal_scatter", self, src,
+                            [&](const Tensor& t) { return diagonal(t, offset, dim1, dim2); });
 }
 
 }  // namespace ft::kernels

@@ -190,7 +190,7 @@ struct NumpyExp_ : Function<NumpyExp_> {
   }
 };
 
-int64_t WrapDim(int64_t dim, int64_t rank) { return dim < 0 ? dim + rank : dim; }
+inline int64_t WrapDim(int64_t dim, int64_t rank) { return dim < 0 ? dim + rank : dim; }
 
 // F9 NumpyTake: take_along_dim(x, ind, dim); backward takes along ind_inv. User vmap:
 // unbatched operands expanded to B at the front, batch dims moved to 0, dim + 1 (negative
@@ -323,7 +323,7 @@ struct SortGenVmap : Function<SortGenVmap> {
 
 // The gradient of x[idx] for x of shape `shape`: zeros with row idx = g, written with ops
 // (a one-hot row times g) so that it batches and differentiates.
-Tensor SelectBackward(const Tensor& g, const Shape& shape, int64_t idx) {
+inline Tensor SelectBackward(const Tensor& g, const Shape& shape, int64_t idx) {
   Shape ones_shape(shape.size(), 1);
   ones_shape[0] = shape[0];
   Tensor row = reshape(select(eye(shape[0], g.dtype()), 0, idx), ones_shape);
@@ -410,7 +410,7 @@ struct ZeroGradientsGenVmap : Function<ZeroGradientsGenVmap> {
 
 // F14 ForwardHasDefaultArgs: x[idx] with idx defaulting to 2; rules like Select. Records
 // the in_dims its vmap rule sees.
-InDims g_default_args_in_dims;
+inline InDims g_default_args_in_dims;  // inline: the header is in several targets of one binary
 struct ForwardHasDefaultArgs : Function<ForwardHasDefaultArgs> {
   static constexpr const char* name = "ForwardHasDefaultArgs";
   static constexpr auto defaults = std::tuple{int64_t{2}};

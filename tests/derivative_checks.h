@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "interpreters/gradcheck/gradcheck.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
+#include "tests/test_util.h"
 
 namespace ft::testing {
 
@@ -54,6 +56,18 @@ inline ::testing::AssertionResult GradGradCheck(const CheckedFn& f, const Tensor
                                                 double tol = 1e-5,
                                                 std::vector<int64_t> argnums = {}) {
   return AsAssertion(gradgradcheck(f, args, std::move(argnums), tol, tol));
+}
+
+// Layouts: x, a non-contiguous copy of it and, for rank >= 1 with elements, a broadcast
+// tensor of x's shape (x's first slice along dim 0 expanded: stride 0), each with a name for
+// SCOPED_TRACE: the layouts a formula test runs each input in.
+inline std::vector<std::pair<std::string, Tensor>> Layouts(const Tensor& x) {
+  std::vector<std::pair<std::string, Tensor>> r = {{"contiguous", x},
+                                                   {"non-contiguous", NonContiguousCopy(x)}};
+  if (x.dim() > 0 && x.size(0) > 0) {
+    r.emplace_back("broadcast", expand(narrow(x, 0, 0, 1), x.sizes()));
+  }
+  return r;
 }
 
 }  // namespace ft::testing

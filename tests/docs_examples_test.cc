@@ -77,6 +77,11 @@ TEST(DocsApi, Ops) {
   ft::Tensor r = ft::add_(w, x);
   EXPECT_TRUE(r.is_same(w));
   EXPECT_TENSOR_EQ(w, x);
+  // The scatter ops' paragraph.
+  ft::Tensor m = ft::reshape(ft::arange(6.0), {2, 3});
+  EXPECT_TENSOR_EQ(ft::select_scatter(m, ft::zeros({3}), 0, 1),
+                   ft::tensor({0.0f, 1.0f, 2.0f, 0.0f, 0.0f, 0.0f}, {2, 3}));
+  EXPECT_TENSOR_EQ(m, ft::tensor({0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f}, {2, 3}));
 }
 
 TEST(DocsApi, Promotion) {
@@ -285,6 +290,43 @@ TEST(DocsApi, Jit) {
   per_sample({x, batch});
   EXPECT_TENSOR_NEAR(per_sample({y, batch})[0], 2.0 * y * ft::square(batch), 1e-5);
   EXPECT_EQ(per_sample.stats().replays, 1);
+}
+
+TEST(DocsApi, Functionalize) {
+  ft::Generator gen(3);
+  const ft::Tensor vs = ft::randn_like(ft::zeros({4, 3}), &gen);
+  auto fill = ft::TensorFn([](const ft::Tensor& v) {
+    ft::Tensor m = ft::zeros({3, 3});
+    ft::copy_(ft::diagonal(m), v);  // a write through a view
+    return m;
+  });
+  ft::Tensor diags = ft::vmap(ft::functionalize(fill))(vs);
+  for (int64_t b = 0; b < 4; ++b) {
+    EXPECT_TENSOR_EQ(ft::select(diags, 0, b), ft::reshape(ft::select(vs, 0, b), {3, 1}) *
+                                                  ft::eye(3));
+  }
+
+  auto loss = ft::ScalarFn([](const ft::TensorList& a) {
+    ft::Tensor y = a[0] * 2.0;
+    ft::mul_(ft::select(y, 0, 1), 3.0);  // y[1] *= 3
+    return ft::sum(y * y);
+  });
+  const ft::Tensor x = ft::tensor({1.0, 2.0, 3.0});
+  ft::Tensor g = ft::grad(ft::functionalize(loss))({x})[0];
+  EXPECT_TENSOR_NEAR(g, ft::tensor({8.0, 144.0, 24.0}), 1e-12);  // d/dx of 4x0^2 + 36x1^2 + 4x2^2
+
+  auto chain = [](const ft::TensorList& a) {
+    ft::Tensor buf = ft::zeros({a[0].numel()});
+    ft::add_(buf, a[0]);
+    ft::mul_(buf, 2.0);
+    ft::sub_(buf, 1.0);
+    return ft::TensorList{buf};
+  };
+  ft::JitFunction fast = ft::jit(ft::functionalize(ft::TensorListFn(chain)));
+  const ft::Tensor z = ft::randn_like(ft::zeros({8}), &gen);
+  fast({z});
+  EXPECT_TENSOR_EQ(fast({z})[0], z * 2.0 - 1.0);
+  EXPECT_NE(fast.program({z})->DebugString().find("fused["), std::string::npos);
 }
 
 TEST(DocsApi, GradMode) {

@@ -28,6 +28,7 @@
 #include "dispatch/operator.h"
 #include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "interpreters/functionalize/functionalize.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/gradcheck/gradcheck.h"
 #include "interpreters/jit/jit.h"
@@ -238,6 +239,13 @@ const std::vector<OpCase>& Table() {
       {"slice", [](const TensorList& a) { return slice(a[0], 1, 0, std::nullopt, 2); },
        {{{3, 4}}}},
       {"diagonal", [](const TensorList& a) { return diagonal(a[0], 1); }, {{{3, 4}}}},
+      {"select_scatter", [](const TensorList& a) { return select_scatter(a[0], a[1], 1, 2); },
+       {{{3, 4}}, {{3}}}},
+      {"slice_scatter",
+       [](const TensorList& a) { return slice_scatter(a[0], a[1], 1, 0, std::nullopt, 2); },
+       {{{3, 4}}, {{3, 2}}}},
+      {"diagonal_scatter", [](const TensorList& a) { return diagonal_scatter(a[0], a[1], 1); },
+       {{{3, 4}}, {{3}}}},
       {"contiguous", [](const TensorList& a) { return contiguous(t(a[0])); }, {{{3, 4}}}},
       {"clone", [](const TensorList& a) { return clone(a[0]); }, {{{3, 4}}}},
       {"flip", [](const TensorList& a) { return flip(a[0], {1}); }, {{{3, 4}}}},
@@ -526,6 +534,46 @@ TEST_P(TransformsSweep, JitReplaysOnNewArguments) {
       EXPECT_TENSOR_NEAR(got[i], expected[i], kTol);
     }
     EXPECT_EQ(jac.stats().replays, 1) << jac.untraceable_reason(other.one);
+  }
+}
+
+// Check 6: functionalize of the entry computes what the entry computes, alone, under vmap and
+// under grad (functionalize's rules for in-place and view ops, and its pass-through for every
+// other op); and an entry whose op returns a view of its first argument eagerly names an op
+// functionalize knows as a view (a view op without a rule would lose writes through it).
+TEST_P(TransformsSweep, Functionalize) {
+  const OpCase& c = Table()[GetParam()];
+  const uint64_t seed = 2000 + 10 * GetParam();
+  const size_t n = c.args.size();
+  const Args args = MakeArgs(c, seed);
+  const std::vector<int64_t> argnums = AllArgnums(n);
+  const Fn f = c.fn;
+  const Tensor eager = f(args.one);
+  EXPECT_TENSOR_NEAR(functionalize(f)(args.one), eager, kTol);
+  if (eager.data_storage().is_same(args.one[0].data_storage())) {
+    const Operator& op = OpRegistry::Global().Get(c.op);
+    EXPECT_TRUE(op.has_rule(TransformType::kFunctionalize))
+        << c.op << " returned a view of its argument but has no functionalize rule";
+  }
+  {
+    SCOPED_TRACE("vmap(functionalize)");
+    const TensorListFn fl = [f](const TensorList& a) { return TensorList{f(a)}; };
+    const Tensor expected = vmap(fl, Dims(FirstBatched(n, 0)), 0, c.randomness)(args.batched)[0];
+    const Tensor got =
+        vmap(functionalize(fl), Dims(FirstBatched(n, 0)), 0, c.randomness)(args.batched)[0];
+    EXPECT_TENSOR_NEAR(got, expected, kTol);
+  }
+  {
+    SCOPED_TRACE("grad(functionalize)");
+    const Tensor w = Rand(eager.sizes(), seed + 7);
+    const ScalarFn s = [f, w](const TensorList& a) { return sum(f(a) * w); };
+    const TensorList expected = grad(s, argnums)(args.one);
+    const TensorList got = grad(functionalize(s), argnums)(args.one);
+    ASSERT_EQ(got.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+      SCOPED_TRACE(i);
+      EXPECT_TENSOR_NEAR(got[i], expected[i], kTol);
+    }
   }
 }
 

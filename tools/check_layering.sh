@@ -12,7 +12,8 @@ rules=(
   "//interpreters/vmap|+ //tensor/... + //dispatch/... + //vmap_rules/..."
   "//autograd|+ //tensor/... + //dispatch/..."
   "//interpreters/grad|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
-  "//custom_function|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/..."
+  "//custom_function|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/..."
+  "//interpreters/functionalize|+ //tensor/... + //dispatch/..."
   "//interpreters/jit|+ //tensor/... + //dispatch/... + //autograd/..."
   "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jit/..."
 )

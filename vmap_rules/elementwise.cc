@@ -69,7 +69,8 @@ BatchedResult InplaceRule(const VmapContext& ctx, BatchedArgs& args) {
     ThrowError("vmap: ", ctx.op.name(), "(self, ...) would write values that vary over the ",
                "batch (vmap level ", ctx.level, ") into a tensor that does not: the in-place ",
                "arithmetic is not possible. Create the buffer inside the function, e.g. with ",
-               "zeros_like of a batched input, instead of capturing it from outside");
+               "zeros_like of a batched input, instead of capturing it from outside, or vmap "
+               "ft::functionalize(f), whose buffers take batched values");
   }
   ValueList values = args.values;
   const Tensor self = MoveBdimToFront(args.tensor(mutated), args.bdim(mutated));

@@ -94,9 +94,9 @@ BatchedResult InBounds(const char* op, int64_t d, int64_t size, F&& f) {
   try {
     return f();
   } catch (const Error& e) {
-    if (std::string_view(e.what()).find("out of bounds") == std::string_view::npos) throw;
+    if (e.message().find("out of bounds") == std::string_view::npos) throw;
     ThrowError(op, ": an index is out of bounds for dimension ", d, " with size ", size,
-               " (batched call: ", e.what(), ")");
+               " (batched call: ", e.message(), ")");
   }
 }
 

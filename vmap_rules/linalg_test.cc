@@ -19,12 +19,13 @@ using testing::CheckVmap;
 using testing::IndexMaker;
 using testing::UniformMaker;
 
-// The message of the ft::Error fn throws ("<no error>" when it does not throw).
+// The message of the ft::Error fn throws ("<no error>" when it does not throw), without the
+// transform stack a vmap call appends (NOTE: [Transform stack in errors]): the op's words.
 std::string ErrorOf(const std::function<void()>& fn) {
   try {
     fn();
   } catch (const Error& e) {
-    return e.what();
+    return std::string(e.message());
   }
   return "<no error>";
 }

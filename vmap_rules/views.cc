@@ -1,16 +1,19 @@
 // Batching rules: view and shape ops (reshape, view, flatten, unflatten, expand, unsqueeze,
-// squeeze*, movedim, permute, transpose, t, select, narrow, slice, diagonal) and contiguous,
-// clone, flip.
+// squeeze*, movedim, permute, transpose, t, select, narrow, slice, diagonal), contiguous,
+// clone, flip, and the scatter ops (select_scatter, slice_scatter, diagonal_scatter).
 //
-// Every op here has one tensor argument, and the interpreter runs a rule only when an argument
-// is batched, so that argument always is. A view rule moves the batch dim to the front (a
-// view), validates the op's logical arguments (dims, indices, shape lists) against the
-// per-example shape, so that errors name what the user's function sees, and calls the op once
-// on the whole batch with dims shifted past the batch dim and shape lists prefixed with the
-// batch size. The result stays batched at dim 0 and views the physical input (same storage),
-// so in-place writes through a view under vmap reach the tensor it views. Only reshape (when
-// no strides express the result), contiguous, clone and flip copy, as their eager versions do.
+// Every op here but the scatter ops has one tensor argument, and the interpreter runs a rule
+// only when an argument is batched, so that argument always is. A view rule moves the batch
+// dim to the front (a view), validates the op's logical arguments (dims, indices, shape
+// lists) against the per-example shape, so that errors name what the user's function sees,
+// and calls the op once on the whole batch with dims shifted past the batch dim and shape
+// lists prefixed with the batch size. The result stays batched at dim 0 and views the
+// physical input (same storage), so in-place writes through a view under vmap reach the
+// tensor it views. Only reshape (when no strides express the result), contiguous, clone and
+// flip copy, as their eager versions do. The scatter ops (self, src) copy too, and take
+// either argument or both batched: see their section below.
 #include <optional>
+#include <utility>
 
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
@@ -218,10 +221,14 @@ Tensor T(const Batch& b, const ValueList&) {
 }
 
 // select / narrow: the kernels' own argument checks, on the per-example sizes.
+// SelectDim: the physical dim of select(one example, dim, index) once checked.
+int64_t SelectDim(const Batch& b, int64_t dim, int64_t index) {
+  return kernels::CheckSelectArgs(b.logical(), dim, index).dim + 1;
+}
+
 Tensor Select(const Batch& b, const ValueList& a) {
   const int64_t index = a[2].to_int();
-  const int64_t d = kernels::CheckSelectArgs(b.logical(), a[1].to_int(), index).dim;
-  return select(b.x, d + 1, index);
+  return select(b.x, SelectDim(b, a[1].to_int(), index), index);
 }
 
 Tensor Narrow(const Batch& b, const ValueList& a) {
@@ -232,18 +239,24 @@ Tensor Narrow(const Batch& b, const ValueList& a) {
 }
 
 // slice's bounds clamp to the dim and its step error names no dim: only the dim is checked
-// here.
-Tensor Slice(const Batch& b, const ValueList& a) {
+// here. SliceDim: the physical dim of slice(one example, dim, ...) once checked.
+int64_t SliceDim(const Batch& b, int64_t dim) {
   CheckNotScalar("slice", b);
-  const int64_t d = WrapDim("slice", a[1].to_int(), b.rank());
-  return slice(b.x, d + 1, OptionalInt(a[2]), OptionalInt(a[3]), a[4].to_int());
+  return WrapDim("slice", dim, b.rank()) + 1;
 }
 
-// The batch dim, first and neither dim1 nor dim2, stays first; the diagonal goes last.
-Tensor Diagonal(const Batch& b, const ValueList& a) {
-  const int64_t offset = a[1].to_int();
-  const int64_t dim1 = a[2].to_int();
-  const int64_t dim2 = a[3].to_int();
+Tensor Slice(const Batch& b, const ValueList& a) {
+  return slice(b.x, SliceDim(b, a[1].to_int()), OptionalInt(a[2]), OptionalInt(a[3]),
+               a[4].to_int());
+}
+
+// DiagonalDims: the physical dims of diagonal(one example, offset, dim1, dim2) once checked.
+struct DiagonalDims {
+  int64_t dim1;
+  int64_t dim2;
+};
+
+DiagonalDims CheckDiagonal(const Batch& b, int64_t dim1, int64_t dim2) {
   if (b.rank() < 2) {
     ThrowError("diagonal: expected a tensor with at least 2 dimensions, got shape ",
                ShapeToString(b.logical()));
@@ -254,7 +267,13 @@ Tensor Diagonal(const Batch& b, const ValueList& a) {
     ThrowError("diagonal: dim1 and dim2 cannot be the same dimension, got ", dim1, " and ",
                dim2, " for a tensor of shape ", ShapeToString(b.logical()));
   }
-  return diagonal(b.x, offset, d1 + 1, d2 + 1);
+  return {d1 + 1, d2 + 1};
+}
+
+// The batch dim, first and neither dim1 nor dim2, stays first; the diagonal goes last.
+Tensor Diagonal(const Batch& b, const ValueList& a) {
+  const DiagonalDims d = CheckDiagonal(b, a[2].to_int(), a[3].to_int());
+  return diagonal(b.x, a[1].to_int(), d.dim1, d.dim2);
 }
 
 Tensor Flip(const Batch& b, const ValueList& a) {
@@ -271,10 +290,71 @@ BatchedResult FrontRule(const VmapContext&, BatchedArgs& args) {
   return BatchedResult{{Value(F(b, args.values))}, {0}};
 }
 
-// contiguous and clone work on the physical value as it is: the copy keeps the batch dim
-// where it was (and contiguous returns the value itself when it already is contiguous).
+// contiguous and clone make every example row-major, as they make a tensor eagerly: the op
+// runs on the batch-front physical value, so a view of the result (view(contiguous(x), ...))
+// sees each example's elements in order. A physical value that is row-major with its batch
+// dim elsewhere is not enough: its examples are strided (the property test found
+// vmap(view(contiguous(x))) failing that way). contiguous still copies nothing when the
+// batch-front value is row-major already.
 BatchedResult CopyRule(const VmapContext& ctx, BatchedArgs& args) {
-  return BatchedResult{{Value(DispatchBoxed(ctx.op, args.values)[0])}, {args.bdim(0)}};
+  ValueList values = args.values;
+  values[0] = Value(MoveBdimToFront(args.tensor(0), args.bdim(0)));
+  return BatchedResult{{Value(DispatchBoxed(ctx.op, values)[0])}, {0}};
+}
+
+// ---- The scatter ops: op(self, src, view arguments...), either or both batched.
+//
+// Both arguments are brought to batch-front, the unbatched one expanded to the batch (a
+// stride-0 view: the op's copy of self gives every example its own buffer, and src is only
+// read), so an unbatched self with a batched src gives a batched result. The view's
+// arguments are checked on the per-example shape by the view rules' checks above, src
+// against the per-example region (the batched region of self without its batch dim) by the
+// kernel's CheckScatterSrc, so every error reads as for one example. Then the op runs once,
+// its dims shifted past the batch dim; the result is batched at 0.
+
+struct ScatterOperands {
+  Batch self;  // batch-front
+  Tensor src;  // batch-front
+};
+
+ScatterOperands ScatterFront(const VmapContext& ctx, const BatchedArgs& args) {
+  return {Batch{EnsureBatchedFront(args.tensor(0), args.bdim(0), ctx.batch_size)},
+          EnsureBatchedFront(args.tensor(1), args.bdim(1), ctx.batch_size)};
+}
+
+// CheckSrc: the op's src check on one example; `region` is the batched view of o.self that
+// the op overwrites.
+void CheckSrc(const char* op, const ScatterOperands& o, const Tensor& region) {
+  kernels::CheckScatterSrc(op, region.sizes().subspan(1), o.src.sizes().subspan(1),
+                           o.self.x.dtype(), o.src.dtype());
+}
+
+BatchedResult OneAtFront(Tensor t) { return BatchedResult{{Value(std::move(t))}, {0}}; }
+
+BatchedResult SelectScatterRule(const VmapContext& ctx, BatchedArgs& args) {
+  const ScatterOperands o = ScatterFront(ctx, args);
+  const int64_t index = args.values[3].to_int();
+  const int64_t d = SelectDim(o.self, args.values[2].to_int(), index);
+  CheckSrc("select_scatter", o, select(o.self.x, d, index));
+  return OneAtFront(select_scatter(o.self.x, o.src, d, index));
+}
+
+BatchedResult SliceScatterRule(const VmapContext& ctx, BatchedArgs& args) {
+  const ScatterOperands o = ScatterFront(ctx, args);
+  const int64_t d = SliceDim(o.self, args.values[2].to_int());
+  const std::optional<int64_t> start = OptionalInt(args.values[3]);
+  const std::optional<int64_t> end = OptionalInt(args.values[4]);
+  const int64_t step = args.values[5].to_int();
+  CheckSrc("slice_scatter", o, slice(o.self.x, d, start, end, step));
+  return OneAtFront(slice_scatter(o.self.x, o.src, d, start, end, step));
+}
+
+BatchedResult DiagonalScatterRule(const VmapContext& ctx, BatchedArgs& args) {
+  const ScatterOperands o = ScatterFront(ctx, args);
+  const int64_t offset = args.values[2].to_int();
+  const DiagonalDims d = CheckDiagonal(o.self, args.values[3].to_int(), args.values[4].to_int());
+  CheckSrc("diagonal_scatter", o, diagonal(o.self.x, offset, d.dim1, d.dim2));
+  return OneAtFront(diagonal_scatter(o.self.x, o.src, offset, d.dim1, d.dim2));
 }
 
 }  // namespace
@@ -298,6 +378,9 @@ void RegisterViewRules() {
   SetBatchRule(r.Get("narrow"), &FrontRule<&Narrow>);
   SetBatchRule(r.Get("slice"), &FrontRule<&Slice>);
   SetBatchRule(r.Get("diagonal"), &FrontRule<&Diagonal>);
+  SetBatchRule(r.Get("select_scatter"), &SelectScatterRule);
+  SetBatchRule(r.Get("slice_scatter"), &SliceScatterRule);
+  SetBatchRule(r.Get("diagonal_scatter"), &DiagonalScatterRule);
   SetBatchRule(r.Get("flip"), &FrontRule<&Flip>);
   SetBatchRule(r.Get("contiguous"), &CopyRule);
   SetBatchRule(r.Get("clone"), &CopyRule);

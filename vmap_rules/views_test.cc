@@ -1,6 +1,7 @@
 // vmap of every view and shape op against the loop-and-stack oracle, the ops' errors under
 // vmap (the same messages as for one example), and storage sharing of the vmapped views.
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -261,24 +262,43 @@ TEST(ViewRules, ContiguousCloneFlip) {
   EXPECT_TENSOR_EQ(x, before);
 }
 
-TEST(ViewRules, ContiguousAndCloneKeepTheBatchDim) {
-  Tensor x = transpose(Rand({4, 3}, 4), 0, 1);  // [3, 4], mapped at 1: physical bdim 1
+TEST(ViewRules, ContiguousAndCloneMakeEachExampleRowMajor) {
   auto bdim_of = [](const Tensor& t) {
     return static_cast<const BatchedTensorImpl*>(t.impl())->bdim();
   };
+  // Mapped at 1 of a row-major [3, 4]: each example [3] has stride 4, so contiguous copies,
+  // and the copy is batch-front (every example row-major), as eager contiguous would be.
+  Tensor y = Rand({3, 4}, 5);
   vmap(TensorFn([&](const Tensor& e) {
     EXPECT_EQ(bdim_of(e), 1);
-    EXPECT_EQ(bdim_of(clone(e)), 1);
-    EXPECT_EQ(bdim_of(contiguous(e)), 1);
+    EXPECT_EQ(bdim_of(clone(e)), 0);
+    EXPECT_EQ(bdim_of(contiguous(e)), 0);
     return e;
-  }), 1)(x);
-  // contiguous of a contiguous physical value is that value: the output shares its storage.
-  Tensor y = Rand({3, 4}, 5);
+  }), 1)(y);
   Tensor c = vmap(TensorFn([](const Tensor& t) { return contiguous(t); }), 1, 1)(y);
-  EXPECT_TRUE(c.storage().is_same(y.storage()));
+  EXPECT_FALSE(c.storage().is_same(y.storage()));
+  EXPECT_TENSOR_EQ(c, y);
+  // Batch-front and row-major already: contiguous is the value itself, clone still copies.
+  Tensor x = transpose(Rand({4, 3}, 4), 0, 1);  // [3, 4] mapped at 1: physically [4, 3] rows
+  Tensor same = vmap(TensorFn([](const Tensor& t) { return contiguous(t); }), 1, 1)(x);
+  EXPECT_TRUE(same.storage().is_same(x.storage()));
   Tensor k = vmap(TensorFn([](const Tensor& t) { return clone(t); }), 1, 1)(x);
   EXPECT_FALSE(k.storage().is_same(x.storage()));
   EXPECT_TENSOR_EQ(k, x);
+}
+
+// Found by the property test: view(contiguous(e)) of examples that are strided inside a
+// row-major batch (batch dim in the middle) threw view's "not compatible" error.
+TEST(ViewRules, ViewOfContiguousWithTheBatchDimInside) {
+  const Tensor x = Rand({2, 1, 1, 2, 3}, 6);  // examples [2, 1, 1, 3] along dim 3
+  const Tensor batched = vmap(TensorFn([](const Tensor& e) { return view(contiguous(e), {6}); }),
+                              3)(x);
+  TensorList rows;
+  for (int64_t b = 0; b < 2; ++b) rows.push_back(view(contiguous(select(x, 3, b)), {6}));
+  EXPECT_TENSOR_EQ(batched, stack(rows, 0));
+  const Tensor cloned = vmap(TensorFn([](const Tensor& e) { return view(clone(e), {2, 3}); }),
+                             -2)(x);
+  EXPECT_TENSOR_EQ(cloned, reshape(stack(rows, 0), {2, 2, 3}));
 }
 
 // Every view op's vmapped result views the input's storage (the output is the physical
@@ -415,6 +435,180 @@ TEST(ViewRules, InferredSizesArePerExampleEvenForAnEmptyBatch) {
   EXPECT_EQ(vmap(g)(none).sizes(), (IntArrayRef{0, 3, 2}));
   auto h = TensorFn([](const Tensor& e) { return expand(e, {5, -1, 3}); });
   EXPECT_EQ(vmap(h)(none).sizes(), (IntArrayRef{0, 5, 2, 3}));
+}
+
+// ---- The scatter ops: two tensor arguments, either or both batched (CheckVmap runs every
+// in_dims combination: self only, src only, both; batch 1 and 3; nested).
+
+using ScatterFn = std::function<Tensor(const Tensor&, const Tensor&)>;
+
+testing::LoopFn Binary(ScatterFn f) {
+  return [f = std::move(f)](const TensorList& a) { return TensorList{f(a[0], a[1])}; };
+}
+
+// CheckScatter: CheckVmap of f(self, src) for float64 values, and for int64 ones.
+::testing::AssertionResult CheckScatter(const ScatterFn& f, const Shape& self,
+                                        const Shape& src) {
+  if (auto r = CheckVmap(Binary(f), {ArgSpec{self}, ArgSpec{src}}); !r) return r << " (float64)";
+  const testing::ValueMaker ints = testing::IndexMaker(50);
+  if (auto r = CheckVmap(Binary(f), {ArgSpec{self, ints}, ArgSpec{src, ints}}); !r) {
+    return r << " (int64)";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(ViewRules, SelectScatter) {
+  struct Case {
+    int64_t dim, index;
+    Shape src;
+  };
+  for (const Case& c : std::vector<Case>{
+           {0, 0, {4}}, {0, -1, {4}}, {1, 2, {3}}, {-1, 3, {3}}, {-2, 1, {4}}}) {
+    SCOPED_TRACE(::testing::Message() << c.dim << ", " << c.index);
+    EXPECT_TRUE(CheckScatter(
+        [c](const Tensor& x, const Tensor& v) { return select_scatter(x, v, c.dim, c.index); },
+        {3, 4}, c.src));
+  }
+  EXPECT_TRUE(CheckScatter(
+      [](const Tensor& x, const Tensor& v) { return select_scatter(x, v, 0, -2); }, {3}, {}));
+  EXPECT_TRUE(CheckScatter(
+      [](const Tensor& x, const Tensor& v) { return select_scatter(x, v, 1, 0); }, {2, 3, 0},
+      {2, 0}));
+}
+
+TEST(ViewRules, SliceScatter) {
+  struct Case {
+    int64_t dim;
+    std::optional<int64_t> start, end;
+    int64_t step;
+    Shape src;
+  };
+  const std::optional<int64_t> none;
+  for (const Case& c : std::vector<Case>{{1, 1, none, 2, {4, 3}},
+                                         {-1, -4, -1, 2, {4, 2}},
+                                         {0, none, none, 1, {4, 6}},
+                                         {-2, 1, 3, 1, {2, 6}},
+                                         {0, 5, 9, 1, {0, 6}},
+                                         {1, -100, 100, 4, {4, 2}}}) {
+    SCOPED_TRACE(::testing::Message() << c.dim << " step " << c.step);
+    EXPECT_TRUE(CheckScatter(
+        [c](const Tensor& x, const Tensor& v) {
+          return slice_scatter(x, v, c.dim, c.start, c.end, c.step);
+        },
+        {4, 6}, c.src));
+  }
+}
+
+TEST(ViewRules, DiagonalScatter) {
+  struct Case {
+    int64_t offset, dim1, dim2;
+    Shape self, src;
+  };
+  for (const Case& c : std::vector<Case>{{0, 0, 1, {3, 4}, {3}},
+                                         {1, 0, 1, {3, 4}, {3}},
+                                         {-1, 0, 1, {3, 4}, {2}},
+                                         {1, 1, 0, {3, 4}, {2}},
+                                         {5, 0, 1, {3, 4}, {0}},
+                                         {0, 0, 2, {2, 3, 3}, {3, 2}},
+                                         {1, -1, -2, {2, 3, 3}, {2, 2}}}) {
+    SCOPED_TRACE(::testing::Message() << c.offset << ", " << c.dim1 << ", " << c.dim2);
+    EXPECT_TRUE(CheckScatter(
+        [c](const Tensor& x, const Tensor& v) {
+          return diagonal_scatter(x, v, c.offset, c.dim1, c.dim2);
+        },
+        c.self, c.src));
+  }
+}
+
+// What functionalize emits for a write through a view: the view's new values written back
+// into the base, out of place. One argument, so the scatter's self and src are both batched.
+TEST(ViewRules, ScatterOfAViewOfItsOwnBase) {
+  EXPECT_TRUE(CheckVmap(Unary([](const Tensor& x) {
+                          return select_scatter(x, sin(select(x, 1, 0)) * 2.0, 1, 0);
+                        }),
+                        {ArgSpec{{3, 4}}}));
+  EXPECT_TRUE(CheckVmap(Unary([](const Tensor& x) {
+                          return diagonal_scatter(x, exp(diagonal(x, -1)), -1);
+                        }),
+                        {ArgSpec{{3, 3}}}));
+}
+
+// An unbatched self with a batched src gives a batched result; self is not written.
+TEST(ViewRules, UnbatchedSelfBatchedSrc) {
+  Tensor self = Rand({2, 3}, 3);
+  const std::vector<double> before = self.to_vector<double>();
+  Tensor src = Rand({4, 3}, 4);  // 4 examples of a row
+  TensorFn f = [&](const Tensor& v) { return select_scatter(self, v, 0, 1); };
+  Tensor out = vmap(f)(src);
+  EXPECT_EQ(out.sizes(), (IntArrayRef{4, 2, 3}));
+  for (int64_t b = 0; b < 4; ++b) {
+    EXPECT_TENSOR_EQ(select(out, 0, b), stack({select(self, 0, 0), select(src, 0, b)}, 0));
+  }
+  EXPECT_EQ(self.to_vector<double>(), before);
+}
+
+// ExpectSameScatterError: vmap(f) throws exactly the error f throws for one example, with
+// self only, src only, and both batched (at 0 and at -1).
+void ExpectSameScatterError(const ScatterFn& f, const Shape& self_shape, const Shape& src_shape,
+                            DType src_dtype = kFloat64) {
+  Tensor self = Rand(self_shape, 7);
+  Tensor src = to(Rand(src_shape, 8), src_dtype);
+  std::string eager;
+  try {
+    f(self, src);
+    ADD_FAILURE() << "f does not throw for one example";
+    return;
+  } catch (const Error& e) {
+    eager = e.what();
+  }
+  const TensorListFn fl = [f](const TensorList& a) { return TensorList{f(a[0], a[1])}; };
+  Tensor selfs = stack({self, self}, 0), srcs = stack({src, src}, 0);
+  EXPECT_FT_ERROR(vmap(fl, Dims({0, 0}))({selfs, srcs}), eager);
+  EXPECT_FT_ERROR(vmap(fl, Dims({0, std::nullopt}))({selfs, src}), eager);
+  EXPECT_FT_ERROR(vmap(fl, Dims({std::nullopt, 0}))({self, srcs}), eager);
+  EXPECT_FT_ERROR(
+      vmap(fl, Dims({-1, -1}))({stack({self, self}, -1), stack({src, src}, -1)}), eager);
+}
+
+TEST(ViewRules, ScatterErrorsNameTheLogicalShapesAndDims) {
+  struct Case {
+    ScatterFn f;
+    Shape self, src;
+    DType src_dtype = kFloat64;
+  };
+  const std::vector<Case> cases = {
+      {[](const Tensor& x, const Tensor& v) { return select_scatter(x, v, 0, 5); }, {3, 4}, {4}},
+      {[](const Tensor& x, const Tensor& v) { return select_scatter(x, v, -1, -5); }, {3, 4}, {3}},
+      {[](const Tensor& x, const Tensor& v) { return select_scatter(x, v, 2, 0); }, {3, 4}, {4}},
+      {[](const Tensor& x, const Tensor& v) { return select_scatter(x, v, 0, 0); }, {}, {}},
+      {[](const Tensor& x, const Tensor& v) { return select_scatter(x, v, 0, 1); }, {3, 4}, {3}},
+      {[](const Tensor& x, const Tensor& v) { return select_scatter(x, v, 0, 1); }, {3, 4},
+       {1, 4}},
+      {[](const Tensor& x, const Tensor& v) { return select_scatter(x, v, 1, 1); }, {3, 4}, {3},
+       kFloat32},
+      {[](const Tensor& x, const Tensor& v) { return slice_scatter(x, v, 0, 0, 1, 0); }, {3, 4},
+       {1, 4}},
+      {[](const Tensor& x, const Tensor& v) { return slice_scatter(x, v, 2); }, {3, 4}, {3, 4}},
+      {[](const Tensor& x, const Tensor& v) { return slice_scatter(x, v); }, {}, {}},
+      {[](const Tensor& x, const Tensor& v) { return slice_scatter(x, v, 1, 0, 2); }, {3, 4},
+       {3, 3}},
+      {[](const Tensor& x, const Tensor& v) { return slice_scatter(x, v, 1, 0, 2); }, {3, 4},
+       {3, 2}, kInt64},
+      {[](const Tensor& x, const Tensor& v) { return diagonal_scatter(x, v); }, {3}, {1}},
+      {[](const Tensor& x, const Tensor& v) { return diagonal_scatter(x, v, 0, 1, -1); }, {3, 4},
+       {3}},
+      {[](const Tensor& x, const Tensor& v) { return diagonal_scatter(x, v, 0, 0, 2); }, {3, 4},
+       {3}},
+      {[](const Tensor& x, const Tensor& v) { return diagonal_scatter(x, v, 1); }, {3, 4}, {4}},
+      {[](const Tensor& x, const Tensor& v) { return diagonal_scatter(x, v, 0, 0, 2); },
+       {2, 3, 2}, {2, 3}},
+      {[](const Tensor& x, const Tensor& v) { return diagonal_scatter(x, v); }, {3, 4}, {3},
+       kFloat32},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "case " << i);
+    ExpectSameScatterError(cases[i].f, cases[i].self, cases[i].src, cases[i].src_dtype);
+  }
 }
 
 }  // namespace

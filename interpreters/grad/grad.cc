@@ -20,13 +20,33 @@ struct Traced {
   TensorList outputs;
   std::vector<autograd::Edge> output_edges;
   std::vector<autograd::Edge> input_edges;  // one per wrapped primal
+  const char* api = nullptr;                // the public transform, for messages
+  int64_t level = 0;                        // the grad level f ran at
 };
+
+// Backward runs the engine from `roots` to t's inputs; an error raised inside names this
+// transform's backward (its level is popped by now) in its transform stack.
+TensorList Backward(const Traced& t,
+                    const std::vector<std::pair<autograd::Edge, Tensor>>& roots) {
+  ErrorContextScope context(t.api, t.level, ErrorContextScope::Phase::kBackward);
+  return autograd::RunBackward(roots, t.input_edges);
+}
 
 Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector<bool>& wrap,
              const char* api) {
   autograd::RegisterDerivatives();
+  CheckDefined(api, "argument", primals);
   GradInterpreter interp(LayerStack::NewLevel(), GradMode::is_enabled());
+  interp.set_name(api);
+  for (size_t i = 0; i < primals.size(); ++i) {
+    if (wrap[i] && !IsFloating(primals[i].dtype())) {
+      ThrowError(api, ": only floating point inputs can be differentiated, got argument ", i,
+                 " of dtype ", DTypeName(primals[i].dtype()), " (level ", interp.level(), ")");
+    }
+  }
   Traced t;
+  t.api = api;
+  t.level = interp.level();
   TensorList raw;
   {
     InterpreterScope scope(&interp);
@@ -36,10 +56,6 @@ Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector
         wrapped.push_back(primals[i]);
         continue;
       }
-      if (!IsFloating(primals[i].dtype())) {
-        ThrowError(api, ": only floating point inputs can be differentiated, got argument ", i,
-                   " of dtype ", DTypeName(primals[i].dtype()), " (level ", interp.level(), ")");
-      }
       autograd::Edge leaf{std::make_shared<autograd::LeafNode>(), 0};
       interp.AddInputStorage(primals[i].data_storage());
       t.input_edges.push_back(leaf);
@@ -48,6 +64,7 @@ Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector
     EnableGradGuard enable_grad;  // inside the transform grad mode is on
     raw = f(wrapped);
   }
+  CheckDefined(api, "f's output", raw);
   for (size_t i = 0; i < raw.size(); ++i) {
     const Tensor& o = raw[i];
     if (const GradWrapperImpl* w = MaybeGradWrapperAt(o, interp.level())) {
@@ -78,6 +95,7 @@ std::function<TensorList(const TensorList&)> PullbackFor(Traced t, TensorList pr
       ThrowError("vjp: vjp_fn expected ", t.outputs.size(), " cotangents (one per output), got ",
                  cotangents.size());
     }
+    CheckDefined("vjp_fn", "cotangent", cotangents);
     std::vector<std::pair<autograd::Edge, Tensor>> roots;
     for (size_t i = 0; i < cotangents.size(); ++i) {
       const Tensor& c = cotangents[i];
@@ -89,7 +107,7 @@ std::function<TensorList(const TensorList&)> PullbackFor(Traced t, TensorList pr
       }
       roots.push_back({t.output_edges[i], c});
     }
-    TensorList grads = autograd::RunBackward(roots, t.input_edges);
+    TensorList grads = Backward(t, roots);
     for (size_t i = 0; i < grads.size(); ++i) {
       if (!grads[i].defined()) grads[i] = zeros_like(primals[i]);
     }
@@ -143,7 +161,7 @@ GradWithAux GradImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
                "tensor with ", out.dim(), " dims. Maybe you wanted to use the vjp or jacrev "
                "APIs instead?");
   }
-  TensorList grads = autograd::RunBackward({{t.output_edges[0], ones_like(out)}}, t.input_edges);
+  TensorList grads = Backward(t, {{t.output_edges[0], ones_like(out)}});
   TensorList aux(t.outputs.begin() + 1, t.outputs.end());
   return {internal::InArgnumsOrder(grads, wrap, order, args), out, aux};
 }
@@ -179,7 +197,11 @@ namespace {
 
 JacobianWithAux JacrevImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
                            std::optional<int64_t> chunk_size, const TensorList& args) {
-  auto [wrap, order] = internal::ArgMask("jacrev", argnums, args.size());
+  // Named variables, not a structured binding: a lambda below captures `wrap`, and
+  // capturing a structured binding is C++20 that clang 14 does not implement yet.
+  const auto mask = internal::ArgMask("jacrev", argnums, args.size());
+  const std::vector<bool>& wrap = mask.first;
+  const std::vector<int64_t>& order = mask.second;
   TensorListFn as_list = [&f](const TensorList& a) {
     auto [out, aux] = f(a);
     TensorList all = {out};
@@ -195,7 +217,7 @@ JacobianWithAux JacrevImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
   const Tensor basis = reshape(eye(n, IsFloating(out.dtype()) ? out.dtype() : kDefaultFloat),
                                basis_shape);
   TensorListFn pullback = [&](const TensorList& c) {
-    TensorList grads = autograd::RunBackward({{t.output_edges[0], c[0]}}, t.input_edges);
+    TensorList grads = Backward(t, {{t.output_edges[0], c[0]}});
     TensorList result;
     size_t k = 0;
     for (size_t i = 0; i < args.size(); ++i) {

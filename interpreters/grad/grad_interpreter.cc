@@ -154,6 +154,15 @@ class OpNode : public autograd::Node {
 
 }  // namespace
 
+void CheckHistoryCurrent(const GradWrapperImpl& w, absl::string_view user) {
+  if (!w.requires_grad() || !w.is_stale()) return;
+  ThrowError("grad: '", user, "' got a tensor of shape ", ShapeToString(w.value().sizes()),
+             " whose value was modified in place through a view or another alias ",
+             "after its gradient history was recorded at level ", w.level(),
+             "; in-place ops on views of tensors that carry a gradient are not ",
+             "supported, clone the view first or differentiate ft::functionalize(f)");
+}
+
 // NOTE: [In-place under grad]
 // An in-place op whose `self` is a wrapper of this level writes the value one level down in
 // place and then rebases the wrapper's history: a new node of the op (its vjp formula is the
@@ -172,13 +181,7 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   bool tracked = false;
   auto unwrap = [&](const Tensor& t) {
     if (const GradWrapperImpl* w = MaybeGradWrapperAt(t, level())) {
-      if (w->requires_grad() && w->is_stale()) {
-        ThrowError("grad: '", op.name(), "' got a tensor of shape ", ShapeToString(t.sizes()),
-                   " whose value was modified in place through a view or another alias ",
-                   "after its gradient history was recorded at level ", level(),
-                   "; in-place ops on views of tensors that carry a gradient are not ",
-                   "supported, clone the view first");
-      }
+      CheckHistoryCurrent(*w, op.name());
       edges.push_back(w->grad_edge());
       tracked = tracked || w->requires_grad();
       return w->value();
@@ -220,7 +223,8 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
                  "transform (its argument 'self' of shape ", ShapeToString(self.sizes()),
                  " was captured from outside the function, or made by a factory inside it), ",
                  "so it would mutate a captured Tensor. This is not supported; pass the tensor ",
-                 "to the function as an input, or use the out-of-place op");
+                 "to the function as an input, use the out-of-place op, or differentiate "
+                 "ft::functionalize(f), which makes the write out of place");
     }
     if (AliasesInput(w->value())) {
       ThrowError("grad: in-place op '", op.name(), "' on an input being differentiated or a ",

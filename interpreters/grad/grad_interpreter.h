@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "autograd/graph.h"
 #include "dispatch/interpreter.h"
 #include "tensor/tensor.h"
@@ -76,6 +77,13 @@ Tensor MakeGradWrapper(Tensor value, int64_t level, std::shared_ptr<const bool> 
 
 // MaybeGradWrapperAt: t's GradWrapperImpl when t is a grad wrapper of exactly `level`.
 GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level);
+
+// CheckHistoryCurrent throws NOTE: [Stale history]'s ft::Error when `w` carries a gradient
+// and its value was written through an alias after its history was recorded: `user` (an
+// op's or a custom Function's name) would otherwise get a silently wrong gradient. Every
+// consumer of wrappers at a level calls it: the interpreter for ops and the custom-Function
+// rule (the property test found the rule without it returning wrong gradients).
+void CheckHistoryCurrent(const GradWrapperImpl& w, absl::string_view user);
 
 class GradInterpreter : public Interpreter {
  public:

@@ -618,8 +618,16 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
     }
     return code;
   };
-  for (const Program::Step& step : steps) {
-    if (step.op != nullptr && step.op->schema().mutated_arg) return;  // writes: keep order
+  // Steps from the first in-place write on keep their order and their kernels: a fused step
+  // runs where its last member ran and reads its inputs then, which must come before any
+  // write. Programs whose only writes come last (jit(functionalize(f)) writing f's inputs
+  // back) fuse whole.
+  size_t first_write = steps.size();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].op != nullptr && steps[i].op->schema().mutated_arg) {
+      first_write = i;
+      break;
+    }
   }
   struct Run {
     DType dtype;
@@ -635,7 +643,7 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
   std::vector<std::optional<FusedKernel::Opcode>> codes(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     const Program::Step& step = steps[i];
-    codes[i] = fusible_opcode(step);
+    if (i < first_write) codes[i] = fusible_opcode(step);
     int target = -1;
     if (codes[i]) {
       const Tensor& out = *traced[step.outputs[0].slot];

@@ -479,6 +479,39 @@ TEST(FuseTest, PromotionIntegersAndWritesAreNotFused) {
   ExpectSameBits(t.program->Run({x})[0], writes({x})[0]);
 }
 
+TEST(FuseTest, StepsBeforeTheFirstWriteFuse) {
+  // Writes only at the end (jit(functionalize(f)) writing an input back): the run before
+  // them fuses, the write stays a kernel after it and sees the run's result.
+  const auto trailing = [](const TensorList& a) {
+    Tensor y = (a[0] * 2.0 + 1.0) * a[0];
+    copy_(a[0], y);
+    return TensorList{y - a[1]};
+  };
+  TraceResult t = Trace(trailing, {Rand({300}, 1), Rand({300}, 2)});
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(CountFused(*t.program), 1) << t.program->DebugString();
+  EXPECT_NE(t.program->DebugString().find("copy_"), std::string::npos);
+  const Tensor x = Rand({300}, 3), w = Rand({300}, 4);
+  Tensor x_replay = clone(x), x_eager = clone(x);
+  const Tensor replayed = t.program->Run({x_replay, w})[0];
+  const Tensor eager = trailing({x_eager, w})[0];
+  ExpectSameBits(replayed, eager);
+  ExpectSameBits(x_replay, x_eager);
+  // A write in the middle: only the steps before it fuse; after it, one kernel per op, in
+  // order, reading the written buffer.
+  const auto middle = [](const TensorList& a) {
+    Tensor y = a[0] * 2.0 + 1.0;
+    add_(y, a[0]);
+    return TensorList{(y * 3.0 - a[0]) * y};
+  };
+  t = Trace(middle, {Rand({300}, 5)});
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(CountFused(*t.program), 1) << t.program->DebugString();
+  EXPECT_EQ(t.program->num_steps(), 5) << t.program->DebugString();
+  const Tensor z = Rand({300}, 6);
+  ExpectSameBits(t.program->Run({z})[0], middle({z})[0]);
+}
+
 TEST(FuseTest, EmptyAndZeroDimRuns) {
   const auto f = [](const TensorList& a) { return TensorList{(a[0] * a[0] - a[0]) / 2.0}; };
   for (const Shape& shape : {Shape{0, 3}, Shape{}}) {

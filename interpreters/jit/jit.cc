@@ -81,7 +81,8 @@ struct JitFunction::State {
   absl::flat_hash_map<Signature, std::shared_ptr<const Entry>> cache;
   // The last call's entry, tried first without the lock (a loop calls with one signature).
   std::atomic<const Entry*> last{nullptr};
-  std::atomic<int64_t> traces{0}, replays{0}, eager_calls{0}, programs{0}, untraceable{0};
+  std::atomic<int64_t> traces{0}, replays{0}, eager_calls{0}, programs{0}, untraceable{0},
+      raced_traces{0};
 
   const Entry* Find(const Signature& sig) {
     std::lock_guard<std::mutex> lock(mu);
@@ -95,7 +96,17 @@ JitFunction::JitFunction(Fn f, TraceOptions options) : state_(std::make_shared<S
   state_->options = options;
 }
 
+namespace {
+// RunEager: f on the inputs, without tracing; its outputs are checked as a trace's are.
+TensorList RunEager(const JitFunction::Fn& f, absl::Span<const Tensor> inputs) {
+  TensorList outputs = f(TensorList(inputs.begin(), inputs.end()));
+  CheckDefined("jit", "f's output", outputs);
+  return outputs;
+}
+}  // namespace
+
 TensorList JitFunction::operator()(absl::Span<const Tensor> inputs) const {
+  CheckDefined("jit", "argument", inputs);
   State& s = *state_;
   const Entry* last = s.last.load(std::memory_order_acquire);
   if (last != nullptr && last->program != nullptr && Matches(inputs, last->signature)) {
@@ -105,7 +116,7 @@ TensorList JitFunction::operator()(absl::Span<const Tensor> inputs) const {
   Signature sig;
   if (!MakeSignature(inputs, sig)) {
     s.eager_calls.fetch_add(1, std::memory_order_relaxed);
-    return s.f(TensorList(inputs.begin(), inputs.end()));
+    return RunEager(s.f, inputs);
   }
   if (const Entry* entry = s.Find(sig)) {
     s.last.store(entry, std::memory_order_release);
@@ -114,7 +125,7 @@ TensorList JitFunction::operator()(absl::Span<const Tensor> inputs) const {
       return entry->program->Run(inputs);
     }
     s.eager_calls.fetch_add(1, std::memory_order_relaxed);
-    return s.f(TensorList(inputs.begin(), inputs.end()));
+    return RunEager(s.f, inputs);
   }
 
   TraceResult traced = Trace(s.f, TensorList(inputs.begin(), inputs.end()), s.options);
@@ -129,6 +140,8 @@ TensorList JitFunction::operator()(absl::Span<const Tensor> inputs) const {
     if (inserted) {
       s.traces.fetch_add(1, std::memory_order_relaxed);
       (entry->program ? s.programs : s.untraceable).fetch_add(1, std::memory_order_relaxed);
+    } else {
+      s.raced_traces.fetch_add(1, std::memory_order_relaxed);
     }
   }
   s.last.store(entry, std::memory_order_release);
@@ -143,6 +156,7 @@ JitStats JitFunction::stats() const {
   r.eager_calls = s.eager_calls.load(std::memory_order_relaxed);
   r.programs = s.programs.load(std::memory_order_relaxed);
   r.untraceable = s.untraceable.load(std::memory_order_relaxed);
+  r.raced_traces = s.raced_traces.load(std::memory_order_relaxed);
   return r;
 }
 

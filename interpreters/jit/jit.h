@@ -23,7 +23,9 @@
 // seen until a new signature is traced (make a new jit).
 //
 // Thread safety: a JitFunction may be called from several threads at once; copies share one
-// cache. The cache keeps every signature's program (no eviction).
+// cache. Threads that meet a new signature together each trace it; the first to finish keeps
+// its program (stats().raced_traces counts the others). The cache keeps every signature's
+// program (no eviction).
 //
 // Example:
 //   Tensor w = ft::randn_like(ft::zeros({16, 16}), &gen);
@@ -53,6 +55,10 @@ struct JitStats {
   int64_t eager_calls = 0;  // calls that ran f eagerly without tracing (see Semantics)
   int64_t programs = 0;     // signatures with a replayable program
   int64_t untraceable = 0;  // signatures whose trace could not be replayed
+  // Calls that traced a signature another thread finished tracing first: their outputs are
+  // returned, their trace is dropped. Every call counts once in traces, replays,
+  // eager_calls or raced_traces.
+  int64_t raced_traces = 0;
 };
 
 class JitFunction {

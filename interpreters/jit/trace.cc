@@ -656,6 +656,7 @@ TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
     } watch(&tracer);
     result.outputs = f(handles);
   }
+  CheckDefined("jit", "f's output", result.outputs);
   result.program = tracer.Finish(result.outputs);
   if (result.program == nullptr) result.reason = tracer.reason();
   return result;

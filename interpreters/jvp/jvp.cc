@@ -16,11 +16,13 @@ namespace {
 
 // PushForward runs f at a fresh jvp level with primals[i] paired with tangents[i] (an
 // undefined tangent leaves that primal a constant) and returns the outputs one level down
-// and their tangents (zeros for an output that does not depend on a tangent).
+// and their tangents (zeros for an output that does not depend on a tangent). `api` is the
+// public transform (jvp, jacfwd, linearize) errors name the level by.
 JvpResult PushForward(const TensorListFn& f, const TensorList& primals,
-                      const TensorList& tangents) {
+                      const TensorList& tangents, const char* api) {
   autograd::RegisterDerivatives();
   JvpInterpreter interp(LayerStack::NewLevel(), FwdGradMode::is_enabled());
+  interp.set_name(api);
   TensorList raw;
   {
     InterpreterScope scope(&interp);
@@ -34,6 +36,7 @@ JvpResult PushForward(const TensorListFn& f, const TensorList& primals,
     EnableFwdGradGuard enable_fwd_grad;  // inside the transform forward grad mode is on
     raw = f(duals);
   }
+  CheckDefined("jvp", "f's output", raw);
   JvpResult r;
   for (size_t i = 0; i < raw.size(); ++i) {
     const Tensor& o = raw[i];
@@ -87,7 +90,7 @@ void CheckPrimalsAndTangents(const char* api, const TensorList& primals,
 
 JvpResult jvp(const TensorListFn& f, const TensorList& primals, const TensorList& tangents) {
   CheckPrimalsAndTangents("jvp", primals, tangents);
-  return PushForward(f, primals, tangents);
+  return PushForward(f, primals, tangents, "jvp");
 }
 
 JvpWithAux jvp_with_aux(const OutputsWithAuxFn& f, const TensorList& primals,
@@ -100,7 +103,7 @@ JvpWithAux jvp_with_aux(const OutputsWithAuxFn& f, const TensorList& primals,
     outs.insert(outs.end(), aux.begin(), aux.end());
     return outs;
   };
-  JvpResult r = PushForward(flat, primals, tangents);
+  JvpResult r = PushForward(flat, primals, tangents, "jvp");
   JvpWithAux result;
   const auto split = static_cast<int64_t>(num_outputs);
   result.outputs.assign(r.outputs.begin(), r.outputs.begin() + split);
@@ -110,6 +113,7 @@ JvpWithAux jvp_with_aux(const OutputsWithAuxFn& f, const TensorList& primals,
 }
 
 Linearized linearize(const TensorListFn& f, const TensorList& primals) {
+  CheckDefined("linearize", "argument", primals);
   for (size_t i = 0; i < primals.size(); ++i) {
     if (!IsFloating(primals[i].dtype())) {
       ThrowError("linearize: only floating point primals can be linearized, got primal ", i,
@@ -123,7 +127,7 @@ Linearized linearize(const TensorListFn& f, const TensorList& primals) {
   auto outputs = std::make_shared<TensorList>();
   JitFunction tangents_at_primals = jit(
       [f, primals, outputs](const TensorList& tangents) {
-        JvpResult r = PushForward(f, primals, tangents);
+        JvpResult r = PushForward(f, primals, tangents, "linearize");
         *outputs = std::move(r.outputs);
         return r.tangents;
       },
@@ -146,7 +150,12 @@ namespace {
 JacobianWithAux JacfwdImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
                            Randomness randomness, std::optional<int64_t> chunk_size,
                            const TensorList& args) {
-  auto [wrap, order] = internal::ArgMask("jacfwd", argnums, args.size());
+  CheckDefined("jacfwd", "argument", args);
+  // Named variables, not a structured binding: the lambda below captures `wrap`, and
+  // capturing a structured binding is C++20 that clang 14 does not implement yet.
+  const auto mask = internal::ArgMask("jacfwd", argnums, args.size());
+  const std::vector<bool>& wrap = mask.first;
+  const std::vector<int64_t>& order = mask.second;
   // One basis of N = sum of the differentiated arguments' sizes columns: column j is a unit
   // tangent for exactly one element of one argument, so one vmapped jvp gives every column.
   int64_t total = 0;
@@ -181,7 +190,7 @@ JacobianWithAux JacfwdImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
           all.insert(all.end(), aux.begin(), aux.end());
           return all;
         },
-        args, tangents);
+        args, tangents, "jacfwd");
     TensorList result = {r.tangents[0]};
     result.insert(result.end(), r.outputs.begin() + 1, r.outputs.end());
     return result;

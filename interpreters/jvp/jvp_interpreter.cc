@@ -67,18 +67,22 @@ Tensor FitTangent(const Operator& op, Tensor t, const Tensor& out) {
 
 }  // namespace
 
+void CheckTangentCurrent(const DualImpl& d, absl::string_view user) {
+  if (!d.is_stale()) return;
+  ThrowError("jvp: '", user, "' got a tensor of shape ", ShapeToString(d.primal().sizes()),
+             " whose value was modified in place through a view or another alias after ",
+             "its tangent was computed at level ", d.level(), "; in-place ops on views of ",
+             "tensors that carry a tangent are not supported, clone the view first or "
+             "differentiate ft::functionalize(f)");
+}
+
 ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
   // Unwrap this level: primals one level down, and one tangent per tensor input.
   TensorList tangents;
   bool any_tangent = false;
   auto unwrap = [&](const Tensor& t) {
     if (DualImpl* d = MaybeDualAt(t, level())) {
-      if (d->is_stale()) {
-        ThrowError("jvp: '", op.name(), "' got a tensor of shape ", ShapeToString(t.sizes()),
-                   " whose value was modified in place through a view or another alias after ",
-                   "its tangent was computed at level ", level(), "; in-place ops on views of ",
-                   "tensors that carry a tangent are not supported, clone the view first");
-      }
+      CheckTangentCurrent(*d, op.name());
       tangents.push_back(d->tangent());
       any_tangent = true;
       return d->primal();
@@ -112,7 +116,8 @@ ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
                  "level ", level(), " into a tensor captured from outside the transformed ",
                  "function (its argument 'self' of shape ", ShapeToString(self.sizes()),
                  " is not a dual tensor of this level). This is not supported; pass the ",
-                 "tensor to the function as an input, or use the out-of-place op");
+                 "tensor to the function as an input, use the out-of-place op, or "
+                 "differentiate ft::functionalize(f)");
     } else if (AliasesInput(dual->primal())) {
       ThrowError("jvp: in-place op '", op.name(), "' on an input of the transform or a view of ",
                  "one (shape ", ShapeToString(self.sizes()), ", level ", level(), ") would ",

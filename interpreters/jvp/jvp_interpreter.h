@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "dispatch/interpreter.h"
 #include "tensor/tensor.h"
 
@@ -70,6 +71,11 @@ Tensor MakeDual(Tensor primal, Tensor tangent, int64_t level, std::shared_ptr<co
 
 // MaybeDualAt: t's DualImpl when t is a dual of exactly `level` (live or dead), else nullptr.
 DualImpl* MaybeDualAt(const Tensor& t, int64_t level);
+
+// CheckTangentCurrent throws the ft::Error for a stale dual (is_stale): `user` (an op's or a
+// custom Function's name) would otherwise get a silently wrong tangent. The interpreter and
+// the custom-Function rule both call it.
+void CheckTangentCurrent(const DualImpl& d, absl::string_view user);
 
 class JvpInterpreter : public Interpreter {
  public:

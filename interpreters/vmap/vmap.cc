@@ -50,6 +50,7 @@ ValueList RunBatched(const ValueFn& f, const ValueList& args,
     }
     outputs = f(wrapped);
   }
+  CheckDefined("vmap", "f's output", outputs);
   const std::vector<std::optional<int64_t>> dims =
       out_dims.Expand(outputs.size(), "out_dims", level);
   ValueList result;
@@ -101,6 +102,7 @@ ValueList VmapCall(const ValueFn& f, const ValueList& args, const Dims& in_dims_
                "trying to vmap over a function with no inputs. The latter is unsupported. ",
                "(vmap level ", level, ")");
   }
+  CheckDefined("vmap", "argument", args);
   if (chunk_size && *chunk_size < 1) {
     ThrowError("vmap: chunk_size should be None or greater than 0. (got ", *chunk_size,
                "; vmap level ", level, ")");
