@@ -242,6 +242,24 @@ TEST(JitTest, FoldCapturedMakesCapturedTensorsConstants) {
   EXPECT_TENSOR_EQ(ret({x})[1], w_then);
 }
 
+TEST(JitTest, FusedStepsReadASnapshotWithItsOwnLayout) {
+  // A frozen capture is kept as a contiguous clone; a fused run reading it used to plan its
+  // loads with the strides of the traced view (transposed, expanded) and read past the
+  // clone's buffer or read the wrong elements (found by transforms_fuzzer under linearize).
+  const Tensor base = Rand({4, 8}, 1);
+  const Tensor transposed = transpose(base, 0, 1);      // [8, 4], strides {1, 8}
+  const Tensor every_other = slice(Rand({8, 8}, 2), 1, 0, 8, 2);  // strides {8, 2}
+  for (const Tensor& w : {transposed, every_other}) {
+    JitFunction j = jit([&w](const TensorList& a) { return TensorList{neg(a[0] * w) + w}; },
+                        TraceOptions{.fold_captured = true});
+    const Tensor x = Rand({8, 4}, 3);
+    const Tensor expected = neg(x * w) + w;
+    EXPECT_TENSOR_NEAR(j({x})[0], expected, 0);
+    EXPECT_TENSOR_NEAR(j({x})[0], expected, 0);  // the replay
+    EXPECT_EQ(j.stats().replays, 1);
+  }
+}
+
 TEST(JitTest, AWeightMadeOnAnotherThreadIsCaptured) {
   // Allocation marks are per thread: a buffer from another thread is never "made inside f",
   // even when that thread has allocated more than this one.

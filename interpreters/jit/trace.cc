@@ -455,6 +455,9 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     for (size_t s = 0; s < slots_.size(); ++s) {
       if (renumbered[s] >= 0) traced[renumbered[s]] = &slots_[s].value;
     }
+    // The fused kernels read constants through the tensors the program keeps: a snapshot
+    // is a contiguous clone, whose strides are not those of the traced view it copies.
+    for (const auto& [slot, value] : program->constants_) traced[slot] = &value;
     FusePointwiseSteps(*program, traced);
   }
 
