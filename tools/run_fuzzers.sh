@@ -28,10 +28,12 @@ run_one() {
   local t=$1 dir="${work}/$1"
   mkdir -p "${dir}/corpus" "${dir}/findings"
   cp tests/fuzz/corpus/"${t}"/* "${dir}/corpus/"
+  # Timeout: an input that takes 30 s is a hang; 10 s was hit by legitimate nested Jacobians
+  # with three targets sharing CI's two cores.
   # RSS: libFuzzer's own corpus and feature tables plus ASan's quarantine grew one target
   # past 2 GiB in a minute (CI's first fuzz stage); 4 GiB with a smaller quarantine.
   ASAN_OPTIONS="${ASAN_OPTIONS:+${ASAN_OPTIONS}:}quarantine_size_mb=64" \
-  "${bin}/${t}" -max_total_time="${seconds}" -timeout=10 -rss_limit_mb=4096 \
+  "${bin}/${t}" -max_total_time="${seconds}" -timeout=30 -rss_limit_mb=4096 \
     -print_final_stats=1 -artifact_prefix="${dir}/findings/" "${dir}/corpus" \
     >"${dir}/log" 2>&1
   echo $? >"${dir}/rc"
