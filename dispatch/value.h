@@ -15,6 +15,7 @@
 #define FT_DISPATCH_VALUE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <variant>
@@ -99,6 +100,12 @@ class Value {
 const char* ValueTagName(Value::Tag tag);
 
 using ValueList = absl::InlinedVector<Value, 4>;
+
+// The function kinds every transform takes and returns (vmap, functionalize, jit, ...):
+// defined here, below all of them, so that each transform's header is enough on its own.
+using ValueFn = std::function<ValueList(const ValueList&)>;
+using TensorListFn = std::function<TensorList(const TensorList&)>;
+using TensorFn = std::function<Tensor(const Tensor&)>;
 
 // MapTensorArgs: `args` with every tensor (TensorList elements included) replaced by
 // fn(tensor), non-tensors copied. Interpreters unwrap their level with it.

@@ -62,9 +62,7 @@ class Dims {
   bool broadcast_ = false;
 };
 
-using ValueFn = std::function<ValueList(const ValueList&)>;
-using TensorListFn = std::function<TensorList(const TensorList&)>;
-using TensorFn = std::function<Tensor(const Tensor&)>;
+// ValueFn, TensorListFn and TensorFn: dispatch/value.h.
 
 // vmap over a function of Values (tensors and pass-through non-tensors).
 ValueFn vmap(ValueFn f, Dims in_dims = 0, Dims out_dims = 0,
