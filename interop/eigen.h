@@ -19,8 +19,9 @@
 // Invariants (ownership and aliasing):
 // - A view is the same memory seen twice: a write through either side is seen by the other.
 // - Map*(t) borrows t's storage: the Map is valid while some handle (t, a view of t, a copy
-//   of the Storage) keeps that storage alive. Keep `t` in a variable; a Map of a temporary
-//   tensor (`MapRowMajor<float>(ft::sin(x))`) dangles at the end of the statement.
+//   of the Storage) keeps that storage alive. `t` must be a named tensor: a Map of a
+//   temporary (`MapRowMajor<float>(ft::sin(x))`) would dangle at the end of the statement,
+//   so those overloads are deleted and do not compile.
 // - BorrowEigen(m) borrows m's buffer (Storage::FromExternal, NOTE: [External storage] in
 //   tensor/storage.h): the caller keeps `m` alive, and does not resize it, for as long as the
 //   tensor or any view of it exists. ft never frees that memory.
@@ -100,6 +101,8 @@ using EigenVectorMap =
 // (a transposed tensor: use MapColMajor or MapStrided).
 template <typename T>
 EigenRowMajorMap<T> MapRowMajor(const Tensor& t);
+template <typename T>
+EigenRowMajorMap<T> MapRowMajor(Tensor&& t) = delete;  // would dangle: name the tensor
 
 // MapColMajor views a 2-D tensor whose columns are contiguous (stride(0) == 1, or at most one
 // row) as a column-major Eigen matrix: the transpose of a contiguous tensor, or a tensor
@@ -107,6 +110,8 @@ EigenRowMajorMap<T> MapRowMajor(const Tensor& t);
 // MapRowMajor does ("MapColMajor: ...") when the columns are not contiguous.
 template <typename T>
 EigenColMajorMap<T> MapColMajor(const Tensor& t);
+template <typename T>
+EigenColMajorMap<T> MapColMajor(Tensor&& t) = delete;  // would dangle: name the tensor
 
 // MapStrided views any 2-D strided tensor (row-major, column-major, sliced with steps,
 // transposed) with run-time strides. A mutable Map (T not const) refuses broadcast dims
@@ -115,12 +120,16 @@ EigenColMajorMap<T> MapColMajor(const Tensor& t);
 // ("MapStrided: ...").
 template <typename T>
 EigenStridedMap<T> MapStrided(const Tensor& t);
+template <typename T>
+EigenStridedMap<T> MapStrided(Tensor&& t) = delete;  // would dangle: name the tensor
 
 // MapVector views a 1-D tensor of any stride as an Eigen column vector (InnerStride). A
 // mutable Map refuses a broadcast tensor (stride 0), as MapStrided does. Throws ft::Error
 // ("MapVector: ...") when t is not 1-D, its dtype is not T's, or it is undefined or not dense.
 template <typename T>
 EigenVectorMap<T> MapVector(const Tensor& t);
+template <typename T>
+EigenVectorMap<T> MapVector(Tensor&& t) = delete;  // would dangle: name the tensor
 
 // ---- ft tensor -> Eigen copy ----
 

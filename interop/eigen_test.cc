@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "Eigen/Core"
@@ -138,16 +139,17 @@ TYPED_TEST(EigenMapTyped, ConstMapsReadBroadcastTensors) {
   EXPECT_EQ(m.sum(), 4 * 6);
   auto r = MapRowMajor<const T>(wide);
   EXPECT_EQ(r(2, 1), 2);
-  auto v = MapVector<const T>(expand(tensor(std::vector<T>{5}, {1}), {3}));
+  const Tensor fives = expand(tensor(std::vector<T>{5}, {1}), {3});  // stride 0
+  auto v = MapVector<const T>(fives);
   EXPECT_EQ(v.sum(), 15);
   EXPECT_FT_ERROR(MapStrided<T>(wide),
                   "MapStrided: cannot map a " + std::string(DTypeName(DTypeOf<T>())) +
                       " tensor of sizes [4, 3] and strides [0, 1] as a writable Eigen object: "
                       "dim 0 is broadcast");
   EXPECT_FT_ERROR(MapRowMajor<T>(wide), "MapRowMajor: cannot map");
-  EXPECT_FT_ERROR(MapColMajor<T>(transpose(wide, 0, 1)), "MapColMajor: cannot map");
-  EXPECT_FT_ERROR(MapVector<T>(expand(tensor(std::vector<T>{5}, {1}), {3})),
-                  "MapVector: cannot map");
+  const Tensor tall = transpose(wide, 0, 1);
+  EXPECT_FT_ERROR(MapColMajor<T>(tall), "MapColMajor: cannot map");
+  EXPECT_FT_ERROR(MapVector<T>(fives), "MapVector: cannot map");
 }
 
 TEST(EigenMap, SizeZeroAndOneDims) {
@@ -155,12 +157,14 @@ TEST(EigenMap, SizeZeroAndOneDims) {
   auto m = MapRowMajor<float>(empty);
   EXPECT_EQ(m.rows(), 0);
   EXPECT_EQ(m.size(), 0);
-  EXPECT_EQ(MapColMajor<float>(zeros({3, 0})).size(), 0);
-  EXPECT_EQ(MapVector<float>(zeros({0})).size(), 0);
+  const Tensor no_columns = zeros({3, 0}), no_elements = zeros({0});
+  EXPECT_EQ(MapColMajor<float>(no_columns).size(), 0);
+  EXPECT_EQ(MapVector<float>(no_elements).size(), 0);
   // A single column of a row-major tensor is row- and column-major at once.
   Tensor column = slice(Iota2D<float>(3, 4), 1, 1, 2);  // [3, 1], strides [4, 1]
   EXPECT_EQ(MapRowMajor<float>(column)(2, 0), 21);
-  auto c = MapColMajor<float>(transpose(column, 0, 1));  // [1, 3], strides [1, 4]
+  const Tensor row = transpose(column, 0, 1);  // [1, 3], strides [1, 4]
+  auto c = MapColMajor<float>(row);
   EXPECT_EQ(c(0, 2), 21);
   // A single row of a transposed tensor: its inner stride is not 1, but one row needs none.
   Tensor one_row = slice(transpose(Iota2D<float>(3, 4), 0, 1), 0, 0, 1);  // [1, 3] strides [1, 4]
@@ -168,25 +172,28 @@ TEST(EigenMap, SizeZeroAndOneDims) {
 }
 
 TEST(EigenMap, Errors) {
-  const Tensor t = Iota2D<float>(2, 3);
+  // Every argument is a named tensor: a Map of a temporary does not compile (it would dangle).
+  const Tensor t = Iota2D<float>(2, 3), tt = transpose(t, 0, 1);
+  const Tensor cube = zeros({2, 3, 4}), scalar = scalar_tensor(1.0f), floats = arange(3.0);
+  const Tensor undefined;
   EXPECT_FT_ERROR(MapRowMajor<double>(t),
                   "MapRowMajor: expected a 2-D float64 tensor, got a 2-D float32 tensor of sizes "
                   "[2, 3] and strides [3, 1] (views never convert dtypes; ToEigen copies)");
-  EXPECT_FT_ERROR(MapStrided<float>(zeros({2, 3, 4})),
+  EXPECT_FT_ERROR(MapStrided<float>(cube),
                   "MapStrided: expected a 2-D float32 tensor, got a 3-D float32 tensor of sizes "
                   "[2, 3, 4] and strides [12, 4, 1]");
   EXPECT_FT_ERROR(MapVector<float>(t), "MapVector: expected a 1-D float32 tensor, got a 2-D");
-  EXPECT_FT_ERROR(MapRowMajor<float>(scalar_tensor(1.0f)),
+  EXPECT_FT_ERROR(MapRowMajor<float>(scalar),
                   "MapRowMajor: expected a 2-D float32 tensor, got a 0-D");
-  EXPECT_FT_ERROR(MapRowMajor<float>(transpose(t, 0, 1)),
+  EXPECT_FT_ERROR(MapRowMajor<float>(tt),
                   "MapRowMajor: cannot map a float32 tensor of sizes [3, 2] and strides [1, 3] "
                   "as a row-major matrix: its rows are not contiguous (stride(1) must be 1)");
   EXPECT_FT_ERROR(MapColMajor<float>(t),
                   "MapColMajor: cannot map a float32 tensor of sizes [2, 3] and strides [3, 1] "
                   "as a column-major matrix: its columns are not contiguous");
-  EXPECT_FT_ERROR(MapRowMajor<float>(Tensor()),
+  EXPECT_FT_ERROR(MapRowMajor<float>(undefined),
                   "MapRowMajor: the tensor is undefined (a default-constructed ft::Tensor)");
-  EXPECT_FT_ERROR(MapVector<int64_t>(arange(3.0)), "MapVector: expected a 1-D int64 tensor");
+  EXPECT_FT_ERROR(MapVector<int64_t>(floats), "MapVector: expected a 1-D int64 tensor");
   // Inside vmap the tensor is a wrapper: it has no storage to view.
   EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& x) {
                     MapVector<float>(x);
@@ -194,6 +201,19 @@ TEST(EigenMap, Errors) {
                   }))(t),
                   "MapVector: cannot reach the memory of a");
 }
+
+// A Map of a temporary tensor would dangle: those calls do not compile.
+template <typename Arg>
+concept RowMappable = requires(Arg&& t) {
+  MapRowMajor<float>(std::forward<Arg>(t));
+};
+template <typename Arg>
+concept VectorMappable = requires(Arg&& t) {
+  MapVector<const double>(std::forward<Arg>(t));
+};
+static_assert(RowMappable<Tensor&> && RowMappable<const Tensor&>);
+static_assert(!RowMappable<Tensor> && !RowMappable<Tensor&&>);
+static_assert(VectorMappable<const Tensor&> && !VectorMappable<Tensor>);
 
 TEST(EigenMap, ViewsKeepNoStorageAliveButTheTensorDoes) {
   // The Map borrows: it stays valid while `t` (or a view of it) lives.
