@@ -58,40 +58,31 @@ namespace ft {
 
 // ---- ft tensor -> Eigen views ----
 
+namespace interop_internal {
+// Matrix: Eigen's dynamic-size matrix of T's element type, const when T is.
+template <typename T, int Cols, int Options>
+using Matrix =
+    std::conditional_t<std::is_const_v<T>,
+                       const Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic, Cols, Options>,
+                       Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic, Cols, Options>>;
+}  // namespace interop_internal
+
 // The Map types of the views. T is float or double (or int64_t, bool); `const T` gives a
 // read-only Map (and then allows broadcast strides, see MapStrided).
 template <typename T>
-using EigenRowMajorMap =
-    Eigen::Map<std::conditional_t<std::is_const_v<T>,
-                                  const Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic,
-                                                      Eigen::Dynamic, Eigen::RowMajor>,
-                                  Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic,
-                                                Eigen::Dynamic, Eigen::RowMajor>>,
-               Eigen::Unaligned, Eigen::OuterStride<>>;
+using EigenRowMajorMap = Eigen::Map<interop_internal::Matrix<T, Eigen::Dynamic, Eigen::RowMajor>,
+                                    Eigen::Unaligned, Eigen::OuterStride<>>;
 template <typename T>
-using EigenColMajorMap =
-    Eigen::Map<std::conditional_t<std::is_const_v<T>,
-                                  const Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic,
-                                                      Eigen::Dynamic, Eigen::ColMajor>,
-                                  Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic,
-                                                Eigen::Dynamic, Eigen::ColMajor>>,
-               Eigen::Unaligned, Eigen::OuterStride<>>;
+using EigenColMajorMap = Eigen::Map<interop_internal::Matrix<T, Eigen::Dynamic, Eigen::ColMajor>,
+                                    Eigen::Unaligned, Eigen::OuterStride<>>;
 // The general one: a row-major matrix type with both strides given at run time (outer =
 // stride(0), between rows; inner = stride(1), between columns).
 template <typename T>
-using EigenStridedMap =
-    Eigen::Map<std::conditional_t<std::is_const_v<T>,
-                                  const Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic,
-                                                      Eigen::Dynamic, Eigen::RowMajor>,
-                                  Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic,
-                                                Eigen::Dynamic, Eigen::RowMajor>>,
-               Eigen::Unaligned, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
+using EigenStridedMap = Eigen::Map<interop_internal::Matrix<T, Eigen::Dynamic, Eigen::RowMajor>,
+                                   Eigen::Unaligned, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
 template <typename T>
-using EigenVectorMap =
-    Eigen::Map<std::conditional_t<std::is_const_v<T>,
-                                  const Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic, 1>,
-                                  Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic, 1>>,
-               Eigen::Unaligned, Eigen::InnerStride<>>;
+using EigenVectorMap = Eigen::Map<interop_internal::Matrix<T, 1, Eigen::ColMajor>, Eigen::Unaligned,
+                                  Eigen::InnerStride<>>;
 
 // MapRowMajor views a 2-D tensor whose rows are contiguous (stride(1) == 1, or at most one
 // column) as a row-major Eigen matrix: a plain contiguous tensor, or rows sliced out of one.
