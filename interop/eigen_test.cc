@@ -370,6 +370,15 @@ TEST(BorrowEigen, NegativeStridesAndEmptyMatrices) {
   EXPECT_EQ(sum(te).item<double>(), 0);
 }
 
+// BorrowEigen takes named, writable Eigen objects only: a temporary would dangle, and ft has
+// no read-only tensors.
+template <typename M>
+concept Borrowable = requires(M&& m) { BorrowEigen(std::forward<M>(m)); };
+static_assert(Borrowable<Eigen::MatrixXf&> && Borrowable<Eigen::Block<Eigen::MatrixXd>&>);
+static_assert(Borrowable<Eigen::ArrayXXd&> && Borrowable<Eigen::Ref<Eigen::VectorXf>&>);
+static_assert(!Borrowable<Eigen::MatrixXf> && !Borrowable<Eigen::MatrixXf&&>);
+static_assert(!Borrowable<const Eigen::MatrixXf&>);
+
 TEST(CopyFromEigen, CopiesAndOutlivesTheSource) {
   Tensor t, tv, tr;
   {
