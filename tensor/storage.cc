@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <functional>
+#include <memory>
 #include <new>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "tensor/block_pool.h"
@@ -143,6 +146,26 @@ Storage Storage::Allocate(size_t nbytes) {
     s.impl_->heap = true;
     s.impl_->capacity = rounded;
   }
+  return s;
+}
+
+Storage Storage::FromExternal(void* data, size_t nbytes, std::function<void(void*)> release) {
+  if (data == nullptr && nbytes != 0) {
+    ThrowError("Storage::FromExternal: data is null but nbytes is ", nbytes,
+               " (only an empty buffer may be null)");
+  }
+  Storage s;
+  // A plain new, not the block pool: the deleter below runs `release` after the Impl is
+  // gone. thread 0 is no thread's index (ThreadIndex starts at 1): never AllocatedAfter.
+  auto impl = std::make_unique<Impl>();
+  impl->data = data;
+  impl->nbytes = nbytes;
+  impl->external = true;
+  s.impl_ = std::shared_ptr<Impl>(impl.release(), [release = std::move(release)](Impl* p) {
+    void* const buffer = p->data;
+    delete p;
+    if (release) release(buffer);
+  });
   return s;
 }
 

@@ -8,17 +8,23 @@
 // Invariants: the buffer is never reallocated; heap buffers (over kInlineBytes) are 64-byte
 // aligned, small ones live inside the Storage's own allocation (16-byte aligned), so a
 // 1-element tensor's data costs no allocation of its own. Copying a Storage shares the buffer.
+// An external Storage (FromExternal) views memory ft did not allocate: ft never frees it,
+// and its alignment is whatever the owner's is (NOTE: [External storage]).
 //
 // Example:
 //   Storage s = Storage::Allocate(16);
 //   Storage view = s;                  // same buffer, same version counter
 //   s.BumpVersion();  view.version() == 1
+//
+//   std::vector<float> v(6);
+//   Storage b = Storage::FromExternal(v.data(), 6 * sizeof(float));  // borrows: v must outlive b
 #ifndef FT_TENSOR_STORAGE_H_
 #define FT_TENSOR_STORAGE_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace ft {
@@ -37,9 +43,29 @@ class Storage {
   // Allocate returns a new buffer of `nbytes` bytes (uninitialized).
   static Storage Allocate(size_t nbytes);
 
+  // NOTE: [External storage]
+  // FromExternal returns a Storage over the `nbytes` bytes at `data`, memory ft did not
+  // allocate and never frees (an Eigen matrix's buffer, a memory-mapped file, another
+  // library's array). Ownership stays with the caller:
+  // - `release`, when given, is called exactly once with `data` when the last handle (every
+  //   tensor and view over the buffer, every Storage copy) goes away; it must not throw. It is
+  //   how a caller hands ft the job of freeing ("adopt"), e.g. `[](void* p) { std::free(p); }`.
+  // - Without `release` the Storage borrows: the caller must keep the memory alive, and must
+  //   not free it, for as long as any handle exists. Nothing checks this (ASan does).
+  // The Storage has its own version counter, starting at 0; writes that do not go through ft
+  // (through the owner's own pointer) do not bump it. `data` must be aligned for the element
+  // type the tensors over it use; ft's kernels need nothing more (they use unaligned loads).
+  // An external buffer is never "allocated after" any AllocationMark, so jit treats tensors
+  // over it as captured inputs and never writes a result into it. `data` may be null only
+  // when `nbytes` is 0; otherwise FromExternal throws ft::Error.
+  static Storage FromExternal(void* data, size_t nbytes,
+                              std::function<void(void*)> release = nullptr);
+
   void* data() const { return impl_->data; }
   size_t nbytes() const { return impl_->nbytes; }
   bool defined() const { return impl_ != nullptr; }
+  // is_external: made by FromExternal (ft does not own the memory; NOTE: [External storage]).
+  bool is_external() const { return impl_->external; }
 
   int64_t version() const { return impl_->version.load(std::memory_order_relaxed); }
   void BumpVersion() const { impl_->version.fetch_add(1, std::memory_order_relaxed); }
@@ -73,6 +99,7 @@ class Storage {
     void* data = nullptr;
     size_t nbytes = 0;
     bool heap = false;
+    bool external = false;  // FromExternal: the shared_ptr's deleter calls the release
     size_t capacity = 0;  // heap buffers: the bytes actually allocated (a 64-byte multiple)
     std::atomic<int64_t> version{0};
     uint32_t thread = 0;  // the allocating thread's index (ThreadIndex in storage.cc)

@@ -1,5 +1,6 @@
 // Tests for tensor/storage.h: allocation (inline and heap), alignment, sharing and the
-// shared version counter, serials, the buffer cache and the block pool.
+// shared version counter, serials, the buffer cache and the block pool, and external
+// (borrowed or adopted) buffers.
 #include "tensor/storage.h"
 
 #include <cstdint>
@@ -10,6 +11,8 @@
 
 #include "gtest/gtest.h"
 #include "tensor/block_pool.h"
+#include "tensor/tensor.h"
+#include "tests/test_util.h"
 
 namespace ft {
 namespace {
@@ -192,6 +195,65 @@ TEST(Storage, BuffersFreedOnAnotherThreadStayUsable) {
   Storage b = Storage::Allocate(4096);
   static_cast<char*>(b.data())[4095] = 1;  // a valid, writable buffer
   EXPECT_EQ(static_cast<char*>(b.data())[4095], 1);
+}
+
+TEST(Storage, FromExternalBorrowsTheCallersMemory) {
+  std::vector<float> v = {1, 2, 3, 4, 5, 6};
+  {
+    Storage s = Storage::FromExternal(v.data(), v.size() * sizeof(float));
+    EXPECT_TRUE(s.defined());
+    EXPECT_TRUE(s.is_external());
+    EXPECT_EQ(s.data(), v.data());
+    EXPECT_EQ(s.nbytes(), 24u);
+    EXPECT_EQ(s.version(), 0);
+    // A tensor over it aliases v both ways.
+    Tensor t = MakeDense(s, kFloat32, {2, 3}, {3, 1}, 0);
+    t.data<float>()[4] = 50;
+    EXPECT_EQ(v[4], 50);
+    v[0] = 10;
+    EXPECT_EQ(t.to_vector<float>()[0], 10);
+    Storage copy = s;
+    EXPECT_TRUE(copy.is_same(s));
+    EXPECT_EQ(s.use_count(), 3);  // s, copy and t's
+  }
+  EXPECT_EQ(v[4], 50);  // nothing freed v's buffer (ASan would see a double free)
+  EXPECT_FALSE(Storage::Allocate(8).is_external());
+}
+
+TEST(Storage, FromExternalCallsTheReleaseOnceWhenTheLastHandleGoes) {
+  int calls = 0;
+  void* released = nullptr;
+  float* buffer = new float[4]{1, 2, 3, 4};
+  Storage views;
+  {
+    Storage s = Storage::FromExternal(buffer, 4 * sizeof(float), [&](void* p) {
+      ++calls;
+      released = p;
+      delete[] static_cast<float*>(p);
+    });
+    views = s;
+  }
+  EXPECT_EQ(calls, 0);  // `views` still holds it
+  EXPECT_EQ(static_cast<float*>(views.data())[3], 4);
+  views = Storage();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(released, static_cast<void*>(buffer));
+}
+
+TEST(Storage, FromExternalIsNeverAllocatedAfterAMark) {
+  std::vector<double> v(2);
+  const Storage::AllocationMark mark = Storage::Mark();
+  Storage s = Storage::FromExternal(v.data(), 16);
+  EXPECT_FALSE(s.AllocatedAfter(mark));
+  EXPECT_TRUE(Storage::Allocate(16).AllocatedAfter(mark));
+}
+
+TEST(Storage, FromExternalEmptyAndNull) {
+  Storage empty = Storage::FromExternal(nullptr, 0);
+  EXPECT_TRUE(empty.defined());
+  EXPECT_EQ(empty.nbytes(), 0u);
+  EXPECT_FT_ERROR(Storage::FromExternal(nullptr, 8),
+                  "Storage::FromExternal: data is null but nbytes is 8");
 }
 
 }  // namespace

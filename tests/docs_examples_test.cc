@@ -1,8 +1,12 @@
 // Every example in docs/api.md, compiled and checked: the docs stay true.
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "Eigen/Core"
 #include "ft.h"
+#include "interop/eigen.h"
+#include "interop/npy.h"
 #include "tensor/copy.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
@@ -364,6 +368,40 @@ TEST(DocsApi, Interpreter) {
   }
   EXPECT_EQ(log, (std::vector<std::string>{"sin", "exp"}));
   EXPECT_TRUE(ft::LayerStack::empty());
+}
+
+TEST(DocsApi, InteropEigen) {
+  ft::Tensor t = ft::zeros({2, 3});
+  auto m = ft::MapRowMajor<float>(t);
+  m(1, 2) = 5;
+  EXPECT_EQ(ft::select(ft::select(t, 0, 1), 0, 2).item<float>(), 5);
+  ft::Tensor tt = ft::transpose(t, 0, 1);
+  auto mt = ft::MapColMajor<float>(tt);
+  EXPECT_EQ(mt(2, 1), 5);
+  Eigen::MatrixXd e = Eigen::MatrixXd::Identity(3, 3);
+  ft::Tensor borrowed = ft::BorrowEigen(e);
+  EXPECT_EQ(borrowed.strides(), (IntArrayRef{1, 3}));
+  ft::mul_(borrowed, 2.0);
+  EXPECT_EQ(e(0, 0), 2);
+  ft::Tensor owned = ft::CopyFromEigen(e);
+  EXPECT_TRUE(owned.is_contiguous());
+  e(0, 0) = 7;
+  EXPECT_EQ(owned.to_vector<double>()[0], 2);
+  Eigen::MatrixXf back = ft::ToEigen<Eigen::MatrixXf>(t);
+  EXPECT_EQ(back(1, 2), 5);
+  EXPECT_FT_ERROR(ft::MapRowMajor<float>(tt),
+                  "MapRowMajor: cannot map a float32 tensor of sizes [3, 2] and strides [1, 3] "
+                  "as a row-major matrix: its rows are not contiguous (stride(1) must be 1); ");
+}
+
+TEST(DocsApi, InteropNpy) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/w.npy";
+  ft::Tensor w = ft::reshape(ft::arange(6.0), {2, 3});
+  ft::SaveNpy(path, ft::transpose(w, 0, 1));
+  ft::Tensor back = ft::LoadNpy(path);
+  EXPECT_EQ(back.dtype(), kFloat32);
+  EXPECT_TENSOR_EQ(back, ft::tensor({0.0f, 3.0f, 1.0f, 4.0f, 2.0f, 5.0f}, {3, 2}));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 // error the layer stack is empty.
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -22,6 +23,8 @@
 #include "ft.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "interop/eigen.h"
+#include "interop/npy.h"
 #include "tests/test_util.h"
 
 // The size-overflow family asks for more memory than any machine has: under AddressSanitizer
@@ -671,6 +674,39 @@ std::string TestName(const std::string& id) {
     upper = false;
   }
   return name;
+}
+
+TEST(ErrorCatalog, Interop) {
+  const Tensor tt = transpose(zeros({2, 3}), 0, 1);
+  EXPECT_ERROR_STARTS(MapRowMajor<float>(tt),
+                      "MapRowMajor: cannot map a float32 tensor of sizes [3, 2] and strides "
+                      "[1, 3] as a row-major matrix: its rows are not contiguous (stride(1) "
+                      "must be 1); use MapColMajor for a transposed tensor or MapStrided for "
+                      "any layout");
+  const Tensor f = zeros({2, 3});
+  EXPECT_ERROR_STARTS(MapRowMajor<double>(f),
+                      "MapRowMajor: expected a 2-D float64 tensor, got a 2-D float32 tensor of "
+                      "sizes [2, 3] and strides [3, 1] (views never convert dtypes; ToEigen "
+                      "copies)");
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = std::string(tmp != nullptr ? tmp : "/tmp");
+  EXPECT_ERROR_STARTS(LoadNpy(dir + "/x.npy"), "LoadNpy: '" + dir +
+                                                   "/x.npy': cannot open the file: No such "
+                                                   "file or directory");
+  {
+    std::ofstream out(dir + "/ints.npy", std::ios::binary);
+    const std::string header = "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }";
+    out << std::string("\x93NUMPY\x01\x00", 8) << static_cast<char>(header.size()) << '\0'
+        << header << std::string(12, '\0');
+  }
+  EXPECT_ERROR_STARTS(LoadNpy(dir + "/ints.npy"),
+                      "LoadNpy: '" + dir +
+                          "/ints.npy': unsupported dtype '<i4' (an integer type ft does not "
+                          "have: convert with a.astype(np.int64)); ft reads float32 ('<f4'), "
+                          "float64 ('<f8'), int64 ('<i8') and bool ('|b1'), little- or "
+                          "big-endian");
+  EXPECT_ERROR_STARTS(SaveNpy(dir + "/u.npy", Tensor()),
+                      "SaveNpy: '" + dir + "/u.npy': the tensor is undefined");
 }
 
 TEST(ErrorCatalogDoc, EveryFamilyHasATestAndEveryTestAFamily) {

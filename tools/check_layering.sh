@@ -15,6 +15,7 @@ rules=(
   "//custom_function|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/..."
   "//interpreters/functionalize|+ //tensor/... + //dispatch/..."
   "//interpreters/jit|+ //tensor/... + //dispatch/... + //autograd/..."
+  "//interop|+ //tensor/..."
   "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jit/..."
 )
 
