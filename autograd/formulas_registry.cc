@@ -14,6 +14,7 @@ void RegisterElementwiseFormulas();
 void RegisterReductionAndLinalgFormulas();
 void RegisterShapeFormulas();
 void RegisterMoreReductionFormulas();
+void RegisterLinalgSolveFormulas();
 void RegisterInplaceFormulas();  // last: reuses the out-of-place formulas
 
 namespace {
@@ -115,6 +116,7 @@ void RegisterDerivatives() {
     RegisterReductionAndLinalgFormulas();
     RegisterShapeFormulas();
     RegisterMoreReductionFormulas();
+    RegisterLinalgSolveFormulas();
     // Formulas that use their inputs' shapes only (checked against the formula files: none of
     // these reads an input's values; index arguments are integer tensors nobody differentiates
     // but their values are read, so gather & co. are not listed).
@@ -132,7 +134,8 @@ void RegisterDerivatives() {
     for (const char* name :
          {"exp", "expm1", "tan", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal", "pow",
           "logsumexp", "softmax", "log_softmax", "prod", "amax", "amin", "std", "norm",
-          "dropout", "sort", "topk"}) {
+          "dropout", "sort", "topk", "linalg_solve", "linalg_solve_triangular", "cholesky",
+          "inverse"}) {
       MarkOutputValuesRead(OpRegistry::Global().Get(name));
     }
     RegisterInplaceFormulas();

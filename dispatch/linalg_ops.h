@@ -1,8 +1,10 @@
 // ft/dispatch/linalg_ops.h
 //
 // The public linear algebra ops: matmul (torch.matmul's rank rules and batch broadcasting),
-// mm, bmm, dot, outer and linear (x @ W^T + bias). Each dispatches (dispatch.h): with no
-// transform active it runs the base kernel in tensor/linalg_kernels.h directly.
+// mm, bmm, dot, outer and linear (x @ W^T + bias); and, for second-order work, linalg_solve,
+// linalg_solve_triangular, cholesky, inverse, slogdet and logdet (documented below). Each
+// dispatches (dispatch.h): with no transform active it runs the base kernel in
+// tensor/linalg_kernels.h directly.
 //
 // Dtype rules: the result dtype is PromoteTypes of the operands (float32, float64 or int64,
 // so an int64 @ float32 product is float32); any bool operand throws an ft::Error. Results
@@ -21,6 +23,7 @@
 #define FT_DISPATCH_LINALG_OPS_H_
 
 #include <optional>
+#include <tuple>
 
 #include "tensor/tensor.h"
 
@@ -57,6 +60,53 @@ Tensor outer(const Tensor& a, const Tensor& b);
 // bias that does not broadcast, or bool operands.
 Tensor linear(const Tensor& x, const Tensor& weight,
               const std::optional<Tensor>& bias = std::nullopt);
+
+// ---- Linear algebra for second-order work: solves, factorizations, determinants. ----
+//
+// These take float32 or float64 tensors only (an integer or bool operand throws; the result
+// has PromoteTypes of the operands), treat the last two dims as the matrix and every leading
+// dim as a batch (broadcast between two operands, as matmul's), and compute each matrix with
+// one Eigen decomposition. Results are new contiguous tensors. All are differentiable (their
+// vjp and jvp formulas are written with these ops, so hessian works) and batch under vmap.
+// Errors name the op and the shapes: rank < 2, a non-square A, a B that does not fit A,
+// batch dims that do not broadcast, non-float dtypes; a singular A (linalg_solve, inverse)
+// or a non-positive-definite A (cholesky) names the matrix of the batch.
+//
+// Example (a 2 x 2 SPD system):
+//   Tensor a = ft::tensor({4.0, 2.0, 2.0, 3.0}, {2, 2});
+//   Tensor x = ft::linalg_solve(a, ft::tensor({2.0, 1.0}));   // [0.5, 0]
+//   Tensor l = ft::cholesky(a);                               // [[2, 0], [1, sqrt(2)]]
+//   Tensor y = ft::linalg_solve_triangular(l, ft::eye(2, ft::kFloat64), /*upper=*/false);
+//   auto [sign, logabs] = ft::slogdet(a);                     // 1, log(8)
+
+// linalg_solve is torch.linalg.solve: X with A X = B, for A [..., n, n] and B [..., n, k]
+// (several right-hand sides) or a batch of vectors B [..., n] (B 1-D, or B's shape is A's
+// without its last dim), giving X shaped like the broadcast B. Solved by LU with partial
+// pivoting. Throws for a singular A (a zero pivot), besides the shape and dtype errors.
+Tensor linalg_solve(const Tensor& a, const Tensor& b);
+
+// linalg_solve_triangular is torch.linalg.solve_triangular with left=True: X with A X = B for
+// a triangular A [..., n, n] (only its `upper` or lower triangle is read) and B [..., n, k]
+// (at least 2-D). A zero on A's diagonal is not checked: the result then has infs or nans,
+// as torch's does.
+Tensor linalg_solve_triangular(const Tensor& a, const Tensor& b, bool upper);
+
+// cholesky is torch.linalg.cholesky: the lower triangular L [..., n, n] with L L^T = A for a
+// symmetric positive-definite A (only its lower triangle is read). Throws when a matrix is
+// not positive-definite. Its gradient is the symmetric one (as torch's): use it on
+// symmetric inputs.
+Tensor cholesky(const Tensor& a);
+
+// inverse is torch.linalg.inv: A^-1 for A [..., n, n]. Throws for a singular A.
+Tensor inverse(const Tensor& a);
+
+// slogdet is torch.linalg.slogdet: (sign, logabsdet) of det(A), each [...] (A's batch dims),
+// with det = sign * exp(logabsdet). A singular A gives sign 0 and logabsdet -inf (no error).
+// sign carries no gradient.
+std::tuple<Tensor, Tensor> slogdet(const Tensor& a);
+
+// logdet is torch.logdet: log(det(A)) [...]; -inf when det = 0, nan when det < 0.
+Tensor logdet(const Tensor& a);
 
 // RegisterLinalgOps adds this family to the op table (called by RegisterAllOps).
 void RegisterLinalgOps(OpRegistry& registry);

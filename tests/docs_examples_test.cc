@@ -1,4 +1,5 @@
 // Every example in docs/api.md, compiled and checked: the docs stay true.
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -86,6 +87,37 @@ TEST(DocsApi, Ops) {
   EXPECT_TENSOR_EQ(ft::select_scatter(m, ft::zeros({3}), 0, 1),
                    ft::tensor({0.0f, 1.0f, 2.0f, 0.0f, 0.0f, 0.0f}, {2, 3}));
   EXPECT_TENSOR_EQ(m, ft::tensor({0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f}, {2, 3}));
+}
+
+TEST(DocsApi, LinearAlgebraForSecondOrderWork) {
+  ft::Tensor a = ft::tensor({4.0, 2.0, 2.0, 3.0}, {2, 2});
+  ft::Tensor b = ft::tensor({2.0, 1.0});
+  ft::Tensor x = ft::linalg_solve(a, b);
+  EXPECT_TENSOR_NEAR(x, ft::tensor({0.5, 0.0}), 1e-12);
+  ft::Tensor l = ft::cholesky(a);
+  EXPECT_TENSOR_NEAR(l, ft::tensor({2.0, 0.0, 1.0, std::sqrt(2.0)}, {2, 2}), 1e-12);
+  ft::Tensor z = ft::linalg_solve_triangular(l, ft::reshape(b, {2, 1}), /*upper=*/false);
+  EXPECT_TENSOR_NEAR(z, ft::tensor({1.0, 0.0}, {2, 1}), 1e-12);
+  ft::Tensor inv = ft::inverse(a);
+  EXPECT_TENSOR_NEAR(inv, ft::tensor({0.375, -0.25, -0.25, 0.5}, {2, 2}), 1e-12);
+  auto [sign, logabs] = ft::slogdet(a);
+  EXPECT_EQ(sign.item<double>(), 1.0);
+  EXPECT_NEAR(logabs.item<double>(), std::log(8.0), 1e-12);
+  auto nll = [b](const ft::TensorList& p) {
+    return (ft::dot(b, ft::linalg_solve(p[0], b)) + ft::logdet(p[0])) * 0.5;
+  };
+  ft::Tensor g = ft::grad(nll)({a})[0];
+  EXPECT_TENSOR_NEAR(g, ft::tensor({0.0625, -0.125, -0.125, 0.25}, {2, 2}), 1e-12);
+  ft::Tensor h = ft::hessian(nll)({a})[0];
+  ASSERT_EQ(h.sizes(), ft::IntArrayRef(ft::Shape{2, 2, 2, 2}));
+  EXPECT_TENSOR_NEAR(h, ft::permute(h, {2, 3, 0, 1}), 1e-12);
+  // The errors quoted in the section.
+  EXPECT_FT_ERROR(ft::linalg_solve(ft::eye(3), ft::ones({4, 2})),
+                  "linalg_solve: size mismatch, got A [3, 3] and B [4, 2]: dim -2 of B (4) "
+                  "must equal n (3)");
+  EXPECT_FT_ERROR(ft::inverse(ft::stack({ft::eye(2), ft::zeros({2, 2})}, 0)),
+                  "inverse: A is singular: pivot 0 of its LU factorization is zero (matrix 1 "
+                  "of the batch of A [2, 2, 2]); it has no inverse");
 }
 
 TEST(DocsApi, Promotion) {

@@ -207,6 +207,18 @@ TEST(ErrorCatalog, Linalg) {
                       "linear: size mismatch, input [2, 3] has 3");
   EXPECT_ERROR_STARTS(matmul(ones({2}, kBool), ones({2}, kBool)),
                       "matmul: bool tensors are not supported");
+  // Solves, factorizations, determinants.
+  EXPECT_ERROR_STARTS(inverse(ones({2, 3})),
+                      "inverse: expected square matrices [..., n, n] for A, got [2, 3]");
+  EXPECT_ERROR_STARTS(logdet(ones({3})), "logdet: expected A of rank >= 2");
+  EXPECT_ERROR_STARTS(linalg_solve(eye(3), ones({4, 2})),
+                      "linalg_solve: size mismatch, got A [3, 3] and B [4, 2]");
+  EXPECT_ERROR_STARTS(slogdet(ones({2, 2}, kInt64)),
+                      "slogdet: expected a float32 or float64 A, got int64 [2, 2]");
+  EXPECT_ERROR_STARTS(linalg_solve(tensor({1.0, 2.0, 2.0, 4.0}, {2, 2}), ones({2})),
+                      "linalg_solve: A is singular: pivot 1 of its LU factorization is zero");
+  EXPECT_ERROR_STARTS(cholesky(tensor({1.0, 2.0, 2.0, 1.0}, {2, 2})),
+                      "cholesky: A is not positive-definite (A [2, 2])");
 }
 
 TEST(ErrorCatalog, Random) {

@@ -96,6 +96,9 @@ const Tensor& Mask() {
   return t;
 }
 
+// Shifted: a + s I for a batch of square matrices a.
+Tensor Shifted(const Tensor& a, double s) { return a + eye(a.size(-1), kFloat64) * s; }
+
 // The table: one entry per differentiable built-in op. Each example argument has at most 12
 // elements, so the Jacobians of check 4 stay small.
 const std::vector<OpCase>& Table() {
@@ -297,6 +300,23 @@ const std::vector<OpCase>& Table() {
       {"outer", [](const TensorList& a) { return outer(a[0], a[1]); }, {{{3}}, {{4}}}},
       {"linear", [](const TensorList& a) { return linear(a[0], a[1], a[2]); },
        {{{2, 3}}, {{4, 3}}, {{4}}}},
+      // Solves and factorizations, of matrices kept well-conditioned (a + 4I: diagonally
+      // dominant; a a^T + 3I: symmetric positive-definite).
+      {"linalg_solve", [](const TensorList& a) { return linalg_solve(Shifted(a[0], 4.0), a[1]); },
+       {{{3, 3}}, {{3, 2}}}},
+      {"linalg_solve_triangular",
+       [](const TensorList& a) { return linalg_solve_triangular(Shifted(a[0], 4.0), a[1], false); },
+       {{{3, 3}}, {{3, 2}}}},
+      {"cholesky",
+       [](const TensorList& a) {
+         return cholesky(Shifted(matmul(a[0], transpose(a[0], -2, -1)), 3.0));
+       },
+       {{{3, 3}}}},
+      {"inverse", [](const TensorList& a) { return inverse(Shifted(a[0], 4.0)); }, {{{3, 3}}}},
+      {"slogdet",  // det < 0: sign -1
+       [](const TensorList& a) { return std::get<1>(slogdet(Shifted(a[0], -4.0))); },
+       {{{3, 3}}}},
+      {"logdet", [](const TensorList& a) { return logdet(Shifted(a[0], 4.0)); }, {{{3, 3}}}},
       // ---- Sorting (the values output; ties have probability 0). ----
       {"sort", [](const TensorList& a) { return std::get<0>(sort(a[0], 1, true)); },
        {{{3, 4}}}},

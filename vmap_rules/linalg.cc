@@ -1,4 +1,5 @@
-// Batching rules: linear algebra (matmul, mm, bmm, dot, outer, linear).
+// Batching rules: linear algebra (matmul, mm, bmm, dot, outer, linear; linalg_solve,
+// linalg_solve_triangular, cholesky, inverse, slogdet, logdet).
 //
 // Every rule validates the LOGICAL (per-example) shapes first, with the same messages the
 // op gives for one example (the physical op would name the batched shapes, or accept shapes
@@ -12,14 +13,23 @@
 //     unbatched operand's own batch dims. Unbatched operands broadcast as they are.
 // The common case (both operands batched at dim 0, logical rank >= 2, equal ranks) is a single
 // matmul call on the inputs themselves: no view, no copy.
+//
+// The factorization ops treat every dim before the matrix as a batch dim, so vmap's batch
+// dim just becomes one more leading batch dim: it moves to the front and the op runs once.
+// For the two-operand solves, operands are padded to one logical rank as for matmul, then an
+// unbatched operand gets one more leading size-1 dim so that both have the same physical rank
+// (linalg_solve's "B is a batch of vectors" rule compares ranks and must only ever see what
+// the logical shapes decided: a logical vector B is made an [n, 1] matrix first).
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batching_util.h"
 #include "tensor/dtype.h"
 #include "tensor/error.h"
+#include "tensor/linalg_kernels.h"
 #include "tensor/shape.h"
 #include "vmap_rules/families.h"
 
@@ -244,6 +254,69 @@ BatchedResult LinearRule(const VmapContext&, BatchedArgs& args) {
   return Batched0(std::move(out));
 }
 
+// SolveOperands: a (args 0) and b (args 1) of a solve as physical tensors of one rank whose
+// leading dims broadcast like the logical batch dims; a logical vector b becomes a matrix.
+std::pair<Tensor, Tensor> SolveOperands(const BatchedArgs& args, bool vector_b) {
+  const BDim abd = args.bdim(0) ? BDim(0) : std::nullopt;
+  const BDim bbd = args.bdim(1) ? BDim(0) : std::nullopt;
+  Tensor a = MoveBdimToFront(args.tensor(0), args.bdim(0));
+  Tensor b = MoveBdimToFront(args.tensor(1), args.bdim(1));
+  int64_t rb = LogicalRank(b, bbd);
+  if (vector_b) {
+    b = unsqueeze(b, -1);
+    ++rb;
+  }
+  const int64_t rank = std::max(LogicalRank(a, abd), rb);
+  a = PadToLogicalRank(a, abd, abd ? rank : rank + 1);
+  b = PadToLogicalRank(b, bbd, bbd ? rank : rank + 1);
+  return {a, b};
+}
+
+BatchedResult LinalgSolveRule(const VmapContext&, BatchedArgs& args) {
+  const Logical a = LogicalOf(args, 0);
+  const Logical b = LogicalOf(args, 1);
+  const bool vector = kernels::CheckSolveOperands("linalg_solve", a.shape, a.dtype, b.shape,
+                                                  b.dtype, /*allow_vector=*/true);
+  auto [pa, pb] = SolveOperands(args, vector);
+  Tensor out = linalg_solve(pa, pb);
+  if (vector) out = squeeze_dim(out, -1);
+  return Batched0(std::move(out));
+}
+
+BatchedResult LinalgSolveTriangularRule(const VmapContext&, BatchedArgs& args) {
+  const Logical a = LogicalOf(args, 0);
+  const Logical b = LogicalOf(args, 1);
+  kernels::CheckSolveOperands("linalg_solve_triangular", a.shape, a.dtype, b.shape, b.dtype,
+                              /*allow_vector=*/false);
+  auto [pa, pb] = SolveOperands(args, false);
+  return Batched0(linalg_solve_triangular(pa, pb, args.values[2].to_bool()));
+}
+
+// One square-matrix operand (cholesky, inverse, logdet, slogdet): checked logically, then the
+// op on the batch at the front.
+Tensor SquareOperand(const char* op, const BatchedArgs& args) {
+  const Logical a = LogicalOf(args, 0);
+  kernels::CheckSquareMatrices(op, a.shape, a.dtype);
+  return MoveBdimToFront(args.tensor(0), args.bdim(0));
+}
+
+BatchedResult CholeskyRule(const VmapContext&, BatchedArgs& args) {
+  return Batched0(cholesky(SquareOperand("cholesky", args)));
+}
+
+BatchedResult InverseRule(const VmapContext&, BatchedArgs& args) {
+  return Batched0(inverse(SquareOperand("inverse", args)));
+}
+
+BatchedResult LogdetRule(const VmapContext&, BatchedArgs& args) {
+  return Batched0(logdet(SquareOperand("logdet", args)));
+}
+
+BatchedResult SlogdetRule(const VmapContext&, BatchedArgs& args) {
+  auto [sign, logabs] = slogdet(SquareOperand("slogdet", args));
+  return BatchedResult{{Value(std::move(sign)), Value(std::move(logabs))}, {0, 0}};
+}
+
 }  // namespace
 
 void RegisterLinalgRules() {
@@ -254,6 +327,12 @@ void RegisterLinalgRules() {
   SetBatchRule(r.Get("dot"), &DotRule);
   SetBatchRule(r.Get("outer"), &OuterRule);
   SetBatchRule(r.Get("linear"), &LinearRule);
+  SetBatchRule(r.Get("linalg_solve"), &LinalgSolveRule);
+  SetBatchRule(r.Get("linalg_solve_triangular"), &LinalgSolveTriangularRule);
+  SetBatchRule(r.Get("cholesky"), &CholeskyRule);
+  SetBatchRule(r.Get("inverse"), &InverseRule);
+  SetBatchRule(r.Get("slogdet"), &SlogdetRule);
+  SetBatchRule(r.Get("logdet"), &LogdetRule);
 }
 
 }  // namespace ft::vmap_rules

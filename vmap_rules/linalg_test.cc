@@ -1,8 +1,12 @@
 // vmap of matmul, mm, bmm, dot, outer and linear against the loop-and-stack oracle (every
 // rank combination of matmul, batched and unbatched operands, per-example weights and
-// biases), and their errors under vmap (same messages as the op on one example).
+// biases), and their errors under vmap (same messages as the op on one example); and the
+// solves, factorizations and determinants (linalg_solve, cholesky, inverse, slogdet, ...).
 #include <functional>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "dispatch/ops.h"
 #include "gtest/gtest.h"
@@ -204,5 +208,146 @@ TEST(LinalgRules, ErrorsNameLogicalShapes) {
             want_bool);
 }
 
-}  // namespace
-}  // namespace ft
+// ---- Solves, factorizations, determinants: the batch dim is one more leading
+// batch dim. ----
+
+// Shifted: a + s I for square matrices a (keeps the loop's random matrices
+// well-conditioned).
+Tensor Shifted(const Tensor &a, double s) {
+  return a + eye(a.size(-1), a.dtype()) * s;
+}
+
+TEST(LinalgRules, LinalgSolveMatchesTheLoop) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{3, 3}, {3, 2}}, // several right-hand sides
+      {{3, 3}, {3}},    // a vector
+      {{2, 3, 3},
+       {2, 3}}, // a batch of vectors (B is A's shape without its last dim)
+      {{2, 3, 3}, {3}},    // a vector broadcast over A's batch
+      {{2, 3, 3}, {3, 1}}, // B broadcast over A's batch
+      {{3, 3},
+       {2, 3, 2}}, // A broadcast over B's batch (B's logical rank is larger)
+      {{2, 1, 3, 3}, {4, 3, 2}}, // both batch dims broadcast
+      {{1, 1}, {1, 1}},          // size 1
+  };
+  const auto f = [](const TensorList &a) {
+    return TensorList{linalg_solve(Shifted(a[0], 4.0), a[1])};
+  };
+  for (const auto &[sa, sb] : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << ShapeToString(sa) << " \\ " << ShapeToString(sb));
+    EXPECT_TRUE(CheckVmap(f, {{sa}, {sb}}));
+  }
+}
+
+TEST(LinalgRules, LinalgSolveVectorRuleFollowsTheLogicalShapes) {
+  // A batched [B, 3, 3] with an unbatched B [3, 3]: physically B would look
+  // like A's shape without its last dim (a batch of vectors); logically it is a
+  // matrix.
+  const Tensor as = Shifted(UniformMaker()({3, 3, 3}, 5), 4.0);
+  const Tensor b = UniformMaker()({3, 3}, 6);
+  auto f = [](const TensorList &x) {
+    return TensorList{linalg_solve(x[0], x[1])};
+  };
+  const Tensor got = vmap(TensorListFn(f), {0, std::nullopt})({as, b})[0];
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_TENSOR_NEAR(select(got, 0, i), linalg_solve(select(as, 0, i), b),
+                       1e-12);
+  }
+}
+
+TEST(LinalgRules, SolveTriangularMatchesTheLoop) {
+  for (bool upper : {false, true}) {
+    const auto f = [upper](const TensorList &a) {
+      return TensorList{
+          linalg_solve_triangular(Shifted(a[0], 4.0), a[1], upper)};
+    };
+    EXPECT_TRUE(CheckVmap(f, {{{3, 3}}, {{3, 2}}}));
+    EXPECT_TRUE(CheckVmap(f, {{{2, 3, 3}}, {{3, 1}}}));
+    EXPECT_TRUE(CheckVmap(f, {{{3, 3}}, {{2, 3, 2}}}));
+  }
+}
+
+TEST(LinalgRules, FactorizationsAndDeterminantsMatchTheLoop) {
+  const std::vector<std::pair<std::string, testing::LoopFn>> ops = {
+      {"cholesky",
+       [](const TensorList &a) {
+         return TensorList{
+             cholesky(Shifted(matmul(a[0], transpose(a[0], -2, -1)), 3.0))};
+       }},
+      {"inverse",
+       [](const TensorList &a) {
+         return TensorList{inverse(Shifted(a[0], 4.0))};
+       }},
+      {"slogdet",
+       [](const TensorList &a) {
+         auto [sign, logabs] = slogdet(Shifted(a[0], -4.0));
+         return TensorList{sign, logabs};
+       }},
+      {"logdet",
+       [](const TensorList &a) {
+         return TensorList{logdet(Shifted(a[0], 4.0))};
+       }},
+  };
+  for (const auto &[name, f] : ops) {
+    for (const Shape &shape : {Shape{1, 1}, Shape{3, 3}, Shape{2, 3, 3}}) {
+      SCOPED_TRACE(::testing::Message() << name << " " << ShapeToString(shape));
+      EXPECT_TRUE(CheckVmap(f, {{shape}}));
+    }
+  }
+}
+
+TEST(LinalgRules, FactorizationErrorsAreTheOnesOfOneExample) {
+  ExpectSameError(
+      [](const Tensor &a, const Tensor &b) { return linalg_solve(a, b); },
+      ones({3, 3}), ones({4, 2}));
+  ExpectSameError(
+      [](const Tensor &a, const Tensor &b) { return linalg_solve(a, b); },
+      ones({2, 3}), ones({2, 2}));
+  ExpectSameError(
+      [](const Tensor &a, const Tensor &b) { return linalg_solve(a, b); },
+      ones({3}), ones({3}));
+  ExpectSameError(
+      [](const Tensor &a, const Tensor &b) {
+        return linalg_solve_triangular(a, b, false);
+      },
+      ones({3, 3}), ones({3}));
+  ExpectSameError(
+      [](const Tensor &a, const Tensor &b) { return linalg_solve(a, b); },
+      ones({2, 3, 3}), ones({4, 3, 1}));
+  ExpectSameError(
+      [](const Tensor &a, const Tensor &b) { return linalg_solve(a, b); },
+      ones({3, 3}, kInt64), ones({3, 1}));
+  for (const auto &unary : std::vector<std::function<Tensor(const Tensor &)>>{
+           [](const Tensor &a) { return cholesky(a); },
+           [](const Tensor &a) { return inverse(a); },
+           [](const Tensor &a) { return logdet(a); },
+           [](const Tensor &a) { return std::get<1>(slogdet(a)); }}) {
+    for (const Tensor &bad : {ones({3}), ones({2, 3}), ones({2, 2}, kInt64)}) {
+      const std::string want = ErrorOf([&] { unary(bad); });
+      ASSERT_NE(want, "<no error>");
+      auto f = [&](const TensorList &x) { return TensorList{unary(x[0])}; };
+      EXPECT_EQ(ErrorOf([&] {
+                  vmap(TensorListFn(f), {0})({stack({bad, bad}, 0)});
+                }),
+                want);
+      EXPECT_EQ(ErrorOf([&] {
+                  vmap(TensorListFn(f), {-1})({stack({bad, bad}, -1)});
+                }),
+                want);
+    }
+  }
+  // A singular or non-positive-definite example fails the whole batch, naming
+  // the op.
+  auto inv = [](const TensorList &x) { return TensorList{inverse(x[0])}; };
+  EXPECT_FT_ERROR(
+      vmap(TensorListFn(inv), {0})({stack({eye(2), zeros({2, 2})}, 0)}),
+      "inverse: A is singular");
+  auto chol = [](const TensorList &x) { return TensorList{cholesky(x[0])}; };
+  EXPECT_FT_ERROR(
+      vmap(TensorListFn(chol), {0})({stack({eye(2), eye(2) * -1.0}, 0)}),
+      "cholesky: A is not positive-definite");
+}
+
+} // namespace
+} // namespace ft

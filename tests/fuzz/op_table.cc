@@ -301,6 +301,20 @@ const OpEntry kOps[] = {
       if (in.Bool()) bias = Pick(in, r);
       Put(r, linear(x, w, bias));
     }},
+    // Solves, factorizations, determinants: random (often singular, non-square or
+    // non-positive-definite) matrices, so their errors are most of the cases.
+    FT_FUZZ_BINARY(linalg_solve),
+    FT_FUZZ_OP(linalg_solve_triangular) {
+      const Tensor& a = Pick(in, r);
+      const Tensor& b = Pick(in, r);
+      Put(r, linalg_solve_triangular(a, b, in.Bool()));
+    }},
+    FT_FUZZ_UNARY(cholesky), FT_FUZZ_UNARY(inverse), FT_FUZZ_UNARY(logdet),
+    FT_FUZZ_OP(slogdet) {
+      auto [sign, logabs] = slogdet(Pick(in, r));
+      Put(r, sign);
+      Put(r, logabs);
+    }},
     // ---- views ----
     FT_FUZZ_OP(reshape) {
       const Tensor& x = Pick(in, r);

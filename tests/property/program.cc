@@ -116,6 +116,17 @@ Tensor Weight(const Tensor& like) {
   return Constant(like, Shape(like.sizes().begin(), like.sizes().end()), 101);
 }
 
+Tensor Spd(const Tensor& x) {
+  const Tensor t = tanh(x);
+  const int64_t m = x.size(-2);
+  return matmul(t, transpose(t, -2, -1)) + to(eye(m), x.dtype()) * static_cast<double>(m);
+}
+
+Tensor WellConditioned(const Tensor& x) {
+  const int64_t m = x.size(-2);
+  return Spd(x) + Constant(x, {m, m}, 7) * 0.5;
+}
+
 Tensor MulNarrow_(const Tensor& x, int64_t dim, int64_t start, int64_t length, double factor) {
   Tensor c = clone(x);
   mul_(narrow(c, dim, start, length), factor);
@@ -283,6 +294,13 @@ FT_PROPERTY_SYM(bmm)
 FT_PROPERTY_SYM(dot)
 FT_PROPERTY_SYM(outer)
 FT_PROPERTY_SYM(linear)
+FT_PROPERTY_SYM(linalg_solve)
+FT_PROPERTY_SYM(linalg_solve_triangular)
+FT_PROPERTY_SYM(cholesky)
+FT_PROPERTY_SYM(inverse)
+FT_PROPERTY_SYM(logdet)
+FT_PROPERTY_SYM(Spd)
+FT_PROPERTY_SYM(WellConditioned)
 FT_PROPERTY_SYM(argsort)
 FT_PROPERTY_SYM(argmax)
 FT_PROPERTY_SYM(argmin)
@@ -319,6 +337,10 @@ SymList split_with_sizes(const Sym& x, const Shape& sizes, int64_t dim) {
 SymList chunk(const Sym& x, int64_t n, int64_t dim) { return {Call("chunk", x, n, dim).expr}; }
 std::tuple<Sym, Sym> sort(const Sym& x, int64_t dim, bool descending) {
   const std::string e = Call("sort", x, dim, descending).expr;
+  return {Sym("std::get<0>(" + e + ")"), Sym("std::get<1>(" + e + ")")};
+}
+std::tuple<Sym, Sym> slogdet(const Sym& x) {
+  const std::string e = Call("slogdet", x).expr;
   return {Sym("std::get<0>(" + e + ")"), Sym("std::get<1>(" + e + ")")};
 }
 std::tuple<Sym, Sym> topk(const Sym& x, int64_t k, int64_t dim, bool largest, bool sorted) {
@@ -1074,6 +1096,56 @@ std::vector<Entry> BuildCatalog() {
       [](const auto& a, const Params& p, bool) {
         return linear(a[0], Constant(a[0], {p[1], p[0]}, p[2]), Constant(a[0], {p[1]}, p[2] + 1));
       }));
+  // ---- Solves, factorizations, determinants: of Spd / WellConditioned matrices made from
+  // the argument (rank >= 2, any values), or with the argument as the right-hand side. ----
+  c.push_back(Def(
+      "linalg_solve", 1, kSmooth, {"linalg_solve"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 2)) return false;
+        p = {s[0][s[0].size() - 2], r.Between(1, 3), r.Below(5)};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        return linalg_solve(WellConditioned(a[0]), Constant(a[0], {p[0], p[1]}, p[2]));
+      }));
+  c.push_back(Def(
+      "linalg_solve_rhs", 1, kSmooth, {"linalg_solve"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (Rank(s[0]) == 0) return false;
+        // B [n] (a vector) or [..., n, k] with A a constant [n, n].
+        p = {Rank(s[0]) == 1 ? s[0][0] : s[0][s[0].size() - 2], r.Below(5)};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        return linalg_solve(WellConditioned(Constant(a[0], {p[0], p[0]}, p[1])), a[0]);
+      }));
+  c.push_back(Def(
+      "linalg_solve_triangular", 1, kSmooth, {"linalg_solve_triangular"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 2)) return false;
+        p = {s[0][s[0].size() - 2], r.Between(1, 3), r.Below(5), r.Below(2)};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        return linalg_solve_triangular(WellConditioned(a[0]), Constant(a[0], {p[0], p[1]}, p[2]),
+                                       p[3] != 0);
+      }));
+  c.push_back(Def("cholesky", 1, kSmooth, {"cholesky"},
+                  [](Rng&, const std::vector<Shape>& s, Params&) { return NeedRank(s, 2); },
+                  [](const auto& a, const Params&, bool) { return cholesky(Spd(a[0])); }));
+  c.push_back(Def("inverse", 1, kSmooth, {"inverse"},
+                  [](Rng&, const std::vector<Shape>& s, Params&) { return NeedRank(s, 2); },
+                  [](const auto& a, const Params&, bool) {
+                    return inverse(WellConditioned(a[0]));
+                  }));
+  c.push_back(Def("slogdet", 1, kSmooth, {"slogdet"},
+                  [](Rng&, const std::vector<Shape>& s, Params&) { return NeedRank(s, 2); },
+                  [](const auto& a, const Params&, bool) {
+                    return std::get<1>(slogdet(WellConditioned(a[0])));
+                  }));
+  c.push_back(Def("logdet", 1, kSmooth, {"logdet"},
+                  [](Rng&, const std::vector<Shape>& s, Params&) { return NeedRank(s, 2); },
+                  [](const auto& a, const Params&, bool) { return logdet(Spd(a[0])); }));
   // ---- Sorting. ----
   c.push_back(Def(
       "sort", 1, 0, {"sort"},

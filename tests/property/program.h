@@ -72,6 +72,12 @@ Tensor Constant(const Tensor& like, const Shape& shape, int64_t salt);
 Tensor Index(const Shape& shape, int64_t high, int64_t salt);
 // Weight: Constant(like, like's shape, 101): the fixed cotangent of the derivative checks.
 Tensor Weight(const Tensor& like);
+// Spd: t t^T + m I for t = tanh(x) and x [..., m, k] (rank >= 2): symmetric positive-definite
+// with eigenvalues >= m, whatever x holds, for the catalog's factorization steps.
+Tensor Spd(const Tensor& x);
+// WellConditioned: Spd(x) plus a fixed non-symmetric constant of norm < m / 2: invertible
+// and well-conditioned (for solve, inverse, slogdet).
+Tensor WellConditioned(const Tensor& x);
 
 // Helpers the catalog uses for write-through-view steps, public so that a printed program
 // compiles in a regression test. Each clones x first, so x itself is never written.
