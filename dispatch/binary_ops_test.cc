@@ -728,3 +728,22 @@ TEST(BinaryOps, RegisteredWithSchemas) {
 
 }  // namespace
 }  // namespace ft
+
+namespace ft {
+namespace {
+
+TEST(BinaryOpsRegression, EmptyTensorWithAHugeStride) {
+  // An empty view may carry any stride (ops_fuzzer reached one of INT64_MAX through
+  // reshape and chunk of a [0, 3] tensor); the kernels used to multiply it by the item size,
+  // a signed overflow UBSan reports. Nothing is read or written either way.
+  const Tensor base = zeros({0, 3});
+  const Tensor odd = MakeDense(base.storage(), kFloat32, {0, 3},
+                               {std::numeric_limits<int64_t>::max(), 1}, 0);
+  fill_(odd, 2.0);
+  EXPECT_EQ((odd + odd).sizes(), IntArrayRef({0, 3}));
+  EXPECT_EQ((odd * zeros({3})).numel(), 0);
+  EXPECT_EQ(neg(odd).numel(), 0);
+}
+
+}  // namespace
+}  // namespace ft

@@ -12,10 +12,14 @@ Operand MakeOperand(const Tensor& t, IntArrayRef shape) {
   const int64_t item = ItemSize(t.dtype());
   const size_t lead = shape.size() - static_cast<size_t>(t.dim());
   FT_CHECK(static_cast<size_t>(t.dim()) <= shape.size());
+  // An empty tensor's strides are never used, and may be anything (a view of an empty
+  // tensor can carry a stride near INT64_MAX, which times the item size overflows): its
+  // byte strides stay 0.
+  const bool empty = t.numel() == 0;
   for (int64_t d = 0; d < t.dim(); ++d) {
     const int64_t size = t.sizes()[d];
     FT_CHECK(size == shape[lead + d] || size == 1);
-    op.byte_strides[lead + d] = size == 1 ? 0 : t.strides()[d] * item;
+    op.byte_strides[lead + d] = size == 1 || empty ? 0 : t.strides()[d] * item;
   }
   return op;
 }
