@@ -32,16 +32,15 @@ using ConstMap = Eigen::Map<const RowMajorMatrix<T>, Eigen::Unaligned>;
 template <typename T>
 using MutMap = Eigen::Map<RowMajorMatrix<T>, Eigen::Unaligned>;
 
-void CheckFloating(const char *op, const char *name, IntArrayRef shape,
-                   DType dtype) {
+void CheckFloating(const char* op, const char* name, IntArrayRef shape, DType dtype) {
   if (!IsFloating(dtype)) {
-    ThrowError(op, ": expected a float32 or float64 ", name, ", got ",
-               DTypeName(dtype), " ", ShapeToString(shape));
+    ThrowError(op, ": expected a float32 or float64 ", name, ", got ", DTypeName(dtype), " ",
+               ShapeToString(shape));
   }
 }
 
 // CheckMatrix: `shape` is [..., n, n] (named `name` in messages).
-void CheckSquare(const char *op, const char *name, IntArrayRef shape) {
+void CheckSquare(const char* op, const char* name, IntArrayRef shape) {
   const size_t r = shape.size();
   if (r < 2) {
     ThrowError(op, ": expected ", name,
@@ -49,9 +48,9 @@ void CheckSquare(const char *op, const char *name, IntArrayRef shape) {
                ShapeToString(shape));
   }
   if (shape[r - 2] != shape[r - 1]) {
-    ThrowError(op, ": expected square matrices [..., n, n] for ", name,
-               ", got ", ShapeToString(shape), " (dims -2 and -1 are ",
-               shape[r - 2], " and ", shape[r - 1], ")");
+    ThrowError(op, ": expected square matrices [..., n, n] for ", name, ", got ",
+               ShapeToString(shape), " (dims -2 and -1 are ", shape[r - 2], " and ", shape[r - 1],
+               ")");
   }
 }
 
@@ -61,18 +60,16 @@ IntArrayRef BatchOf(IntArrayRef shape, int64_t core) {
 
 // BroadcastBatch: the broadcast of two batch shapes, with a message naming both
 // operands.
-Shape BroadcastBatch(const char *op, IntArrayRef ab, IntArrayRef a,
-                     IntArrayRef bb, IntArrayRef b) {
+Shape BroadcastBatch(const char* op, IntArrayRef ab, IntArrayRef a, IntArrayRef bb, IntArrayRef b) {
   const size_t n = std::max(ab.size(), bb.size());
   Shape out;
   for (size_t i = 0; i < n; ++i) {
     const int64_t da = i < n - ab.size() ? 1 : ab[i - (n - ab.size())];
     const int64_t db = i < n - bb.size() ? 1 : bb[i - (n - bb.size())];
     if (da != db && da != 1 && db != 1) {
-      ThrowError(op, ": batch dims ", ShapeToString(ab), " of A ",
-                 ShapeToString(a), " and ", ShapeToString(bb), " of B ",
-                 ShapeToString(b), " cannot be broadcast together (", da,
-                 " vs ", db, ")");
+      ThrowError(op, ": batch dims ", ShapeToString(ab), " of A ", ShapeToString(a), " and ",
+                 ShapeToString(bb), " of B ", ShapeToString(b), " cannot be broadcast together (",
+                 da, " vs ", db, ")");
     }
     out.push_back(da == 1 ? db : da);
   }
@@ -81,8 +78,7 @@ Shape BroadcastBatch(const char *op, IntArrayRef ab, IntArrayRef a,
 
 // Dense: t expanded to batch + [rows, cols], of `dtype`, contiguous (a copy
 // when t is not already exactly that; the result is only read).
-Tensor Dense(const Tensor &t, IntArrayRef batch, int64_t rows, int64_t cols,
-             DType dtype) {
+Tensor Dense(const Tensor& t, IntArrayRef batch, int64_t rows, int64_t cols, DType dtype) {
   Shape s(batch.begin(), batch.end());
   s.push_back(rows);
   s.push_back(cols);
@@ -91,23 +87,22 @@ Tensor Dense(const Tensor &t, IntArrayRef batch, int64_t rows, int64_t cols,
 
 // WhereInBatch: " (matrix i of the batch of A [..])" or "" for a single matrix.
 std::string WhereInBatch(int64_t i, int64_t count, IntArrayRef a) {
-  if (count == 1)
-    return absl::StrCat(" (A ", ShapeToString(a), ")");
-  return absl::StrCat(" (matrix ", i, " of the batch of A ", ShapeToString(a),
-                      ")");
+  if (count == 1) return absl::StrCat(" (A ", ShapeToString(a), ")");
+  return absl::StrCat(" (matrix ", i, " of the batch of A ", ShapeToString(a), ")");
 }
 
 // SingularPivot: the first zero on the diagonal of an LU factor, or -1.
-template <typename LU> int64_t SingularPivot(const LU &lu) {
-  const auto &m = lu.matrixLU();
+template <typename LU>
+int64_t SingularPivot(const LU& lu) {
+  const auto& m = lu.matrixLU();
   for (int64_t j = 0; j < m.rows(); ++j) {
-    if (m(j, j) == 0)
-      return j;
+    if (m(j, j) == 0) return j;
   }
   return -1;
 }
 
-template <typename Fn> void VisitFloat(DType dtype, Fn &&fn) {
+template <typename Fn>
+void VisitFloat(DType dtype, Fn&& fn) {
   if (dtype == kFloat32) {
     fn(float{});
   } else {
@@ -120,31 +115,28 @@ template <typename Fn> void VisitFloat(DType dtype, Fn &&fn) {
 // lower).
 enum class SolveKind { kLu, kLower, kUpper };
 
-Tensor SolveImpl(const char *op, const Tensor &a, const Tensor &b,
-                 bool allow_vector, SolveKind kind) {
-  const bool vector = CheckSolveOperands(op, a.sizes(), a.dtype(), b.sizes(),
-                                         b.dtype(), allow_vector);
+Tensor SolveImpl(const char* op, const Tensor& a, const Tensor& b, bool allow_vector,
+                 SolveKind kind) {
+  const bool vector =
+      CheckSolveOperands(op, a.sizes(), a.dtype(), b.sizes(), b.dtype(), allow_vector);
   const DType dtype = PromoteTypes(a.dtype(), b.dtype());
   const int64_t n = a.sizes()[a.dim() - 1];
   const int64_t k = vector ? 1 : b.sizes()[b.dim() - 1];
-  const Shape batch =
-      BroadcastBatch(op, BatchOf(a.sizes(), 2), a.sizes(),
-                     BatchOf(b.sizes(), vector ? 1 : 2), b.sizes());
+  const Shape batch = BroadcastBatch(op, BatchOf(a.sizes(), 2), a.sizes(),
+                                     BatchOf(b.sizes(), vector ? 1 : 2), b.sizes());
   Shape out_shape = batch;
   out_shape.push_back(n);
-  if (!vector)
-    out_shape.push_back(k);
+  if (!vector) out_shape.push_back(k);
   Tensor out = EmptyContiguous(out_shape, dtype);
-  if (out.numel() == 0)
-    return out;
+  if (out.numel() == 0) return out;
   const Tensor da = Dense(a, batch, n, n, dtype);
   const Tensor db = Dense(vector ? unsqueeze(b, -1) : b, batch, n, k, dtype);
   const int64_t count = Numel(batch);
   VisitFloat(dtype, [&](auto zero) {
     using T = decltype(zero);
-    const T *pa = static_cast<const T *>(da.impl()->raw_data());
-    const T *pb = static_cast<const T *>(db.impl()->raw_data());
-    T *po = static_cast<T *>(out.impl()->raw_data());
+    const T* pa = static_cast<const T*>(da.impl()->raw_data());
+    const T* pb = static_cast<const T*>(db.impl()->raw_data());
+    T* po = static_cast<T*>(out.impl()->raw_data());
     for (int64_t i = 0; i < count; ++i) {
       const ConstMap<T> am(pa + i * n * n, n, n);
       const ConstMap<T> bm(pb + i * n * k, n, k);
@@ -153,10 +145,8 @@ Tensor SolveImpl(const char *op, const Tensor &a, const Tensor &b,
         const Eigen::PartialPivLU<RowMajorMatrix<T>> lu(am);
         const int64_t j = SingularPivot(lu);
         if (j >= 0) {
-          ThrowError(op, ": A is singular: pivot ", j,
-                     " of its LU factorization is zero",
-                     WhereInBatch(i, count, a.sizes()),
-                     "; the system has no unique solution");
+          ThrowError(op, ": A is singular: pivot ", j, " of its LU factorization is zero",
+                     WhereInBatch(i, count, a.sizes()), "; the system has no unique solution");
         }
         x.noalias() = lu.solve(bm);
       } else if (kind == SolveKind::kLower) {
@@ -169,73 +159,66 @@ Tensor SolveImpl(const char *op, const Tensor &a, const Tensor &b,
   return out;
 }
 
-} // namespace
+}  // namespace
 
-void CheckSquareMatrices(const char *op, IntArrayRef shape, DType dtype) {
+void CheckSquareMatrices(const char* op, IntArrayRef shape, DType dtype) {
   CheckSquare(op, "A", shape);
   CheckFloating(op, "A", shape, dtype);
 }
 
-bool CheckSolveOperands(const char *op, IntArrayRef a, DType a_dtype,
-                        IntArrayRef b, DType b_dtype, bool allow_vector) {
+bool CheckSolveOperands(const char* op, IntArrayRef a, DType a_dtype, IntArrayRef b, DType b_dtype,
+                        bool allow_vector) {
   CheckSquareMatrices(op, a, a_dtype);
   CheckFloating(op, "B", b, b_dtype);
   const int64_t n = a[a.size() - 1];
   const bool vector =
       allow_vector && (b.size() == 1 || (b.size() + 1 == a.size() &&
-                                         std::equal(b.begin(), b.end(),
-                                                    a.begin(), a.end() - 1)));
+                                         std::equal(b.begin(), b.end(), a.begin(), a.end() - 1)));
   if (vector) {
     if (b[b.size() - 1] != n) {
-      ThrowError(op, ": size mismatch, B ", ShapeToString(b),
-                 " is a vector of length ", b[b.size() - 1], " but A ",
-                 ShapeToString(a), " is ", n, " x ", n);
+      ThrowError(op, ": size mismatch, B ", ShapeToString(b), " is a vector of length ",
+                 b[b.size() - 1], " but A ", ShapeToString(a), " is ", n, " x ", n);
     }
     return true;
   }
   if (b.size() < 2) {
-    ThrowError(op, ": expected B of rank >= 2 ([..., n, k]), got ",
-               ShapeToString(b), " (A ", ShapeToString(a), ")");
+    ThrowError(op, ": expected B of rank >= 2 ([..., n, k]), got ", ShapeToString(b), " (A ",
+               ShapeToString(a), ")");
   }
   if (b[b.size() - 2] != n) {
-    ThrowError(op, ": size mismatch, got A ", ShapeToString(a), " and B ",
-               ShapeToString(b), ": dim -2 of B (", b[b.size() - 2],
-               ") must equal n (", n, ")");
+    ThrowError(op, ": size mismatch, got A ", ShapeToString(a), " and B ", ShapeToString(b),
+               ": dim -2 of B (", b[b.size() - 2], ") must equal n (", n, ")");
   }
   BroadcastBatch(op, BatchOf(a, 2), a, BatchOf(b, 2), b);
   return false;
 }
 
-Tensor linalg_solve(const Tensor &a, const Tensor &b) {
+Tensor linalg_solve(const Tensor& a, const Tensor& b) {
   return SolveImpl("linalg_solve", a, b, /*allow_vector=*/true, SolveKind::kLu);
 }
 
-Tensor linalg_solve_triangular(const Tensor &a, const Tensor &b, bool upper) {
+Tensor linalg_solve_triangular(const Tensor& a, const Tensor& b, bool upper) {
   return SolveImpl("linalg_solve_triangular", a, b, /*allow_vector=*/false,
                    upper ? SolveKind::kUpper : SolveKind::kLower);
 }
 
-Tensor cholesky(const Tensor &a) {
+Tensor cholesky(const Tensor& a) {
   CheckSquareMatrices("cholesky", a.sizes(), a.dtype());
   Tensor out = EmptyContiguous(a.sizes(), a.dtype());
-  if (out.numel() == 0)
-    return out;
+  if (out.numel() == 0) return out;
   const int64_t n = a.sizes()[a.dim() - 1];
   const IntArrayRef batch = BatchOf(a.sizes(), 2);
   const Tensor da = Dense(a, batch, n, n, a.dtype());
   const int64_t count = Numel(batch);
   VisitFloat(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const T *pa = static_cast<const T *>(da.impl()->raw_data());
-    T *po = static_cast<T *>(out.impl()->raw_data());
+    const T* pa = static_cast<const T*>(da.impl()->raw_data());
+    T* po = static_cast<T*>(out.impl()->raw_data());
     for (int64_t i = 0; i < count; ++i) {
-      const Eigen::LLT<RowMajorMatrix<T>, Eigen::Lower> llt(
-          ConstMap<T>(pa + i * n * n, n, n));
+      const Eigen::LLT<RowMajorMatrix<T>, Eigen::Lower> llt(ConstMap<T>(pa + i * n * n, n, n));
       if (llt.info() != Eigen::Success) {
-        ThrowError(
-            "cholesky: A is not positive-definite",
-            WhereInBatch(i, count, a.sizes()),
-            "; the factorization needs a symmetric positive-definite matrix");
+        ThrowError("cholesky: A is not positive-definite", WhereInBatch(i, count, a.sizes()),
+                   "; the factorization needs a symmetric positive-definite matrix");
       }
       MutMap<T>(po + i * n * n, n, n) = llt.matrixL().toDenseMatrix();
     }
@@ -243,26 +226,23 @@ Tensor cholesky(const Tensor &a) {
   return out;
 }
 
-Tensor inverse(const Tensor &a) {
+Tensor inverse(const Tensor& a) {
   CheckSquareMatrices("inverse", a.sizes(), a.dtype());
   Tensor out = EmptyContiguous(a.sizes(), a.dtype());
-  if (out.numel() == 0)
-    return out;
+  if (out.numel() == 0) return out;
   const int64_t n = a.sizes()[a.dim() - 1];
   const IntArrayRef batch = BatchOf(a.sizes(), 2);
   const Tensor da = Dense(a, batch, n, n, a.dtype());
   const int64_t count = Numel(batch);
   VisitFloat(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const T *pa = static_cast<const T *>(da.impl()->raw_data());
-    T *po = static_cast<T *>(out.impl()->raw_data());
+    const T* pa = static_cast<const T*>(da.impl()->raw_data());
+    T* po = static_cast<T*>(out.impl()->raw_data());
     for (int64_t i = 0; i < count; ++i) {
-      const Eigen::PartialPivLU<RowMajorMatrix<T>> lu(
-          ConstMap<T>(pa + i * n * n, n, n));
+      const Eigen::PartialPivLU<RowMajorMatrix<T>> lu(ConstMap<T>(pa + i * n * n, n, n));
       const int64_t j = SingularPivot(lu);
       if (j >= 0) {
-        ThrowError("inverse: A is singular: pivot ", j,
-                   " of its LU factorization is zero",
+        ThrowError("inverse: A is singular: pivot ", j, " of its LU factorization is zero",
                    WhereInBatch(i, count, a.sizes()), "; it has no inverse");
       }
       MutMap<T>(po + i * n * n, n, n) = lu.inverse();
@@ -271,30 +251,28 @@ Tensor inverse(const Tensor &a) {
   return out;
 }
 
-std::tuple<Tensor, Tensor> slogdet(const Tensor &a) {
+std::tuple<Tensor, Tensor> slogdet(const Tensor& a) {
   CheckSquareMatrices("slogdet", a.sizes(), a.dtype());
   const IntArrayRef batch = BatchOf(a.sizes(), 2);
   Tensor sign = EmptyContiguous(batch, a.dtype());
   Tensor logabs = EmptyContiguous(batch, a.dtype());
   const int64_t count = Numel(batch);
-  if (count == 0)
-    return {sign, logabs};
+  if (count == 0) return {sign, logabs};
   const int64_t n = a.sizes()[a.dim() - 1];
   const Tensor da = Dense(a, batch, n, n, a.dtype());
   VisitFloat(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const T *pa = static_cast<const T *>(da.impl()->raw_data());
-    T *ps = static_cast<T *>(sign.impl()->raw_data());
-    T *pl = static_cast<T *>(logabs.impl()->raw_data());
+    const T* pa = static_cast<const T*>(da.impl()->raw_data());
+    T* ps = static_cast<T*>(sign.impl()->raw_data());
+    T* pl = static_cast<T*>(logabs.impl()->raw_data());
     for (int64_t i = 0; i < count; ++i) {
-      if (n == 0) { // the empty product: det 1
+      if (n == 0) {  // the empty product: det 1
         ps[i] = T(1);
         pl[i] = T(0);
         continue;
       }
-      const Eigen::PartialPivLU<RowMajorMatrix<T>> lu(
-          ConstMap<T>(pa + i * n * n, n, n));
-      const auto &m = lu.matrixLU();
+      const Eigen::PartialPivLU<RowMajorMatrix<T>> lu(ConstMap<T>(pa + i * n * n, n, n));
+      const auto& m = lu.matrixLU();
       T s = static_cast<T>(lu.permutationP().determinant());
       T l = T(0);
       for (int64_t j = 0; j < n; ++j) {
@@ -304,8 +282,7 @@ std::tuple<Tensor, Tensor> slogdet(const Tensor &a) {
           l = -std::numeric_limits<T>::infinity();
           break;
         }
-        if (u < T(0))
-          s = -s;
+        if (u < T(0)) s = -s;
         l += std::log(std::abs(u));
       }
       ps[i] = s;
@@ -315,21 +292,20 @@ std::tuple<Tensor, Tensor> slogdet(const Tensor &a) {
   return {sign, logabs};
 }
 
-Tensor logdet(const Tensor &a) {
+Tensor logdet(const Tensor& a) {
   CheckSquareMatrices("logdet", a.sizes(), a.dtype());
   auto [sign, logabs] = slogdet(a);
   const int64_t count = logabs.numel();
   VisitFloat(a.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const T *ps = static_cast<const T *>(sign.impl()->raw_data());
-    T *pl = static_cast<T *>(logabs.impl()->raw_data());
+    const T* ps = static_cast<const T*>(sign.impl()->raw_data());
+    T* pl = static_cast<T*>(logabs.impl()->raw_data());
     for (int64_t i = 0; i < count; ++i) {
       // log det: -inf for det 0 (pl already), nan for a negative determinant.
-      if (ps[i] < T(0))
-        pl[i] = std::numeric_limits<T>::quiet_NaN();
+      if (ps[i] < T(0)) pl[i] = std::numeric_limits<T>::quiet_NaN();
     }
   });
   return logabs;
 }
 
-} // namespace ft::kernels
+}  // namespace ft::kernels
