@@ -565,6 +565,37 @@ TEST(ViewOps, Diagonal) {
   EXPECT_FT_ERROR(diagonal(x, 0, 0, 2), "diagonal: dim 2 is out of range");
 }
 
+// A tensor without elements may carry strides near INT64_MAX (ContiguousStrides saturates;
+// ops_fuzzer reached [0, 0, 0, 0] -> unflatten -> diagonal, whose stride sum overflowed).
+// No element is ever addressed, so every view of it is an empty tensor and none of the
+// geometry arithmetic may overflow (a signed overflow: CI's UBSan run reports it).
+TEST(ViewOps, ViewsOfAnEmptyTensorWithHugeStridesStayEmpty) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const int64_t huge = int64_t{1} << 42;
+  const Tensor base = zeros({0});
+  const Tensor odd = MakeDense(base.storage(), kFloat32, {0, huge, 3, 2}, {max, max, max, 1}, 0);
+  ASSERT_EQ(odd.numel(), 0);
+  const std::vector<std::function<Tensor()>> views = {
+      [&] { return diagonal(odd, 0, 1, 2); },
+      [&] { return diagonal(odd, 1, 0, 1); },
+      [&] { return diagonal(odd, -1, 1, 2); },
+      [&] { return unflatten(odd, 1, {huge, 1}); },
+      [&] { return unflatten(odd, 3, {2, 1}); },
+      [&] { return unsqueeze(odd, 1); },
+      [&] { return select(odd, 2, 2); },
+      [&] { return narrow(odd, 1, huge - 1, 1); },
+      [&] { return slice(odd, 1, 1, huge, huge / 2); },
+      [&] { return slice(odd, 2, 0, 3, 2); },
+      [&] { return diagonal(unflatten(odd, 1, {huge / 2, 2}), 0, 1, 2); },
+  };
+  for (size_t i = 0; i < views.size(); ++i) {
+    SCOPED_TRACE(i);
+    const Tensor v = views[i]();
+    EXPECT_EQ(v.numel(), 0);
+    EXPECT_EQ(contiguous(v).numel(), 0);
+  }
+}
+
 // Writing through each kind of view changes exactly the base elements it covers.
 TEST(ViewOps, WritesThroughEveryViewAreVisibleInTheBase) {
   struct Case {

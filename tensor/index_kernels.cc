@@ -547,7 +547,10 @@ Tensor pad(const Tensor& x, IntArrayRef pads, Scalar value) {
     const int64_t d = rank - 1 - p;
     const int64_t left = pads[2 * p], right = pads[2 * p + 1], s = x.sizes()[d];
     int64_t size = 0;
-    if (__builtin_add_overflow(s, left, &size) || __builtin_add_overflow(size, right, &size)) {
+    // INT64_MIN has no negation, and the crop below negates a negative padding.
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+    if (left == kMin || right == kMin || __builtin_add_overflow(s, left, &size) ||
+        __builtin_add_overflow(size, right, &size)) {
       ThrowError(op, ": padding (", left, ", ", right, ") of dim ", d, " overflows int64");
     }
     if (size < 0) {

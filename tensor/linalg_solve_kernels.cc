@@ -294,7 +294,11 @@ std::tuple<Tensor, Tensor> slogdet(const Tensor& a) {
 
 Tensor logdet(const Tensor& a) {
   CheckSquareMatrices("logdet", a.sizes(), a.dtype());
-  auto [sign, logabs] = slogdet(a);
+  // Named members, not a structured binding: clang 14 (--config=fuzz) rejects a lambda's
+  // capture of a structured binding, which C++20 allows.
+  const std::tuple<Tensor, Tensor> sign_and_logabs = slogdet(a);
+  const Tensor& sign = std::get<0>(sign_and_logabs);
+  const Tensor& logabs = std::get<1>(sign_and_logabs);
   const int64_t count = logabs.numel();
   VisitFloat(a.dtype(), [&](auto zero) {
     using T = decltype(zero);

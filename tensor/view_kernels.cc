@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,25 @@ namespace {
 // touches the elements or the version counter.
 Tensor Alias(const Tensor& x, Shape sizes, Shape strides, int64_t offset) {
   return MakeDense(x.storage(), x.dtype(), std::move(sizes), std::move(strides), offset);
+}
+
+// StrideMul and OffsetAdd are the geometry arithmetic of views. For a tensor with elements,
+// every index times its stride, and the offset plus it, stays inside the storage, so nothing
+// overflows. A tensor without elements may carry any strides (none is ever followed:
+// ContiguousStrides of [0, 2^62, 2^62] saturates at INT64_MAX, and a view of it multiplies
+// again), so there the arithmetic saturates instead of overflowing, which is undefined
+// behaviour (ops_fuzzer under UBSan). Results for tensors with elements are unchanged.
+int64_t StrideMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_mul_overflow(a, b, &r)) return r;
+  return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
+                            : std::numeric_limits<int64_t>::max();
+}
+
+int64_t OffsetAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
 }
 
 Tensor Alias(const Tensor& x) {
@@ -184,7 +204,7 @@ Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes) {
   const Shape inner_strides = ContiguousStrides(inner);
   for (size_t i = 0; i < inner.size(); ++i) {
     new_sizes.push_back(inner[i]);
-    new_strides.push_back(inner_strides[i] * x.strides()[d]);
+    new_strides.push_back(StrideMul(inner_strides[i], x.strides()[d]));
   }
   for (int64_t k = d + 1; k < x.dim(); ++k) {
     new_sizes.push_back(x.sizes()[k]);
@@ -244,7 +264,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   Shape strides(x.strides().begin(), x.strides().end());
   // The new dim's stride is irrelevant (size 1); PyTorch's choice keeps the result
   // contiguous whenever x is.
-  const int64_t stride = d >= x.dim() ? 1 : x.sizes()[d] * x.strides()[d];
+  const int64_t stride = d >= x.dim() ? 1 : StrideMul(x.sizes()[d], x.strides()[d]);
   sizes.insert(sizes.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
   return Alias(x, std::move(sizes), std::move(strides), x.storage_offset());
@@ -372,7 +392,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   const auto [d, i] = CheckSelectArgs(x.sizes(), dim, index);
   Shape sizes(x.sizes().begin(), x.sizes().end());
   Shape strides(x.strides().begin(), x.strides().end());
-  const int64_t offset = x.storage_offset() + i * strides[d];
+  const int64_t offset = OffsetAdd(x.storage_offset(), StrideMul(i, strides[d]));
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
   return Alias(x, std::move(sizes), std::move(strides), offset);
@@ -383,7 +403,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   Shape sizes(x.sizes().begin(), x.sizes().end());
   Shape strides(x.strides().begin(), x.strides().end());
   sizes[d] = length;
-  const int64_t offset = x.storage_offset() + s * strides[d];
+  const int64_t offset = OffsetAdd(x.storage_offset(), StrideMul(s, strides[d]));
   return Alias(x, std::move(sizes), std::move(strides), offset);
 }
 
@@ -406,9 +426,9 @@ Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start,
   Shape strides(x.strides().begin(), x.strides().end());
   sizes[d] = length;
   // b <= size, so the offset stays within the dim's extent (one past it when empty).
-  const int64_t offset = x.storage_offset() + b * strides[d];
+  const int64_t offset = OffsetAdd(x.storage_offset(), StrideMul(b, strides[d]));
   // With length >= 2, step < size so the product stays within the dim's extent.
-  if (length > 1) strides[d] *= step;
+  if (length > 1) strides[d] = StrideMul(strides[d], step);
   return Alias(x, std::move(sizes), std::move(strides), offset);
 }
 
@@ -430,7 +450,8 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
   diag = std::max<int64_t>(diag, 0);
   int64_t storage_offset = x.storage_offset();
   if (diag > 0) {
-    storage_offset += offset >= 0 ? offset * x.strides()[d2] : -offset * x.strides()[d1];
+    storage_offset = OffsetAdd(storage_offset, offset >= 0 ? StrideMul(offset, x.strides()[d2])
+                                                           : StrideMul(-offset, x.strides()[d1]));
   }
   Shape sizes;
   Shape strides;
@@ -440,7 +461,7 @@ Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
     strides.push_back(x.strides()[d]);
   }
   sizes.push_back(diag);
-  strides.push_back(x.strides()[d1] + x.strides()[d2]);
+  strides.push_back(OffsetAdd(x.strides()[d1], x.strides()[d2]));
   return Alias(x, std::move(sizes), std::move(strides), storage_offset);
 }
 

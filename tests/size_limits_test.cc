@@ -4,6 +4,7 @@
 // shape), a bare std::bad_alloc, or a crash. Also under a transform.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "ft.h"
@@ -51,6 +52,13 @@ TEST(SizeLimits, OpsNameThemselvesAndTheShape) {
                   "has more elements than int64 can count");
   EXPECT_FT_ERROR(pad(x, {kTooMuch, 0}, 0.0),
                   "pad: a tensor of shape [35184372088834] and dtype float32 needs");
+  // ops_fuzzer: a padding of INT64_MIN with a right padding that brings the size back to >= 0
+  // negated INT64_MIN while cropping (UBSan). Neither side's padding may be INT64_MIN.
+  constexpr int64_t kMinPad = std::numeric_limits<int64_t>::min();
+  EXPECT_FT_ERROR(pad(x, {kMinPad, std::numeric_limits<int64_t>::max()}, 0.0),
+                  "pad: padding (-9223372036854775808, 9223372036854775807) of dim 0 overflows "
+                  "int64");
+  EXPECT_FT_ERROR(pad(x, {3, kMinPad}, 0.0), "pad: padding (3, -9223372036854775808) of dim 0");
   EXPECT_FT_ERROR(one_hot(tensor(std::vector<int64_t>{0, 1}), int64_t{1} << 62),
                   "one_hot: a tensor of shape [2, 4611686018427387904] and dtype int64 has more "
                   "elements");

@@ -496,7 +496,15 @@ const OpEntry kOps[] = {
     }},
     FT_FUZZ_OP(one_hot) {
       const Tensor index = IndexFor(in, r, in.SizeList(2), 4);
-      Put(r, one_hot(index, in.Bool() ? -1 : in.Size()));
+      if (in.Bool()) {
+        // Inferred classes (-1): the largest value + 1. A register cast to int64 can hold any
+        // value, and one_hot would then rightly allocate gigabytes (a fuzzer's out-of-memory
+        // report, not a bug), so values above kMaxNumel are clamped; negative ones stay, to
+        // reach the range error.
+        Put(r, one_hot(clamp(index, std::nullopt, Scalar(kMaxNumel)), -1));
+      } else {
+        Put(r, one_hot(index, in.Size()));
+      }
     }},
     // ---- sorting ----
     FT_FUZZ_OP(sort) {
