@@ -6,11 +6,15 @@
 # prints the fuzzer's report and the reproducer's path, and exits 1.
 #
 # Usage: tools/run_fuzzers.sh [seconds_per_target]   (default 60)
+#   FT_FUZZ_SEED=<n>  libFuzzer's seed (default 1). A fixed seed makes CI's run the same
+#                     sequence of inputs every time (a red CI is a finding anyone can replay,
+#                     never luck); FT_FUZZ_SEED=0 lets libFuzzer pick one, for exploring.
 # Reproduce a finding: ./bazelw run //tests/fuzz:<target> -- /path/to/crash-...
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 seconds=${1:-60}
+seed=${FT_FUZZ_SEED:-1}
 targets=(ops_fuzzer transforms_fuzzer custom_function_fuzzer)
 # All at once: the stage takes one time budget, not one per core's worth of targets.
 jobs=${#targets[@]}
@@ -22,7 +26,7 @@ echo "== building ${labels[*]} with --config=fuzz"
 bin="$(./bazelw info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/ft-fuzz.XXXXXX")
-echo "== fuzzing each target for ${seconds}s, ${jobs} at a time (work dir ${work})"
+echo "== fuzzing each target for ${seconds}s, ${jobs} at a time, seed ${seed} (work dir ${work})"
 
 run_one() {
   local t=$1 dir="${work}/$1"
@@ -33,7 +37,7 @@ run_one() {
   # RSS: libFuzzer's own corpus and feature tables plus ASan's quarantine grew one target
   # past 2 GiB in a minute (CI's first fuzz stage); 4 GiB with a smaller quarantine.
   ASAN_OPTIONS="${ASAN_OPTIONS:+${ASAN_OPTIONS}:}quarantine_size_mb=64" \
-  "${bin}/${t}" -max_total_time="${seconds}" -timeout=30 -rss_limit_mb=4096 \
+  "${bin}/${t}" -max_total_time="${seconds}" -seed="${seed}" -timeout=30 -rss_limit_mb=4096 \
     -print_final_stats=1 -artifact_prefix="${dir}/findings/" "${dir}/corpus" \
     >"${dir}/log" 2>&1
   echo $? >"${dir}/rc"
