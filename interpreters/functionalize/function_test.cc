@@ -138,6 +138,117 @@ TEST(FunctionUnderFunctionalize, AnInPlaceFunctionWritesReachTheCallersTensor) {
   }
 }
 
+// a += b in place: forward writes its first input and returns it (mark_dirty).
+struct AddInPlace : Function<AddInPlace> {
+  static constexpr const char* name = "AddInPlace";
+  static Tensor forward(const Tensor& a, const Tensor& b) {
+    ++g_calls.forward;
+    return add_(a, b);
+  }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor, Tensor>& in,
+                            const Tensor&) {
+    ctx.mark_dirty({std::get<0>(in)});
+  }
+  static TensorList backward(FunctionCtx&, const TensorList& g) {
+    ++g_calls.backward;
+    return {g[0], g[0]};
+  }
+};
+
+// Adds 1 to both inputs in place (both marked dirty), returns the first.
+struct BumpBoth : Function<BumpBoth> {
+  static constexpr const char* name = "BumpBoth";
+  static Tensor forward(const Tensor& a, const Tensor& b) {
+    add_(b, 1.0);
+    return add_(a, 1.0);
+  }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor, Tensor>& in,
+                            const Tensor&) {
+    ctx.mark_dirty({std::get<0>(in), std::get<1>(in)});
+  }
+  static TensorList backward(FunctionCtx&, const TensorList& g) { return {g[0], g[0]}; }
+};
+
+TEST(FunctionUnderFunctionalize, AnInPlaceFunctionWritesNothingWhenFThrows) {
+  // The write reaches the caller's tensor at exit, like every other write under functionalize:
+  // forward writes a private copy of the value, which is the caller's tensor itself.
+  for (FunctionalizeRemove mode :
+       {FunctionalizeRemove::kMutations, FunctionalizeRemove::kMutationsAndViews}) {
+    SCOPED_TRACE(FunctionalizeRemoveName(mode));
+    const Tensor x0 = Rand({2, 3}, 11);
+    Tensor x = clone(x0);
+    EXPECT_FT_ERROR(functionalize(Fn([](const Tensor& x) -> Tensor {
+                                    ExpInPlace::apply(x);
+                                    ExpInPlace::apply(select(x, 0, 1));
+                                    ThrowError("user: stop");
+                                  }),
+                                  mode)(x),
+                    "user: stop");
+    EXPECT_TENSOR_EQ(x, x0);
+  }
+}
+
+TEST(FunctionUnderFunctionalize, AFunctionWritingAViewBesideItsBase) {
+  // v is a view of x, passed beside x; only v is written. Out-of-place twin: the same
+  // arithmetic by hand.
+  for (FunctionalizeRemove mode :
+       {FunctionalizeRemove::kMutations, FunctionalizeRemove::kMutationsAndViews}) {
+    SCOPED_TRACE(FunctionalizeRemoveName(mode));
+    const Tensor x0 = Rand({3, 2}, 12);
+    Tensor x = clone(x0);
+    g_calls = {};
+    const Tensor got = functionalize(Fn([](const Tensor& x) {
+                                       Tensor v = select(x, 0, 2);
+                                       AddInPlace::apply(v, select(x, 0, 0));
+                                       return x * 1.0;
+                                     }),
+                                     mode)(x);
+    EXPECT_EQ(g_calls.forward, 1);
+    const Tensor expected = cat({narrow(x0, 0, 0, 2), narrow(x0, 0, 2, 1) + narrow(x0, 0, 0, 1)}, 0);
+    EXPECT_TENSOR_NEAR(got, expected, 1e-15);
+    EXPECT_TENSOR_NEAR(x, expected, 1e-15);
+  }
+  // Its gradient, through the Function's own backward: d/dx sum(x after) = 1 + [row 2 -> row 0].
+  auto f = [](const TensorList& a) {
+    Tensor y = a[0] * 1.0;
+    AddInPlace::apply(select(y, 0, 2), select(y, 0, 0));
+    return sum(y * y);
+  };
+  const TensorList args = {Rand({3, 2}, 13)};
+  g_calls = {};
+  const Tensor g = grad(functionalize(ListFn(f)))(args)[0];
+  EXPECT_EQ(g_calls.backward, 1);
+  const Tensor x = args[0];
+  const Tensor row2 = select(x, 0, 2) + select(x, 0, 0);
+  const Tensor expected = stack({2.0 * select(x, 0, 0) + 2.0 * row2, 2.0 * select(x, 0, 1),
+                                 2.0 * row2},
+                                0);
+  EXPECT_TENSOR_NEAR(g, expected, 1e-12);
+}
+
+TEST(FunctionUnderFunctionalize, WritesItCannotExpressAreErrorsNamingTheFunction) {
+  // Two arguments that share memory, both written: the order of their writes is lost.
+  Tensor x = Rand({4}, 14);
+  const Tensor x0 = clone(x);
+  EXPECT_FT_ERROR(functionalize(Fn([](const Tensor& x) {
+                    return BumpBoth::apply(narrow(x, 0, 0, 2), narrow(x, 0, 1, 2));
+                  }))(x),
+                  "BumpBoth: forward wrote arguments that share memory (argument 1 and an "
+                  "earlier one) under functionalize (level ");
+  EXPECT_TENSOR_EQ(x, x0);
+  // A broadcasting view has no inverse to write through.
+  EXPECT_FT_ERROR(functionalize(Fn([](const Tensor& x) {
+                    return ExpInPlace::apply(expand(narrow(x, 0, 0, 1), {3}));
+                  }))(x),
+                  "ExpInPlace: forward wrote argument 0 in place, a view of shape [3] that "
+                  "functionalize (level ");
+  EXPECT_TENSOR_EQ(x, x0);
+  // The same tensor passed twice is one tensor to forward, written once.
+  Tensor y = clone(x0);
+  functionalize(Fn([](const Tensor& y) { return AddInPlace::apply(y, y); }))(y);
+  EXPECT_TENSOR_NEAR(y, x0 * 2.0, 1e-15);
+}
+
 TEST(FunctionUnderFunctionalize, GradRunsTheFunctionsBackward) {
   // A write through a view before the Function (plain grad refuses the next use of y).
   auto f = [](const TensorList& a) {
