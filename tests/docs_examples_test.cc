@@ -1,6 +1,7 @@
 // Every example in docs/api.md, compiled and checked: the docs stay true.
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,13 @@ TEST(DocsApi, Promotion) {
   EXPECT_EQ((i * 2.5).dtype(), kFloat32);
   EXPECT_EQ((i / i).dtype(), kFloat32);
   EXPECT_EQ((ft::ones({2}) + ft::scalar_tensor(1.0, ft::kFloat64)).dtype(), kFloat32);
+}
+
+TEST(DocsApi, FloatToIntegerConversion) {
+  const ft::Tensor i =
+      ft::to(ft::tensor(std::vector<double>{2.7, -2.7, NAN, INFINITY, 1e19}), ft::kInt64);
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{2, -2, kMin, kMin, kMin}));
 }
 
 TEST(DocsApi, Randomness) {

@@ -139,5 +139,58 @@ TEST(ExceptionSafety, VjpFnJitReplayAndWriteBack) {
   EXPECT_TRUE(LayerStack::empty());
 }
 
+TEST(ExceptionSafety, CaughtInsideAnOuterTransformTheStackIsTheOuterOnes) {
+  // The user catches inside grad(vmap(...)): the stack must be back to those two levels,
+  // not empty and not deeper, and the outer transforms finish with the right answer.
+  const Tensor xs = tensor({0.5, 1.0, 2.0});
+  int depth_inside = 0, depth_after_catch = 0;
+  int caught = 0;
+  auto f = ScalarFn([&](const TensorList& a) {
+    Tensor per_row = vmap(TensorFn([&](const Tensor& x) {
+                       depth_inside = LayerStack::size();
+                       try {
+                         // Throws two levels further in, in a Function's backward inside
+                         // vmap(grad) and in user code inside jvp.
+                         g_throws.backward = true;
+                         vmap(grad(ScalarFn([](const TensorList& b) {
+                           return sum(Fragile::apply(b[0]));
+                         })))({expand(unsqueeze(x, 0), {2})});
+                       } catch (const Error&) {
+                         ++caught;
+                       }
+                       g_throws.backward = false;
+                       try {
+                         jvp(TensorListFn([](const TensorList&) -> TensorList {
+                               ThrowError("user code threw");
+                             }),
+                             {x}, {x});
+                       } catch (const Error&) {
+                         ++caught;
+                       }
+                       depth_after_catch = LayerStack::size();
+                       return x * x;
+                     }))(a[0]);
+    return sum(per_row);
+  });
+  const Tensor g = grad(f)({xs})[0];
+  EXPECT_EQ(caught, 2);
+  EXPECT_EQ(depth_inside, 2);
+  EXPECT_EQ(depth_after_catch, 2);
+  EXPECT_TRUE(LayerStack::empty());
+  EXPECT_TENSOR_NEAR(g, xs * 2.0, 1e-12);
+}
+
+TEST(ExceptionSafety, AVjpFnWhoseBackwardThrows) {
+  // vjp_fn runs the backward pass after vjp returned: a Function's backward throws there.
+  const Tensor x = tensor({0.25, 0.5});
+  VjpResult r = vjp(TensorListFn([](const TensorList& a) { return TensorList{Fragile::apply(a[0])}; }),
+                    {x});
+  g_throws.backward = true;
+  EXPECT_FT_ERROR(r.vjp_fn({ones({2}, kFloat64)}), "Fragile: backward threw");
+  g_throws.backward = false;
+  EXPECT_TRUE(LayerStack::empty());
+  EXPECT_TENSOR_NEAR(r.vjp_fn({ones({2}, kFloat64)})[0], cos(x), 1e-15);
+}
+
 }  // namespace
 }  // namespace ft

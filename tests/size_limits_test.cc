@@ -89,5 +89,24 @@ TEST(SizeLimits, UnderTransformsTheOpIsNamedAndTheStackBalanced) {
   EXPECT_EQ(vmap(TensorFn([](const Tensor& t) { return repeat(t, {2}); }))(xs).numel(), 12);
 }
 
+TEST(SizeLimits, AHugeVmapBatch) {
+  // The batch itself is huge (an expanded input, a few bytes): each op whose batched result
+  // would hold batch x example elements names itself and that shape, and nothing is
+  // allocated; ops that keep the result expanded or reduce over nothing big still work.
+  const Tensor many = expand(ones({1, 2}), {kBig, 2});
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& t) { return sin(t); }))(many),
+                  "sin: a tensor of shape [1099511627776, 2] and dtype float32 needs");
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& t) { return expand(t, {kBig, 2}) * 2.0; }))(many),
+                  "expand: shape [1099511627776, 1099511627776, 2] has too many elements "
+                  "(int64 overflow) (in vmap (level ");
+  EXPECT_TRUE(LayerStack::empty());
+  const Tensor viewed = vmap(TensorFn([](const Tensor& t) { return select(t, 0, 1); }))(many);
+  EXPECT_EQ(viewed.sizes(), IntArrayRef({kBig}));
+  // in_dims over a dim of the huge batch, and vmap over vmap of it.
+  EXPECT_FT_ERROR(vmap(vmap(TensorFn([](const Tensor& t) { return exp(t); })), 1, 1)(many),
+                  "exp: a tensor of shape [2, 1099511627776] and dtype float32 needs");
+  EXPECT_TRUE(LayerStack::empty());
+}
+
 }  // namespace
 }  // namespace ft

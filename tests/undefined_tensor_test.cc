@@ -47,8 +47,9 @@ TEST(UndefinedTensors, TransformInputsAndOutputsAreNamedErrors) {
   ExpectError([&] { jacrev(total)({u}); }, "jacrev: " + in);
   ExpectError([&] { jacrev(total_undefined)({x}); }, "jacrev: " + out);
   ExpectError([&] { jacfwd(total)({u}); }, "jacfwd: " + in);
-  ExpectError([&] { jacfwd(total_undefined)({x}); }, "jvp: " + out);
-  ExpectError([&] { hessian(total_undefined)({x}); }, "jacrev: " + out);
+  ExpectError([&] { jacfwd(total_undefined)({x}); }, "jacfwd: " + out);
+  ExpectError([&] { hessian(total)({u}); }, "hessian: " + in);
+  ExpectError([&] { hessian(total_undefined)({x}); }, "hessian: " + out);
   ExpectError([&] { jit(copy)({u}); }, "jit: " + in);
   ExpectError([&] { jit(list_undefined)({x}); }, "jit: " + out);
   ExpectError([&] { functionalize(twice)(u); }, "functionalize: " + in);

@@ -36,7 +36,7 @@ JvpResult PushForward(const TensorListFn& f, const TensorList& primals,
     EnableFwdGradGuard enable_fwd_grad;  // inside the transform forward grad mode is on
     raw = f(duals);
   }
-  CheckDefined("jvp", "f's output", raw);
+  CheckDefined(api, "f's output", raw);
   JvpResult r;
   for (size_t i = 0; i < raw.size(); ++i) {
     const Tensor& o = raw[i];
@@ -245,11 +245,18 @@ std::function<JacobianWithAux(const TensorList&)> jacfwd_with_aux(
 
 TensorListFn hessian(TensorFnOfList f, std::vector<int64_t> argnums) {
   return [f = std::move(f), argnums](const TensorList& args) {
+    // Errors about the user's tensors name hessian, not the jacrev and jacfwd it is made of.
+    CheckDefined("hessian", "argument", args);
+    const TensorFnOfList checked = [&f](const TensorList& x) {
+      Tensor out = f(x);
+      CheckDefined("hessian", "f's output", absl::Span<const Tensor>(&out, 1));
+      return out;
+    };
     TensorList blocks;
     for (size_t a = 0; a < argnums.size(); ++a) {
       // Row a: the forward-mode Jacobian of d f / d args[argnums[a]] (reverse mode).
-      TensorFnOfList first = [&f, &argnums, a](const TensorList& x) {
-        return jacrev(f, {argnums[a]})(x)[0];
+      TensorFnOfList first = [&checked, &argnums, a](const TensorList& x) {
+        return jacrev(checked, {argnums[a]})(x)[0];
       };
       TensorList row = jacfwd(first, argnums)(args);
       blocks.insert(blocks.end(), row.begin(), row.end());

@@ -83,6 +83,14 @@ TEST(Property, CheckerFindsAPlantedBug) {
             Outcome::kMismatch);
 }
 
+TEST(Property, AnEmptyStackIsRejectedNotRun) {
+  // GenerateCase can give up with no layer drawn; the check must not read stack.front().
+  const Fn f = [](const TensorList& x) -> TensorList { return {sin(x[0])}; };
+  const Outcome o = CheckFunction(f, std::nullopt, {{{2}, Layout::kContiguous}}, kFloat64, 1, {});
+  EXPECT_EQ(o.status, Outcome::kRejected);
+  EXPECT_EQ(o.message, "no transform stack could be drawn");
+}
+
 // Functions with one deliberately wrong rule each: every oracle must catch its rule.
 enum class WrongRule { kBackward, kJvp };
 template <WrongRule W>

@@ -72,7 +72,7 @@ Tally RunCases(uint64_t first_seed, int64_t count, std::ostream* log) {
     }
     const Outcome o = Check(c);
     ++t.cases;
-    const std::string kind = KindName(c.stack.front().kind);
+    const std::string kind = c.stack.empty() ? "none" : KindName(c.stack.front().kind);
     switch (o.status) {
       case Outcome::kPass: {
         ++t.checked;

@@ -570,6 +570,9 @@ Outcome CheckOnce(const Fn& f, const std::optional<Fn>& plain,
 Outcome CheckFunction(const Fn& f, const std::optional<Fn>& plain,
                       const std::vector<InputSpec>& example, DType dtype, uint64_t input_seed,
                       const std::vector<Layer>& stack) {
+  // GenerateCase gives up after 21 draws and may then return a case whose innermost layer
+  // already failed on sample inputs: no layer at all.
+  if (stack.empty()) return {Outcome::kRejected, "no transform stack could be drawn"};
   return CheckUnbalanced(CheckOnce(f, plain, example, dtype, input_seed, stack));
 }
 
