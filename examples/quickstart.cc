@@ -2,9 +2,26 @@
 //   ./bazelw run //examples:quickstart
 // Every op below goes through ft's op table; with no transform active each one is a single
 // branch and then an Eigen kernel. vmap, grad and jvp build on exactly this.
+// Each result is also checked against its closed form (the program exits 1 on a mismatch).
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 
 #include "ft.h"
+
+namespace {
+
+int g_failures = 0;
+
+// Expect: `got` equals `want` (a closed form computed without ft's transforms) to 1e-5.
+void Expect(const char* what, const ft::Tensor& got, const ft::Tensor& want) {
+  if (got.sizes() != want.sizes() || !ft::allclose(got, ft::to(want, got.dtype()), 1e-5, 1e-5)) {
+    std::cout << "MISMATCH in " << what << ": got " << got << ", want " << want << "\n";
+    ++g_failures;
+  }
+}
+
+}  // namespace
 
 int main() {
   // Factories and printing (PyTorch's format).
@@ -14,6 +31,9 @@ int main() {
   // Elementwise ops with broadcasting and Python-style scalars.
   ft::Tensor y = ft::sin(x) * 2.0 + 1.0;
   std::cout << "sin(x) * 2 + 1 = " << y << "\n";
+  Expect("sin(x) * 2 + 1", y,
+         ft::tensor({2 * std::sin(-1.0) + 1, 2 * std::sin(-0.5) + 1, 1.0,
+                     2 * std::sin(0.5) + 1, 2 * std::sin(1.0) + 1}));
 
   // Views share storage: a transpose is free, and reshape copies only when it must.
   ft::Tensor m = ft::reshape(ft::arange(6.0), {2, 3});
@@ -25,6 +45,11 @@ int main() {
   std::cout << "m @ m^T =\n" << g << "\n";
   std::cout << "row sums = " << ft::sum(m, {1}) << ", softmax(row 0) = "
             << ft::softmax(ft::select(m, 0, 0), 0) << "\n";
+  Expect("m @ m^T", g, ft::tensor({5.0, 14.0, 14.0, 50.0}, {2, 2}));
+  Expect("row sums", ft::sum(m, {1}), ft::tensor({3.0, 12.0}));
+  const double z = 1 + std::exp(1.0) + std::exp(2.0);
+  Expect("softmax", ft::softmax(ft::select(m, 0, 0), 0),
+         ft::tensor({1 / z, std::exp(1.0) / z, std::exp(2.0) / z}));
 
   // Reproducible randomness from an explicit, counter-based generator.
   ft::Generator gen(42);
@@ -37,20 +62,27 @@ int main() {
   ft::Tensor batch = ft::randn_like(ft::zeros({4, 3}), &gen);
   std::cout << "vmap(energy) over 4 examples = " << ft::vmap(ft::TensorFn(energy))(batch)
             << "\n";
+  Expect("vmap(energy)", ft::vmap(ft::TensorFn(energy))(batch),
+         ft::sum(batch * batch, {1}) * 0.5);  // the same math, batched by hand
   // in_dims: map the rows of m, share the vector w.
   auto project = ft::vmap(ft::TensorListFn([](const ft::TensorList& a) {
                             return ft::TensorList{ft::dot(a[0], a[1])};
                           }),
                           {0, std::nullopt});
   std::cout << "vmap(dot) over rows of m = " << project({m, ft::ones({3})})[0] << "\n";
+  Expect("vmap(dot)", project({m, ft::ones({3})})[0], ft::tensor({3.0, 12.0}));
 
   // grad: d/dv energy(v) = v; vmap(grad(...)) gives every example's gradient at once.
   std::cout << "vmap(grad(energy)) =\n"
             << ft::vmap(ft::grad(ft::TensorFn(energy)))(batch) << "\n(equals the batch itself)\n";
+  Expect("vmap(grad(energy))", ft::vmap(ft::grad(ft::TensorFn(energy)))(batch), batch);
   // jacrev: the Jacobian of an elementwise tanh is diagonal.
   auto act = ft::TensorFnOfList([](const ft::TensorList& a) { return ft::tanh(a[0]); });
   std::cout << "jacrev(tanh)([0, 1]) =\n" << ft::jacrev(act)({ft::tensor({0.0f, 1.0f})})[0]
             << "\n";
+  const double sech2_1 = 1 - std::tanh(1.0) * std::tanh(1.0);
+  const ft::Tensor tanh_jacobian = ft::tensor({1.0, 0.0, 0.0, sech2_1}, {2, 2});
+  Expect("jacrev(tanh)", ft::jacrev(act)({ft::tensor({0.0f, 1.0f})})[0], tanh_jacobian);
   // Forward mode: jvp pushes a tangent through in the same pass; jacfwd gives the same
   // Jacobian by columns; hessian is forward over reverse.
   ft::Tensor p = ft::tensor({0.5f, -1.0f});
@@ -59,15 +91,31 @@ int main() {
   std::cout << "jvp(tanh) along ones = " << dir.tangents[0] << " (1 - tanh^2)\n";
   std::cout << "jacfwd(tanh)([0, 1]) =\n" << ft::jacfwd(act)({ft::tensor({0.0f, 1.0f})})[0]
             << "\n";
+  Expect("jvp(tanh)", dir.tangents[0],
+         ft::tensor({1 - std::pow(std::tanh(0.5), 2), 1 - std::pow(std::tanh(-1.0), 2)}));
+  Expect("jacfwd(tanh)", ft::jacfwd(act)({ft::tensor({0.0f, 1.0f})})[0], tanh_jacobian);
   auto cube = ft::TensorFnOfList([](const ft::TensorList& a) { return ft::sum(a[0] * a[0] * a[0]); });
   std::cout << "hessian(sum x^3)([1, 2]) =\n" << ft::hessian(cube)({ft::tensor({1.0f, 2.0f})})[0]
             << "\n(diag(6x))\n";
+  Expect("hessian", ft::hessian(cube)({ft::tensor({1.0f, 2.0f})})[0],
+         ft::tensor({6.0, 0.0, 0.0, 12.0}, {2, 2}));
 
   // Bad input is an ft::Error that names the op and the shapes.
+  bool refused = false;
   try {
     ft::matmul(m, m);
   } catch (const ft::Error& e) {
     std::cout << "error: " << e.what() << "\n";
+    refused = true;
   }
-  return 0;
+  if (!refused) {
+    std::cout << "MISMATCH: matmul of [2, 3] by [2, 3] was not refused\n";
+    ++g_failures;
+  }
+  if (g_failures > 0) {
+    std::cout << g_failures << " result(s) differ from their closed form\n";
+    return EXIT_FAILURE;
+  }
+  std::cout << "every result above matches its closed form\n";
+  return EXIT_SUCCESS;
 }

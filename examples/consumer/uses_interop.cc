@@ -1,4 +1,4 @@
-// Eigen and NumPy interop alone (@ft//interop:eigen, @ft//interop:npy): zero-copy views
+// The interop umbrella alone (@ft//interop, both libraries): zero-copy views
 // both ways, and a .npy round trip.
 #include <cstdlib>
 #include <string>
