@@ -7,7 +7,7 @@ def ft_benchmark(name, deps = []):
 
     Args:
       name: the suite; its source is `<name>.cc`.
-      deps: extra dependencies beside :compare, :workloads, //:ft and Google Benchmark.
+      deps: extra dependencies beside :side_by_side, :workloads, //:ft and Google Benchmark.
     """
     native.cc_binary(
         name = name,
@@ -16,7 +16,7 @@ def ft_benchmark(name, deps = []):
         copts = FT_TEST_COPTS,
         tags = ["benchmark"],
         deps = [
-            ":compare",
+            ":side_by_side",
             ":workloads",
             "//:ft",
             "//third_party:benchmark",

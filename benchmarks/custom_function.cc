@@ -6,7 +6,7 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
-#include "benchmarks/compare.h"
+#include "benchmarks/side_by_side.h"
 #include "benchmarks/workloads.h"
 #include "ft.h"
 

@@ -11,7 +11,7 @@
 
 #include "Eigen/Core"
 #include "benchmark/benchmark.h"
-#include "benchmarks/compare.h"
+#include "benchmarks/side_by_side.h"
 #include "benchmarks/workloads.h"
 #include "ft.h"
 
@@ -98,6 +98,51 @@ void BM_BinaryBaseline(benchmark::State& state) {
   }
 }
 
+// Chain10 (workloads.h) on 1e6 elements: ten kernels, each result allocated, against the same
+// math as one fused Eigen expression into a reused buffer (the limit).
+void BM_Chain10Ft(benchmark::State& state) {
+  Tensor x = RandomTensor({kBig}, 1, 0.5);
+  for (auto _ : state) benchmark::DoNotOptimize(Chain10(x).impl());
+}
+
+void BM_Chain10Eigen(benchmark::State& state) {
+  Tensor x = RandomTensor({kBig}, 1, 0.5);
+  Eigen::Map<const EigenArray> in(x.data<float>(), kBig);
+  EigenArray out(kBig);
+  for (auto _ : state) {
+    out = -((((in.sin() * 0.9f + 0.1f).tanh() * in).exp() - 1.0f).abs().sqrt());
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
+// ---- Reductions: a whole 1e6 vector, and the rows of a [1000, 1000] matrix. ----
+
+void BM_SumAllFt(benchmark::State& state) {
+  Tensor x = RandomTensor({kBig}, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(sum(x).impl());
+}
+
+void BM_SumAllEigen(benchmark::State& state) {
+  Tensor x = RandomTensor({kBig}, 1);
+  Eigen::Map<const EigenArray> in(x.data<float>(), kBig);
+  for (auto _ : state) benchmark::DoNotOptimize(in.sum());
+}
+
+void BM_SumRowsFt(benchmark::State& state) {
+  Tensor x = RandomTensor({1000, 1000}, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(sum(x, {1}).impl());
+}
+
+void BM_SumRowsEigen(benchmark::State& state) {
+  Tensor x = RandomTensor({1000, 1000}, 1);
+  Eigen::Map<const EigenMatrix> in(x.data<float>(), 1000, 1000);
+  Eigen::VectorXf out(1000);
+  for (auto _ : state) {
+    out.noalias() = in.rowwise().sum();
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
 // ---- GEMM ----
 
 void BM_MatmulFt(benchmark::State& state) {
@@ -128,6 +173,15 @@ void Register() {
   SetFigure("chain100_n1", "<= 0.10 us per op", 100, "op");
   reg("chain100_n1/ft", BM_ChainFt, 1);
   reg("chain100_n1/baseline", BM_ChainBaseline, 1);
+  SetFigure("chain10_1e6", "reported (limit: one fused Eigen expression)");
+  reg("chain10_1e6/ft", BM_Chain10Ft, 0);
+  reg("chain10_1e6/baseline", BM_Chain10Eigen, 0);
+  SetFigure("sum_1e6", "reported");
+  reg("sum_1e6/ft", BM_SumAllFt, 0);
+  reg("sum_1e6/baseline", BM_SumAllEigen, 0);
+  SetFigure("sum_rows_1000x1000", "reported");
+  reg("sum_rows_1000x1000/ft", BM_SumRowsFt, 0);
+  reg("sum_rows_1000x1000/baseline", BM_SumRowsEigen, 0);
   SetFigure("exp_1e6", "<= 1.15x");
   reg("exp_1e6/ft", BM_UnaryFt<&exp>, 0);
   reg("exp_1e6/baseline", BM_ExpBaseline, 0);

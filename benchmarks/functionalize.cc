@@ -12,7 +12,7 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
-#include "benchmarks/compare.h"
+#include "benchmarks/side_by_side.h"
 #include "ft.h"
 
 namespace ft::bench {

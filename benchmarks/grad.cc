@@ -6,6 +6,7 @@
 // 14.2). The baseline column is the same chain run eagerly (forward only) on the same data.
 // Jacobians (jacrev, jacfwd) and Hessians (jacfwd of jacrev) against hand-written Eigen, each
 // eagerly and under ft::jit (jit_* figures: traced once, kernels replayed).
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,7 +15,7 @@
 
 #include "Eigen/Core"
 #include "benchmark/benchmark.h"
-#include "benchmarks/compare.h"
+#include "benchmarks/side_by_side.h"
 #include "benchmarks/per_sample.h"
 #include "benchmarks/workloads.h"
 #include "ft.h"
@@ -56,6 +57,46 @@ void BM_JvpFt(benchmark::State& state) {
   Tensor x = RandomTensor({1}, 1, 0.5), t = ones_like(x);
   TensorListFn f = [](const TensorList& a) { return TensorList{Chain100(a[0])}; };
   for (auto _ : state) benchmark::DoNotOptimize(jvp(f, {x}, {t}).tangents[0].impl());
+}
+
+void BM_VjpFt(benchmark::State& state) {
+  Tensor x = RandomTensor({1}, 1, 0.5);
+  TensorListFn f = [](const TensorList& a) { return TensorList{Chain100(a[0])}; };
+  for (auto _ : state) {
+    VjpResult r = vjp(f, {x});
+    benchmark::DoNotOptimize(r.vjp_fn({ones_like(r.outputs[0])})[0].impl());
+  }
+}
+
+// ---- jvp of Chain10 (workloads.h) on 1e6 elements ----
+// The limit: primal and tangent by hand in one pass over 1024-element strips (each strip's
+// temporaries stay in cache), into reused output buffers.
+void BM_JvpChain10Ft(benchmark::State& state) {
+  Tensor x = RandomTensor({1000000}, 1, 0.5), t = ones_like(x);
+  TensorListFn f = [](const TensorList& a) { return TensorList{Chain10(a[0])}; };
+  for (auto _ : state) benchmark::DoNotOptimize(jvp(f, {x}, {t}).tangents[0].impl());
+}
+
+void BM_JvpChain10Eigen(benchmark::State& state) {
+  using Array = Eigen::ArrayXf;
+  constexpr int64_t kN = 1000000, kStrip = 1024;
+  Tensor x = RandomTensor({kN}, 1, 0.5), t = ones_like(x);
+  Array out(kN), tangent(kN);
+  for (auto _ : state) {
+    for (int64_t s = 0; s < kN; s += kStrip) {
+      const int64_t n = std::min(kStrip, kN - s);
+      const Eigen::Map<const Array> xs(x.data<float>() + s, n), ts(t.data<float>() + s, n);
+      const Array y4 = (xs.sin() * 0.9f + 0.1f).tanh();
+      const Array t4 = (1.0f - y4.square()) * (xs.cos() * 0.9f * ts);
+      const Array y6 = (y4 * xs).exp();
+      const Array t7 = y6 * (t4 * xs + y4 * ts);
+      const Array y7 = y6 - 1.0f;
+      const Array y9 = y7.abs().sqrt();
+      out.segment(s, n) = -y9;
+      tangent.segment(s, n) = -(y7.sign() * t7) / (2.0f * y9);
+    }
+    benchmark::DoNotOptimize(tangent.data());
+  }
 }
 
 // ---- Jacobians and Hessians (float32) ----
@@ -153,6 +194,16 @@ void BM_PerSampleEigen(benchmark::State& state, std::vector<int64_t> sizes) {
   for (auto _ : state) benchmark::DoNotOptimize(PerSampleGradsEigen(p)[0].data());
 }
 
+// The loop a hand-written training step runs: every buffer reused from call to call.
+void BM_PerSampleEigenReused(benchmark::State& state, std::vector<int64_t> sizes) {
+  PerSampleProblem p = MakePerSampleProblem(sizes, state.range(0));
+  PerSampleEigenWork work;
+  for (auto _ : state) {
+    PerSampleGradsEigenInto(p, work);
+    benchmark::DoNotOptimize(work.grads[0].data());
+  }
+}
+
 void Register() {
   auto reg = [](const std::string& name, void (*fn)(benchmark::State&)) {
     benchmark::RegisterBenchmark(name.c_str(), fn)
@@ -169,6 +220,12 @@ void Register() {
   SetFigure("grad_grad_chain100_n1", "<= 2.0 us per op (functorch 34.8)", 100, "op");
   reg("grad_grad_chain100_n1/ft", BM_GradGradFt);
   reg("grad_grad_chain100_n1/baseline", BM_EagerN1);
+  SetFigure("vjp_chain100_n1", "reported (functorch 8.5 us per op)", 100, "op");
+  reg("vjp_chain100_n1/ft", BM_VjpFt);
+  reg("vjp_chain100_n1/baseline", BM_EagerN1);
+  SetFigure("jvp_chain10_1e6", "reported (limit: primal and tangent fused by hand)");
+  reg("jvp_chain10_1e6/ft", BM_JvpChain10Ft);
+  reg("jvp_chain10_1e6/baseline", BM_JvpChain10Eigen);
   SetFigure("jvp_chain100_n1", "<= 0.6 us per op (functorch 14.2)", 100, "op");
   reg("jvp_chain100_n1/ft", BM_JvpFt);
   reg("jvp_chain100_n1/baseline", BM_EagerN1);
@@ -209,6 +266,11 @@ void Register() {
       figure_n("per_sample_grads_" + name + "_B" + std::to_string(batch), "<= 1.5x", batch,
                [sizes](benchmark::State& state) { BM_PerSampleFt(state, sizes); },
                [sizes](benchmark::State& state) { BM_PerSampleEigen(state, sizes); });
+      // The same ft calls against hand-written Eigen that reuses its buffers across calls.
+      figure_n("per_sample_loop_" + name + "_B" + std::to_string(batch),
+               "<= 1.5x (limit: Eigen reusing its buffers)", batch,
+               [sizes](benchmark::State& state) { BM_PerSampleFt(state, sizes); },
+               [sizes](benchmark::State& state) { BM_PerSampleEigenReused(state, sizes); });
     }
   }
   for (int64_t n : {int64_t{16}, int64_t{128}}) {

@@ -2,14 +2,15 @@
 //
 // The per-sample-gradient workload of the issue: per-example gradients of a tanh MLP with
 // softmax cross-entropy, float32, computed by ft (vmap(grad(loss)) with the parameters
-// shared) and by hand in Eigen (forward, backprop deltas, per-example outer products, results
-// allocated each call as ft's are). Shared by the timing suite (grad.cc) and the peak-memory
+// shared) and by hand in Eigen (forward, backprop deltas, per-example outer products), with
+// results allocated each call as ft's are, or into buffers reused across calls. Shared by the timing suite (grad.cc) and the peak-memory
 // measurement (peak_memory.cc) so both measure the same work.
 #ifndef FT_BENCHMARKS_PER_SAMPLE_H_
 #define FT_BENCHMARKS_PER_SAMPLE_H_
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "Eigen/Core"
@@ -61,49 +62,71 @@ inline TensorListFn PerSampleGradsFt(const PerSampleProblem& p) {
               Dims(dims));
 }
 
-// PerSampleGradsEigen: the same gradients in closed form; grads[2l] is [batch, out * in]
-// (per-example dW, row-major), grads[2l + 1] is [batch, out] (per-example db).
-inline std::vector<EigenRowMatrix> PerSampleGradsEigen(const PerSampleProblem& p) {
+// PerSampleEigenWork: every buffer of the hand-written computation. Passing the same one to
+// PerSampleGradsEigenInto call after call reuses all of them (the loop a hand-written
+// training step would run: no allocation after the first call).
+struct PerSampleEigenWork {
+  std::vector<EigenRowMatrix> acts;    // acts[0] = x, acts[l + 1] = layer l's output
+  std::vector<EigenRowMatrix> deltas;  // deltas[l]: dL/d(layer l's pre-activation)
+  std::vector<EigenRowMatrix> grads;   // per-example dW (flattened rows) and db, per layer
+};
+
+// PerSampleGradsEigenInto: the same gradients as PerSampleGradsFt in closed form, into `w`:
+// w.grads[2l] is [batch, out * in] (per-example dW, row-major), w.grads[2l + 1] is
+// [batch, out] (per-example db).
+inline void PerSampleGradsEigenInto(const PerSampleProblem& p, PerSampleEigenWork& w) {
   using Map = Eigen::Map<const EigenRowMatrix>;
   const std::vector<int64_t>& sizes = p.sizes;
   const size_t layers = p.layers();
   const int64_t batch = p.batch;
   const Tensor& x = p.args[2 * layers];
   const Tensor& y = p.args[2 * layers + 1];
-  std::vector<EigenRowMatrix> acts = {Map(x.data<float>(), batch, sizes[0])};
+  w.acts.resize(layers + 1);
+  w.deltas.resize(layers);
+  w.grads.resize(2 * layers);
+  w.acts[0] = Map(x.data<float>(), batch, sizes[0]);
   for (size_t l = 0; l < layers; ++l) {
-    Map w(p.args[2 * l].data<float>(), sizes[l + 1], sizes[l]);
+    Map wl(p.args[2 * l].data<float>(), sizes[l + 1], sizes[l]);
     Eigen::Map<const Eigen::RowVectorXf> b(p.args[2 * l + 1].data<float>(), sizes[l + 1]);
-    EigenRowMatrix z = acts.back() * w.transpose();
+    EigenRowMatrix& z = w.acts[l + 1];
+    z.noalias() = w.acts[l] * wl.transpose();
     z.rowwise() += b;
     if (l + 1 < layers) z = z.array().tanh().matrix();
-    acts.push_back(std::move(z));
   }
   // Softmax cross-entropy: dL/dz = softmax(z) - y, per row.
-  EigenRowMatrix delta = acts.back();
+  EigenRowMatrix& last = w.deltas[layers - 1];
+  last = w.acts[layers];
   for (int64_t r = 0; r < batch; ++r) {
-    const float mx = delta.row(r).maxCoeff();
-    delta.row(r) = (delta.row(r).array() - mx).exp().matrix();
-    delta.row(r) /= delta.row(r).sum();
+    const float mx = last.row(r).maxCoeff();
+    last.row(r) = (last.row(r).array() - mx).exp().matrix();
+    last.row(r) /= last.row(r).sum();
   }
-  delta -= Map(y.data<float>(), batch, sizes.back());
-  std::vector<EigenRowMatrix> grads(2 * layers);
+  last -= Map(y.data<float>(), batch, sizes.back());
   for (size_t l = layers; l-- > 0;) {
-    const EigenRowMatrix& in = acts[l];
-    EigenRowMatrix gw(batch, sizes[l + 1] * sizes[l]);  // per-example outer products
+    const EigenRowMatrix& in = w.acts[l];
+    const EigenRowMatrix& delta = w.deltas[l];
+    EigenRowMatrix& gw = w.grads[2 * l];
+    gw.resize(batch, sizes[l + 1] * sizes[l]);  // per-example outer products
     for (int64_t r = 0; r < batch; ++r) {
       Eigen::Map<EigenRowMatrix>(gw.row(r).data(), sizes[l + 1], sizes[l]).noalias() =
           delta.row(r).transpose() * in.row(r);
     }
-    grads[2 * l] = std::move(gw);
-    grads[2 * l + 1] = delta;
+    w.grads[2 * l + 1] = delta;
     if (l > 0) {
-      Map w(p.args[2 * l].data<float>(), sizes[l + 1], sizes[l]);
-      EigenRowMatrix next = delta * w;
-      delta = (next.array() * (1.0f - in.array().square())).matrix();
+      Map wl(p.args[2 * l].data<float>(), sizes[l + 1], sizes[l]);
+      EigenRowMatrix& below = w.deltas[l - 1];
+      below.noalias() = delta * wl;
+      below = (below.array() * (1.0f - in.array().square())).matrix();
     }
   }
-  return grads;
+}
+
+// PerSampleGradsEigen: PerSampleGradsEigenInto with fresh buffers, the results allocated each
+// call as ft's are.
+inline std::vector<EigenRowMatrix> PerSampleGradsEigen(const PerSampleProblem& p) {
+  PerSampleEigenWork w;
+  PerSampleGradsEigenInto(p, w);
+  return std::move(w.grads);
 }
 
 }  // namespace ft::bench

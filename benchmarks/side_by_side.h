@@ -1,4 +1,4 @@
-// ft/benchmarks/compare.h  (testonly)
+// ft/benchmarks/side_by_side.h  (testonly)
 //
 // Side-by-side benchmark reporting: every figure is measured next to its baseline in the same
 // run, and the run ends with a table of medians and ratios.
@@ -9,10 +9,14 @@
 // median is reported. An optional per-figure target (the bound) is printed beside
 // the ratio; it is informative, never asserted.
 //
+// With FT_BENCH_JSON=<path> in the environment, RunAndCompare also writes the medians as JSON
+// (a list of {"figure", "ft", "baseline", "per_units", "unit"}, times in seconds per call,
+// null where a side was not run), which //benchmarks:compare reads.
+//
 // Example (a benchmark binary's main):
 //   int main(int argc, char** argv) { return ft::bench::RunAndCompare(argc, argv); }
-#ifndef FT_BENCHMARKS_COMPARE_H_
-#define FT_BENCHMARKS_COMPARE_H_
+#ifndef FT_BENCHMARKS_SIDE_BY_SIDE_H_
+#define FT_BENCHMARKS_SIDE_BY_SIDE_H_
 
 #include <map>
 #include <string>
@@ -37,4 +41,4 @@ int RunAndCompare(int argc, char** argv);
 
 }  // namespace ft::bench
 
-#endif  // FT_BENCHMARKS_COMPARE_H_
+#endif  // FT_BENCHMARKS_SIDE_BY_SIDE_H_

@@ -1,7 +1,8 @@
-#include "benchmarks/compare.h"
+#include "benchmarks/side_by_side.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -28,7 +29,10 @@ class CollectingReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      if (run.run_type != Run::RT_Aggregate || run.aggregate_name != "median") continue;
+      // The median of the repetitions; a single repetition (the smoke run) has no aggregates.
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      const bool single = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
+      if (!median && !single) continue;
       // function_name is the registered name ("<figure>/<side>"), without args/repeats.
       const std::string name = run.run_name.function_name;
       const size_t slash = name.rfind('/');
@@ -55,6 +59,30 @@ std::string Human(double ns) {
     std::snprintf(buf, sizeof(buf), "%.3g ms", ns / 1e6);
   }
   return buf;
+}
+
+// WriteJson writes the figures' medians to `path` (FT_BENCH_JSON); false when it cannot.
+bool WriteJson(const char* path) {
+  std::FILE* out = std::fopen(path, "w");
+  if (out == nullptr) return false;
+  auto seconds = [](double ns) {
+    if (ns < 0) return std::string("null");
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.6e", ns * 1e-9);
+    return std::string(buf);
+  };
+  std::fprintf(out, "[");
+  bool first = true;
+  for (const auto& [name, f] : Figures()) {
+    if (f.ft_ns < 0 && f.baseline_ns < 0) continue;
+    std::fprintf(out, "%s\n  {\"figure\": \"%s\", \"ft\": %s, \"baseline\": %s, "
+                 "\"per_units\": %g, \"unit\": \"%s\"}",
+                 first ? "" : ",", name.c_str(), seconds(f.ft_ns).c_str(),
+                 seconds(f.baseline_ns).c_str(), f.per_units, f.unit.c_str());
+    first = false;
+  }
+  std::fprintf(out, "\n]\n");
+  return std::fclose(out) == 0;
 }
 
 }  // namespace
@@ -87,6 +115,12 @@ int RunAndCompare(int argc, char** argv) {
                 f.target.empty() ? "-" : f.target.c_str());
   }
   benchmark::Shutdown();
+  if (const char* path = std::getenv("FT_BENCH_JSON"); path != nullptr && *path != '\0') {
+    if (!WriteJson(path)) {
+      std::fprintf(stderr, "cannot write FT_BENCH_JSON=%s\n", path);
+      return 1;
+    }
+  }
   return 0;
 }
 

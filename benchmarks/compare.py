@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""ft beside PyTorch functorch and the hand-written Eigen limit, in one run on one machine.
+
+Run through its Bazel target, which builds ft's suites with the flags given to Bazel:
+
+    ./bazelw run -c opt //benchmarks:compare                  # the whole comparison
+    ./bazelw run -c opt //benchmarks:compare -- --smoke       # every workload once, tiny sizes
+
+Steps: (1) ft's benchmark suites (//benchmarks:eager, vmap, grad, custom_function), each
+writing its medians as JSON (FT_BENCH_JSON, benchmarks/side_by_side.h); their "/baseline" side
+is the hand-written Eigen limit where the workload has one; (2) the same workloads in PyTorch
+functorch (benchmarks/functorch_peer.py, run with Debian's /usr/bin/python3 and its
+python3-torch; skipped with a message when torch cannot be imported); (3) one table
+(workload, threads, ft, functorch, limit, ft/functorch, ft/limit) on stdout, `compare.json`
+(a list of {"workload", "threads", "ft", "functorch", "limit"}: seconds per call, or per op
+for per_op/*, null where absent) and `compare.png` (log-scale bars; needs python3-matplotlib)
+in the results folder (default: benchmarks/results/ in the source tree).
+
+Threads: every workload runs with 1 thread; the workloads in THREADED also with 2 (ft reads
+FT_NUM_THREADS, functorch gets torch.set_num_threads), so the 2-thread speed-up of the same
+binary can be read off the table.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# workload -> (ft suite, ft figure, whether the figure's baseline is the Eigen limit).
+# The figures are registered in benchmarks/<suite>.cc; functorch_peer.py uses the same
+# workload names.
+MAPPING = {
+    "per_op/eager": ("eager", "chain100_n1", True),
+    "per_op/vmap": ("vmap", "vmap_chain100_B8", False),
+    "per_op/vmap3": ("vmap", "vmap3_chain100_2x2x2", False),
+    "per_op/grad": ("grad", "grad_chain100_n1", False),
+    "per_op/vjp": ("grad", "vjp_chain100_n1", False),
+    "per_op/vmap_grad": ("grad", "vmap_grad_chain100_B8", False),
+    "per_op/grad_grad": ("grad", "grad_grad_chain100_n1", False),
+    "per_op/jvp": ("grad", "jvp_chain100_n1", False),
+    "jvp_chain10/1e6": ("grad", "jvp_chain10_1e6", True),
+    "vmap_matmul_chain/B256": ("vmap", "vmap_matmul_chain64_B256", True),
+    "custom_function/grad/n1": ("custom_function", "function_grad_n1", False),
+    "custom_function/jvp/n1": ("custom_function", "function_jvp_n1", False),
+    "custom_function/vmap/n1": ("custom_function", "function_vmap_B8_n1", False),
+    "custom_function/vmap_grad/n1": ("custom_function", "function_vmap_grad_B8_n1", False),
+    "matmul/1024": ("eager", "matmul_1024", True),
+    "elementwise/chain10_1e6": ("eager", "chain10_1e6", True),
+    "reduction/sum_1e6": ("eager", "sum_1e6", True),
+    "reduction/sum_rows_1000x1000": ("eager", "sum_rows_1000x1000", True),
+}
+for _mlp in ("32-64-64-10", "784-128-10"):
+    for _b in (64, 1024):
+        # once: a call whose outputs are allocated fresh (limit: Eigen allocating fresh too);
+        # loop: repeated calls (limit: Eigen reusing its buffers across calls).
+        MAPPING[f"per_sample/{_mlp}/B{_b}/once"] = ("grad", f"per_sample_grads_{_mlp}_B{_b}", True)
+        MAPPING[f"per_sample/{_mlp}/B{_b}/loop"] = ("grad", f"per_sample_loop_{_mlp}_B{_b}", True)
+for _t in ("jacrev", "jacfwd"):
+    for _n in (16, 128, 512):
+        MAPPING[f"{_t}/n{_n}/eager"] = ("grad", f"{_t}_sinWx_n{_n}", True)
+        MAPPING[f"{_t}/n{_n}/jit"] = ("grad", f"jit_{_t}_sinWx_n{_n}", True)
+for _n in (16, 128):
+    MAPPING[f"hessian/n{_n}/eager"] = ("grad", f"hessian_tanh2_n{_n}", True)
+    MAPPING[f"hessian/n{_n}/jit"] = ("grad", f"jit_hessian_tanh2_n{_n}", True)
+
+# The workloads also measured with 2 threads.
+THREADED = [
+    "matmul/1024",
+    "per_sample/784-128-10/B1024/loop",
+    "vmap_matmul_chain/B256",
+    "elementwise/chain10_1e6",
+    "reduction/sum_1e6",
+    "reduction/sum_rows_1000x1000",
+    "per_op/eager",
+]
+
+SUITES = ("eager", "vmap", "grad", "custom_function")
+SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, where python3-torch installs
+
+
+def log(*parts):
+    print(*parts, file=sys.stderr, flush=True)
+
+
+def run_ft_suite(binary, threads, figures, smoke):
+    """Runs one ft suite for `figures` and returns {figure: (ft_s, baseline_s, per_units)}."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        out = f.name
+    env = dict(os.environ, FT_BENCH_JSON=out, FT_NUM_THREADS=str(threads))
+    # Google Benchmark's filter is a POSIX regex, which rejects Python's escapes of '-'; the
+    # figure names are letters, digits, '_' and '-' only.
+    assert all(re.fullmatch(r"[\w-]+", x) for x in figures), figures
+    args = [binary, "--benchmark_filter=^(" + "|".join(figures) + ")/"]
+    if smoke:
+        env["FT_BENCH_SMOKE"] = "1"
+        args += ["--benchmark_min_time=0.0001", "--benchmark_repetitions=1"]
+    log(f"== ft {os.path.basename(binary)}, {threads} thread(s), {len(figures)} figures")
+    subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        rows = json.load(f)
+    os.unlink(out)
+    got = {r["figure"]: (r["ft"], r["baseline"], r["per_units"]) for r in rows}
+    absent = sorted(set(figures) - set(got))
+    if absent:  # expected in --smoke, where the largest sizes shrink
+        log(f"   not measured by {os.path.basename(binary)}: {', '.join(absent)}")
+    return got
+
+
+def functorch_available():
+    probe = subprocess.run([SYSTEM_PYTHON, "-c", "import torch, functorch"],
+                           capture_output=True, text=True)
+    return probe.returncode == 0
+
+
+def run_functorch(peer, threads, workloads, smoke):
+    """Runs functorch_peer.py; returns {workload: (seconds_or_None, note)}."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        out = f.name
+    args = [SYSTEM_PYTHON, peer, "--out", out, "--threads", str(threads),
+            "--filter", "^(" + "|".join(re.escape(w) for w in workloads) + ")$"]
+    if smoke:
+        args.append("--smoke")
+    log(f"== functorch, {threads} thread(s), {len(workloads)} workloads")
+    subprocess.run(args, check=True, stdout=sys.stderr)
+    with open(out) as f:
+        rows = json.load(f)
+    os.unlink(out)
+    return {r["workload"]: (r["functorch"], r.get("note")) for r in rows}
+
+
+def human(seconds):
+    if seconds is None:
+        return "-"
+    for scale, unit in ((1e-6, "ns"), (1e-3, "us"), (1.0, "ms")):
+        if seconds < scale:
+            return f"{seconds / scale * 1e3:.3g} {unit}"
+    return f"{seconds:.3g} s"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("compare.png skipped: matplotlib is not installed (apt-get install python3-matplotlib)")
+        return False
+    labels = [f"{r['workload']} ({r['threads']}T)" for r in rows]
+    fig, ax = plt.subplots(figsize=(10, 0.32 * len(rows) + 1.5))
+    height = 0.27
+    for k, (key, color) in enumerate((("ft", "#1f77b4"), ("functorch", "#d62728"),
+                                      ("limit", "#7f7f7f"))):
+        ys = [i + (k - 1) * height for i in range(len(rows))]
+        xs = [r[key] if r[key] else 0 for r in rows]
+        ax.barh(ys, xs, height=height, color=color, label=key)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds per call (per op for per_op/*), log scale; shorter is faster")
+    ax.legend(loc="lower right")
+    ax.set_title("ft vs PyTorch functorch 1.13 vs hand-written Eigen")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin-dir", required=True, help="folder of ft's suite binaries")
+    parser.add_argument("--peer", required=True, help="path of functorch_peer.py")
+    parser.add_argument("--out", required=True, help="results folder")
+    parser.add_argument("--smoke", action="store_true", help="every workload once, small sizes")
+    parser.add_argument("--no-functorch", action="store_true", help="leave the column out")
+    parser.add_argument("--filter", default="", help="only workloads matching this regex")
+    parser.add_argument("--threads", default="1,2", help="thread counts (2+ for THREADED)")
+    args = parser.parse_args()
+
+    thread_counts = [int(t) for t in args.threads.split(",") if t]
+    plan = []  # (workload, threads)
+    for workload in MAPPING:
+        if args.filter and not re.search(args.filter, workload):
+            continue
+        for t in thread_counts:
+            if t == 1 or workload in THREADED:
+                plan.append((workload, t))
+
+    with_functorch = not args.no_functorch
+    if with_functorch and not functorch_available():
+        log("functorch column skipped: /usr/bin/python3 cannot import torch and functorch "
+            "(apt-get install python3-torch)")
+        with_functorch = False
+
+    ft = {}
+    for t in sorted({t for _, t in plan}):
+        for suite in SUITES:
+            figures = sorted({MAPPING[w][1] for w, tt in plan if tt == t and MAPPING[w][0] == suite})
+            if figures:
+                medians = run_ft_suite(os.path.join(args.bin_dir, suite), t, figures, args.smoke)
+                for name, value in medians.items():
+                    ft[(name, t)] = value
+    peer = {}
+    if with_functorch:
+        for t in sorted({t for _, t in plan}):
+            for w, value in run_functorch(args.peer, t, [w for w, tt in plan if tt == t],
+                                          args.smoke).items():
+                peer[(w, t)] = value
+
+    rows = []
+    for workload, t in plan:
+        _, figure, has_limit = MAPPING[workload]
+        ft_s, base_s, per_units = ft.get((figure, t), (None, None, 1))
+        per = per_units if workload.startswith("per_op/") else 1
+        functorch_s, note = peer.get((workload, t), (None, None))
+        rows.append({
+            "workload": workload,
+            "threads": t,
+            "ft": ft_s / per if ft_s is not None else None,
+            "functorch": functorch_s,
+            "limit": base_s / per if has_limit and base_s is not None else None,
+            **({"note": note} if note else {}),
+        })
+
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "compare.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+        f.write("\n")
+    print("| workload | threads | ft | functorch | limit | ft/functorch | ft/limit |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['workload']} | {r['threads']} | {human(r['ft'])} | {human(r['functorch'])} "
+              f"| {human(r['limit'])} | {ratio(r['ft'], r['functorch'])} "
+              f"| {ratio(r['ft'], r['limit'])} |")
+    # The same binary with 2 threads against 1.
+    by_key = {(r["workload"], r["threads"]): r for r in rows}
+    speedups = [(w, by_key[(w, 1)]["ft"] / by_key[(w, t)]["ft"])
+                for (w, t) in by_key if t > 1 and (w, 1) in by_key
+                and by_key[(w, t)]["ft"] and by_key[(w, 1)]["ft"]]
+    if speedups:
+        print("\n| workload | ft 1 thread / ft 2 threads |\n|---|---|")
+        for w, s in speedups:
+            print(f"| {w} | {s:.2f}x |")
+    png = os.path.join(args.out, "compare.png")
+    if plot(rows, png):
+        log(f"wrote {png}")
+    log(f"wrote {os.path.join(args.out, 'compare.json')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs //benchmarks:compare on tiny sizes without functorch and checks compare.json.
+set -euo pipefail
+out="${TEST_TMPDIR}/results"
+benchmarks/compare --smoke --no-functorch --no-install --out "${out}" >"${TEST_TMPDIR}/table.md"
+cat "${TEST_TMPDIR}/table.md"
+/usr/bin/python3 - "${out}/compare.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+names = {r["workload"] for r in rows}
+for w in ("per_op/eager", "per_op/vmap3", "per_op/grad_grad", "jvp_chain10/1e6",
+          "vmap_matmul_chain/B256", "custom_function/vmap_grad/n1", "hessian/n16/jit",
+          "per_sample/32-64-64-10/B64/loop"):
+    assert w in names, w
+for r in rows:
+    assert set(r) >= {"workload", "threads", "ft", "functorch", "limit"}, r
+    assert r["functorch"] is None, r
+measured = [r for r in rows if r["ft"] is not None]
+assert len(measured) >= 30, len(measured)
+assert all(r["ft"] > 0 for r in measured)
+print(f"compare.json: {len(rows)} rows, {len(measured)} with ft's figure")
+PY
