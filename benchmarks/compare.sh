@@ -7,9 +7,14 @@
 # may (root, or passwordless sudo); otherwise that column or the chart is skipped with a
 # message. Results go to benchmarks/results/ in the source tree unless --out says otherwise.
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# Under `bazel run` the suites are runfiles beside this script; BUILD_WORKSPACE_DIRECTORY is
-# the source tree the results belong in.
+# The suites and scripts are this target's runfiles: `bazel run` and `bazel test` start it in
+# the runfiles tree (benchmarks/ is below the working directory); run directly, they sit in
+# <script>.runfiles/ft. BUILD_WORKSPACE_DIRECTORY is the source tree the results belong in.
+if [[ -f benchmarks/compare.py ]]; then
+  here="$(pwd)/benchmarks"
+else
+  here="${BASH_SOURCE[0]}.runfiles/ft/benchmarks"
+fi
 bin_dir="${here}"
 out="${BUILD_WORKSPACE_DIRECTORY:-$(pwd)}/benchmarks/results"
 args=()
