@@ -31,6 +31,7 @@
 #include "tensor/error.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
+#include "tensor/memory.h"
 #include "tensor/print.h"
 #include "tensor/scalar.h"
 #include "tensor/shape.h"

@@ -54,9 +54,9 @@ MAPPING = {
 }
 for _mlp in ("32-64-64-10", "784-128-10"):
     for _b in (64, 1024):
-        # once: a call whose outputs are allocated fresh (limit: Eigen allocating fresh too);
+        # once: a cold call, ft's caches emptied first (limit: Eigen allocating fresh);
         # loop: repeated calls (limit: Eigen reusing its buffers across calls).
-        MAPPING[f"per_sample/{_mlp}/B{_b}/once"] = ("grad", f"per_sample_grads_{_mlp}_B{_b}", True)
+        MAPPING[f"per_sample/{_mlp}/B{_b}/once"] = ("grad", f"per_sample_once_{_mlp}_B{_b}", True)
         MAPPING[f"per_sample/{_mlp}/B{_b}/loop"] = ("grad", f"per_sample_loop_{_mlp}_B{_b}", True)
 for _t in ("jacrev", "jacfwd"):
     for _n in (16, 128, 512):

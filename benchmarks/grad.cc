@@ -189,6 +189,19 @@ void BM_PerSampleFt(benchmark::State& state, std::vector<int64_t> sizes) {
   for (auto _ : state) benchmark::DoNotOptimize(per_sample(p.args)[0].impl());
 }
 
+// A cold call: the large-block cache emptied before each (outside the timing), so every
+// buffer is fresh memory, as on a program's first call.
+void BM_PerSampleFtCold(benchmark::State& state, std::vector<int64_t> sizes) {
+  PerSampleProblem p = MakePerSampleProblem(sizes, state.range(0));
+  TensorListFn per_sample = PerSampleGradsFt(p);
+  for (auto _ : state) {
+    state.PauseTiming();
+    ReleaseCachedMemory();
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(per_sample(p.args)[0].impl());
+  }
+}
+
 void BM_PerSampleEigen(benchmark::State& state, std::vector<int64_t> sizes) {
   PerSampleProblem p = MakePerSampleProblem(sizes, state.range(0));
   for (auto _ : state) benchmark::DoNotOptimize(PerSampleGradsEigen(p)[0].data());
@@ -265,6 +278,11 @@ void Register() {
     for (int64_t batch : {int64_t{64}, SmokeTest() ? int64_t{64} : int64_t{1024}}) {
       figure_n("per_sample_grads_" + name + "_B" + std::to_string(batch), "<= 1.5x", batch,
                [sizes](benchmark::State& state) { BM_PerSampleFt(state, sizes); },
+               [sizes](benchmark::State& state) { BM_PerSampleEigen(state, sizes); });
+      // A cold call against Eigen allocating fresh (its allocations hit malloc's free lists).
+      figure_n("per_sample_once_" + name + "_B" + std::to_string(batch),
+               "reported (a cold call: ft's cache emptied first)", batch,
+               [sizes](benchmark::State& state) { BM_PerSampleFtCold(state, sizes); },
                [sizes](benchmark::State& state) { BM_PerSampleEigen(state, sizes); });
       // The same ft calls against hand-written Eigen that reuses its buffers across calls.
       figure_n("per_sample_loop_" + name + "_B" + std::to_string(batch),

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "tensor/block_pool.h"
 #include "tensor/error.h"
+#include "tensor/memory.h"
 
 namespace ft {
 
@@ -25,7 +26,7 @@ namespace {
 // kCacheBudget bytes in all, and hands them out again before asking malloc. A buffer freed on
 // another thread goes to that thread's cache. Sanitizer builds skip the cache, so that a use
 // after free stays visible to them.
-constexpr size_t kCacheMaxBytes = 64 * 1024;
+constexpr size_t kCacheMaxBytes = internal::kSmallBufferMaxBytes;
 constexpr size_t kCacheBuckets = kCacheMaxBytes / 64;
 constexpr int kCachePerBucket = 4;
 constexpr size_t kCacheBudget = 2 * 1024 * 1024;
@@ -91,7 +92,23 @@ bool GiveToCache(void* data, size_t capacity) {
 }  // namespace
 
 Storage::Impl::~Impl() {
-  if (heap && !GiveToCache(data, capacity)) std::free(data);
+  if (!heap) return;
+  if (capacity > kCacheMaxBytes) {
+    internal::GiveLargeBlock(data, capacity);  // NOTE: [Large-block cache] in memory.h
+  } else if (!GiveToCache(data, capacity)) {
+    std::free(data);
+  }
+}
+
+void ReleaseCachedMemory() {
+  internal::ReleaseLargeBlocks();
+  if (tls_cache != nullptr) {
+    for (BufferCache::Bucket& b : tls_cache->buckets) {
+      for (int i = 0; i < b.count; ++i) std::free(b.buffers[i]);
+      b.count = 0;
+    }
+    tls_cache->held = 0;
+  }
 }
 
 namespace {
@@ -136,10 +153,17 @@ Storage Storage::Allocate(size_t nbytes) {
   if (nbytes <= kInlineBytes) {
     s.impl_->data = s.impl_->inline_buffer;
   } else {
-    // aligned_alloc wants a multiple of the alignment.
-    const size_t rounded = (nbytes + 63) / 64 * 64;
-    s.impl_->data = TakeCached(rounded);
+    // aligned_alloc wants a multiple of the alignment; large blocks go by size class.
+    const size_t small = (nbytes + 63) / 64 * 64;
+    const bool large = small > kCacheMaxBytes;
+    const size_t rounded = large ? internal::LargeBlockSizeClass(small) : small;
+    s.impl_->data = large ? internal::TakeLargeBlock(rounded) : TakeCached(rounded);
     if (s.impl_->data == nullptr) s.impl_->data = std::aligned_alloc(64, rounded);
+    if (s.impl_->data == nullptr) {
+      // What the caches hold may be what the C library is missing: give it back, try again.
+      ReleaseCachedMemory();
+      s.impl_->data = std::aligned_alloc(64, rounded);
+    }
     if (s.impl_->data == nullptr) {
       throw AllocationError(absl::StrCat("cannot allocate ", nbytes, " bytes (out of memory)"));
     }

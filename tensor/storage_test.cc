@@ -160,7 +160,7 @@ TEST(Storage, FreedSmallBuffersAreReusedOnTheSameThread) {
   EXPECT_EQ(b.data(), first);
   Storage c = Storage::Allocate(1000);    // the cache is empty again: a new buffer
   EXPECT_NE(c.data(), first);
-  // Large buffers are never cached (1 MiB goes back to malloc).
+  // Large buffers (over 64 KiB) go to the process-wide large-block cache (memory_test.cc).
   Storage big = Storage::Allocate(1 << 20);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data()) % 64, 0u);
 }

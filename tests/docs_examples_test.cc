@@ -9,6 +9,7 @@
 #include "ft.h"
 #include "interop/eigen.h"
 #include "interop/npy.h"
+#include "tensor/block_pool.h"
 #include "tensor/copy.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
@@ -142,6 +143,20 @@ TEST(DocsApi, Randomness) {
   g.manual_seed(42);
   ft::Tensor b = ft::randn_like(ft::zeros({3}), &g);
   EXPECT_TENSOR_EQ(a, b);
+}
+
+TEST(DocsApi, Memory) {
+  if (!internal::kRecycleMemory) GTEST_SKIP() << "AddressSanitizer builds cache nothing";
+  ft::ReleaseCachedMemory();
+  ft::Tensor big = ft::zeros({1 << 20});
+  big = ft::Tensor();
+  ft::CachedMemoryStats s = ft::GetCachedMemoryStats();
+  EXPECT_EQ(s.held_bytes, int64_t{4} << 20);
+  ft::Tensor again = ft::ones({1 << 20});
+  EXPECT_EQ(ft::GetCachedMemoryStats().hits, s.hits + 1);
+  again = ft::Tensor();
+  ft::ReleaseCachedMemory();
+  EXPECT_EQ(ft::GetCachedMemoryStats().held_bytes, 0);
 }
 
 TEST(DocsApi, Errors) {
