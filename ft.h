@@ -32,6 +32,7 @@
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tensor/memory.h"
+#include "tensor/parallel.h"
 #include "tensor/print.h"
 #include "tensor/scalar.h"
 #include "tensor/shape.h"

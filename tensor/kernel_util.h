@@ -14,6 +14,7 @@
 #ifndef FT_TENSOR_KERNEL_UTIL_H_
 #define FT_TENSOR_KERNEL_UTIL_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include "Eigen/Core"
 #include "absl/strings/string_view.h"
 #include "tensor/error.h"
+#include "tensor/parallel.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
@@ -106,6 +108,29 @@ void ForEachStrided(IntArrayRef shape, const std::array<Operand, K>& ops, Inner&
   }
 }
 
+// kElementwiseGrain: elements per chunk below which elementwise work is not split over the
+// intra-op threads (NOTE: [Intra-op threads] in tensor/parallel.h): ~20 us of an add, so the
+// pool's hand-off (a few us) never costs more than it saves.
+inline constexpr int64_t kElementwiseGrain = 65536;
+
+// ParallelRun calls run(begin, end) over [0, total) of a contiguous output `out`, split over
+// the intra-op threads at 64-byte boundaries of `out`: every element goes through the same
+// path (Eigen's packet loop, or its scalar head or tail) as in one pass, so the results are
+// bit-identical to one thread. Inline below two grains.
+template <typename Out, typename Run>
+void ParallelRun(const Out* out, int64_t total, Run&& run) {
+  ::ft::internal::ParallelFor(total, kElementwiseGrain, 64 / static_cast<int64_t>(sizeof(Out)),
+                              ::ft::internal::AlignmentPhase(out, sizeof(Out)), run);
+}
+
+// ParallelBlocks calls run(first, last) over the blocks [0, blocks) of `block` elements
+// each: whole blocks per thread, so each block is computed exactly as in one pass.
+template <typename Run>
+void ParallelBlocks(int64_t blocks, int64_t block, Run&& run) {
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(block, 1));
+  ::ft::internal::ParallelFor(blocks, grain, 1, 0, run);
+}
+
 // UnaryKernel writes out[i] = f(in)[i] for each run. `f` takes an Eigen array expression and
 // returns an expression of the output type.
 template <typename In, typename Out, typename F>
@@ -115,8 +140,11 @@ void UnaryLoop(const Tensor& out, const Tensor& in, F&& f) {
   const int64_t total = out.numel();
   if (out.is_contiguous() && in.is_contiguous() && in.numel() == total) {
     if (total == 0) return;
-    ArrayMap<Out> o(static_cast<Out*>(out.impl()->raw_data()), total);
-    o = f(ConstArrayMap<In>(static_cast<const In*>(in.impl()->raw_data()), total));
+    Out* po = static_cast<Out*>(out.impl()->raw_data());
+    const In* pi = static_cast<const In*>(in.impl()->raw_data());
+    ParallelRun(po, total, [&](int64_t b, int64_t e) {
+      ArrayMap<Out>(po + b, e - b) = f(ConstArrayMap<In>(pi + b, e - b));
+    });
     return;
   }
   std::array<Operand, 2> ops = {MakeOperand(out, out.sizes()), MakeOperand(in, out.sizes())};
@@ -149,34 +177,48 @@ void BinaryLoop(const Tensor& out, const Tensor& a, const Tensor& b, F&& f) {
   const int64_t total = out.numel();
   if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous()) {
     if (total == 0) return;
-    ArrayMap<Out> o(static_cast<Out*>(out.impl()->raw_data()), total);
+    Out* po = static_cast<Out*>(out.impl()->raw_data());
     const In* pa = static_cast<const In*>(a.impl()->raw_data());
     const In* pb = static_cast<const In*>(b.impl()->raw_data());
     const int64_t na = a.numel(), nb = b.numel();
+    using Constant = Eigen::Array<In, Eigen::Dynamic, 1>;
     if (na == total && nb == total) {
-      o = f(ConstArrayMap<In>(pa, total), ConstArrayMap<In>(pb, total));
+      ParallelRun(po, total, [&](int64_t s, int64_t e) {
+        ArrayMap<Out>(po + s, e - s) = f(ConstArrayMap<In>(pa + s, e - s),
+                                         ConstArrayMap<In>(pb + s, e - s));
+      });
       return;
     }
     if (na == total && nb == 1) {
-      o = f(ConstArrayMap<In>(pa, total), Eigen::Array<In, Eigen::Dynamic, 1>::Constant(total, *pb));
+      ParallelRun(po, total, [&](int64_t s, int64_t e) {
+        ArrayMap<Out>(po + s, e - s) = f(ConstArrayMap<In>(pa + s, e - s),
+                                         Constant::Constant(e - s, *pb));
+      });
       return;
     }
     if (na == 1 && nb == total) {
-      o = f(Eigen::Array<In, Eigen::Dynamic, 1>::Constant(total, *pa), ConstArrayMap<In>(pb, total));
+      ParallelRun(po, total, [&](int64_t s, int64_t e) {
+        ArrayMap<Out>(po + s, e - s) = f(Constant::Constant(e - s, *pa),
+                                         ConstArrayMap<In>(pb + s, e - s));
+      });
       return;
     }
     // One operand repeats along the leading dims (a row scale, a bias): equal trailing
     // shapes, so the output is whole copies of that operand's block, each one Eigen loop.
     if (na == total && nb > 1 && IsTrailingBlock(b, out.sizes())) {
-      for (int64_t r = 0; r < total; r += nb) {
-        o.segment(r, nb) = f(ConstArrayMap<In>(pa + r, nb), ConstArrayMap<In>(pb, nb));
-      }
+      ParallelBlocks(total / nb, nb, [&](int64_t first, int64_t last) {
+        for (int64_t r = first * nb; r < last * nb; r += nb) {
+          ArrayMap<Out>(po + r, nb) = f(ConstArrayMap<In>(pa + r, nb), ConstArrayMap<In>(pb, nb));
+        }
+      });
       return;
     }
     if (nb == total && na > 1 && IsTrailingBlock(a, out.sizes())) {
-      for (int64_t r = 0; r < total; r += na) {
-        o.segment(r, na) = f(ConstArrayMap<In>(pa, na), ConstArrayMap<In>(pb + r, na));
-      }
+      ParallelBlocks(total / na, na, [&](int64_t first, int64_t last) {
+        for (int64_t r = first * na; r < last * na; r += na) {
+          ArrayMap<Out>(po + r, na) = f(ConstArrayMap<In>(pa, na), ConstArrayMap<In>(pb + r, na));
+        }
+      });
       return;
     }
   }

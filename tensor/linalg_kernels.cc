@@ -6,6 +6,7 @@
 
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
+#include "tensor/parallel.h"
 #include "tensor/small_gemm.h"
 
 namespace ft::kernels {
@@ -21,6 +22,27 @@ template <typename T>
 using ConstColMap = Eigen::Map<const ColMajorMatrix<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
 template <typename T>
 using OutMap = Eigen::Map<RowMajorMatrix<T>, Eigen::Unaligned>;
+
+// kGemmGrainWork: multiply-adds (~100 us) below which a product is not split over the
+// intra-op threads (NOTE: [Intra-op threads] in tensor/parallel.h).
+constexpr int64_t kGemmGrainWork = int64_t{1} << 21;
+
+// Gemm: c = a * b, split by rows of c over the intra-op threads when the product is large.
+// Each row block is its own Eigen product: deterministic for a given thread count; Eigen's
+// blocking depends on the block's size, so other thread counts may round differently.
+template <typename C, typename A, typename B>
+void Gemm(C&& c, const A& a, const B& b) {
+  const int64_t m = c.rows(), n = c.cols(), k = a.cols();
+  const int64_t row_work = std::max<int64_t>(n * k, 1);
+  const int64_t row_grain = std::max<int64_t>(16, kGemmGrainWork / row_work);
+  if (::ft::internal::ParallelChunks(m, row_grain) <= 1) {
+    c.noalias() = a * b;
+    return;
+  }
+  ::ft::internal::ParallelFor(m, row_grain, 16, 0, [&](int64_t r0, int64_t r1) {
+    c.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
+  });
+}
 
 // MatrixArg describes an operand as a batch of rows x cols matrices: matrix [i0, ...] starts
 // at data + sum(i_k * batch_strides[k]), element (r, c) of it is at + r * rs + c * cs
@@ -177,9 +199,9 @@ bool MatVecBatchAsGemm(T* out, const MatrixArg& a, Layout la, const MatrixArg& b
   Eigen::Map<ColMajorMatrix<T>> result(out, a.rows, count);
   const T* pa = static_cast<const T*>(a.t.impl()->raw_data());
   if (la == Layout::kRowMajor) {
-    result.noalias() = ConstRowMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.rs)) * vectors;
+    Gemm(result, ConstRowMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.rs)), vectors);
   } else {
-    result.noalias() = ConstColMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.cs)) * vectors;
+    Gemm(result, ConstColMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.cs)), vectors);
   }
   return true;
 }
@@ -204,31 +226,50 @@ void GemmLoop(T* out, IntArrayRef batch, const MatrixArg& a, IntArrayRef a_strid
   const int64_t n = b.cols;
   const Eigen::OuterStride<> a_outer(kARow ? a.rs : a.cs);
   const Eigen::OuterStride<> b_outer(kBRow ? b.rs : b.cs);
-  const T* pa = static_cast<const T*>(a.t.impl()->raw_data());
-  const T* pb = static_cast<const T*>(b.t.impl()->raw_data());
+  const T* a0 = static_cast<const T*>(a.t.impl()->raw_data());
+  const T* b0 = static_cast<const T*>(b.t.impl()->raw_data());
   const int64_t count = Numel(batch);
   const int64_t rank = static_cast<int64_t>(batch.size());
-  Shape index(batch.size(), 0);
-  for (int64_t i = 0; i < count; ++i) {
-    OutMap<T> c(out + i * m * n, m, n);
-    if (k == 1) {
-      // An outer product (per-example weight gradients under vmap are batches of them):
-      // written directly, without GEMM's zero fill and packing.
-      c.noalias() = AMap(pa, m, k, a_outer).col(0) * BMap(pb, k, n, b_outer).row(0);
-    } else {
-      c.noalias() = AMap(pa, m, k, a_outer) * BMap(pb, k, n, b_outer);
-    }
-    for (int64_t d = rank - 1; d >= 0; --d) {  // odometer step over the batch dims
-      if (++index[d] < batch[d]) {
-        pa += a_strides[d];
-        pb += b_strides[d];
-        break;
-      }
-      index[d] = 0;
-      pa -= a_strides[d] * (batch[d] - 1);
-      pb -= b_strides[d] * (batch[d] - 1);
-    }
+  if (count == 1) {
+    Gemm(OutMap<T>(out, m, n), AMap(a0, m, k, a_outer), BMap(b0, k, n, b_outer));
+    return;
   }
+  // Batch items [first, last): whole products per thread, each exactly as in one pass.
+  const auto run = [&](int64_t first, int64_t last) {
+    Shape index(batch.size(), 0);
+    const T* pa = a0;
+    const T* pb = b0;
+    for (int64_t d = rank - 1, rest = first; d >= 0; --d) {  // the odometer at `first`
+      index[d] = rest % batch[d];
+      rest /= batch[d];
+      pa += index[d] * a_strides[d];
+      pb += index[d] * b_strides[d];
+    }
+    for (int64_t i = first; i < last; ++i) {
+      OutMap<T> c(out + i * m * n, m, n);
+      if (k == 1) {
+        // An outer product (per-example weight gradients under vmap are batches of them):
+        // written directly, without GEMM's zero fill and packing.
+        c.noalias() = AMap(pa, m, k, a_outer).col(0) * BMap(pb, k, n, b_outer).row(0);
+      } else {
+        c.noalias() = AMap(pa, m, k, a_outer) * BMap(pb, k, n, b_outer);
+      }
+      for (int64_t d = rank - 1; d >= 0; --d) {  // odometer step over the batch dims
+        if (++index[d] < batch[d]) {
+          pa += a_strides[d];
+          pb += b_strides[d];
+          break;
+        }
+        index[d] = 0;
+        pa -= a_strides[d] * (batch[d] - 1);
+        pb -= b_strides[d] * (batch[d] - 1);
+      }
+    }
+  };
+  // An outer product is memory-bound: count its m * n writes as the work.
+  const int64_t item_work = std::max<int64_t>(m * n * std::max<int64_t>(k, 1), 1);
+  ::ft::internal::ParallelFor(count, std::max<int64_t>(1, kGemmGrainWork / item_work), 1, 0,
+                              run);
 }
 
 // BatchedMatmul returns out[i] = a[i] @ b[i] over the broadcast batch index i, as a new
@@ -369,7 +410,7 @@ std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
       }
       OutMap<T> c(po, ma.rows, mb.cols);
       with_map(ma, la, [&](const auto& am) {
-        with_map(mb, lb, [&](const auto& bm) { c.noalias() = am * bm; });
+        with_map(mb, lb, [&](const auto& bm) { Gemm(c, am, bm); });
       });
     }
   });

@@ -14,6 +14,8 @@ namespace {
 
 using internal::ArrayMap;
 using internal::ConstArrayMap;
+using internal::kElementwiseGrain;
+using internal::ParallelBlocks;
 
 // NaN handling of max/min: PyTorch propagates NaN through amax/amin/softmax; integers have
 // no NaN, so they take Eigen's fast path.
@@ -147,20 +149,58 @@ void CheckNonEmptyDims(const char* op, const Tensor& x, IntArrayRef dims, const 
 //   row(v):        reduces one contiguous row v of `reduced` elements (used when inner == 1);
 //   init(acc, v):  starts the `inner` accumulators from row r = 0;
 //   step(acc, v):  folds row r into them (vectorized over inner).
-template <typename In, typename Out, typename Row, typename Init, typename Step>
-void ReduceRows(const Layout& l, const In* in, Out* out, Row&& row, Init&& init, Step&& step) {
+// On the intra-op threads (NOTE: [Intra-op threads] in tensor/parallel.h): several outputs
+// are split by output, whole reductions per thread, so each output is the one-thread value
+// bit for bit; one output row over many elements (inner == 1, outer == 1) is split only when
+// the caller passes `combine` (reducing the per-chunk partials in chunk order: the same bits
+// for a given thread count, not across counts), since a partial is not always an element of
+// the same kind (a sum of squares).
+struct NoCombine {};
+
+template <typename In, typename Out, typename Row, typename Init, typename Step,
+          typename Combine = NoCombine>
+void ReduceRows(const Layout& l, const In* in, Out* out, Row&& row, Init&& init, Step&& step,
+                Combine&& combine = NoCombine()) {
   const int64_t n = l.reduced;
   const int64_t inner = l.inner;
+  const int64_t row_elements = std::max<int64_t>(n * inner, 1);
   if (inner == 1) {
-    for (int64_t o = 0; o < l.outer; ++o) out[o] = row(ConstArrayMap<In>(in + o * n, n));
+    if constexpr (!std::is_same_v<std::decay_t<Combine>, NoCombine>) {
+      const int64_t chunks = ::ft::internal::ParallelChunks(n, kElementwiseGrain);
+      if (l.outer == 1 && chunks > 1) {
+        Out partials[64];
+        const int64_t used = std::min<int64_t>(chunks, 64);
+        ::ft::internal::ParallelForChunks(
+            n, used, 1, 0, [&](int64_t c, int64_t b, int64_t e) {
+              partials[c] = row(ConstArrayMap<In>(in + b, e - b));
+            });
+        out[0] = combine(ConstArrayMap<Out>(partials, used));
+        return;
+      }
+    }
+    ParallelBlocks(l.outer, row_elements, [&](int64_t first, int64_t last) {
+      for (int64_t o = first; o < last; ++o) out[o] = row(ConstArrayMap<In>(in + o * n, n));
+    });
     return;
   }
-  for (int64_t o = 0; o < l.outer; ++o) {
-    const In* base = in + o * n * inner;
-    ArrayMap<Out> acc(out + o * inner, inner);
-    init(acc, ConstArrayMap<In>(base, inner));
-    for (int64_t r = 1; r < n; ++r) step(acc, ConstArrayMap<In>(base + r * inner, inner));
+  auto columns = [&](int64_t o, int64_t c0, int64_t c1) {
+    const In* base = in + o * n * inner + c0;
+    ArrayMap<Out> acc(out + o * inner + c0, c1 - c0);
+    init(acc, ConstArrayMap<In>(base, c1 - c0));
+    for (int64_t r = 1; r < n; ++r) step(acc, ConstArrayMap<In>(base + r * inner, c1 - c0));
+  };
+  if (l.outer == 1) {
+    // One output row: split its columns (each column's sum runs as in one pass).
+    ::ft::internal::ParallelFor(
+        inner, std::max<int64_t>(16, kElementwiseGrain / std::max<int64_t>(n, 1)),
+        64 / static_cast<int64_t>(sizeof(Out)),
+        ::ft::internal::AlignmentPhase(out, sizeof(Out)),
+        [&](int64_t c0, int64_t c1) { columns(0, c0, c1); });
+    return;
   }
+  ParallelBlocks(l.outer, row_elements, [&](int64_t first, int64_t last) {
+    for (int64_t o = first; o < last; ++o) columns(o, 0, inner);
+  });
 }
 
 // RunReduction allocates the output (compute dtype) and, when it is non-empty, calls
@@ -190,7 +230,8 @@ Tensor SumImpl(const Tensor& x, IntArrayRef dims, bool keepdim) {
           ReduceRows(
               l, reinterpret_cast<const A*>(l.input.data<T>()), o,
               [](const auto& v) { return v.sum(); }, [](auto& acc, const auto& v) { acc = v; },
-              [](auto& acc, const auto& v) { acc += v; });
+              [](auto& acc, const auto& v) { acc += v; },
+              [](const auto& partials) { return partials.sum(); });
         }
       });
 }
@@ -461,7 +502,8 @@ Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
                           ReduceRows(
                               l, l.input.data<T>(), o, [](const auto& v) { return v.sum(); },
                               [](auto& acc, const auto& v) { acc = v; },
-                              [](auto& acc, const auto& v) { acc += v; });
+                              [](auto& acc, const auto& v) { acc += v; },
+                              [](const auto& partials) { return partials.sum(); });
                           ArrayMap<T>(o, l.out_numel()) /= static_cast<T>(l.reduced);
                         }
                       });
