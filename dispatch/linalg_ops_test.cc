@@ -11,6 +11,9 @@
 #include "gtest/gtest.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
+#include "tensor/generator.h"
+#include "tensor/random_kernels.h"
+#include "tensor/view_kernels.h"
 #include "tests/test_util.h"
 
 namespace ft {
@@ -250,6 +253,43 @@ TEST(LinalgOps, MatmulFractionalValuesFloat32AndFloat64) {
   EXPECT_TENSOR_NEAR(matmul(x, y), expected, 1e-12);
   EXPECT_TENSOR_NEAR(matmul(kernels::to(x, kFloat32), kernels::to(y, kFloat32)),
                      kernels::to(expected, kFloat32), 1e-5);
+}
+
+// Batches of outer products writing 16 MB or more are written with non-temporal stores
+// (linalg_kernels.cc, kStreamOuterProductBytes): each element must be the same product
+// a[i] * b[j] a loop computes, bit for bit, in both dtypes, with b's rows in place or strided,
+// and with rows whose byte length is not a multiple of 16 (not streamed).
+TEST(LinalgOps, LargeBatchesOfOuterProductsAreExactProducts) {
+  Generator g(5);
+  for (DType dtype : {kFloat32, kFloat64}) {
+    for (int64_t n : {int64_t{64}, int64_t{61}}) {
+      SCOPED_TRACE(::testing::Message() << DTypeName(dtype) << " n " << n);
+      const int64_t batch = dtype == kFloat32 ? 1100 : 560, m = 64;
+      const Tensor a = kernels::to(kernels::rand_like(zeros({batch, m, 1}), &g), dtype);
+      const Tensor b = kernels::to(kernels::rand_like(zeros({batch, 1, n}), &g), dtype);
+      const Tensor c = matmul(a, b);  // >= 16 MB for n = 64
+      const Tensor ca = kernels::to(c, kFloat64), aa = kernels::to(a, kFloat64),
+                   bb = kernels::to(b, kFloat64);
+      const double* pc = ca.data<double>();
+      const double* pa = aa.data<double>();
+      const double* pb = bb.data<double>();
+      for (int64_t i : {int64_t{0}, int64_t{1}, batch / 2, batch - 1}) {
+        for (int64_t r = 0; r < m; ++r) {
+          for (int64_t j = 0; j < n; ++j) {
+            const double want = dtype == kFloat32
+                                    ? static_cast<double>(static_cast<float>(pa[i * m + r]) *
+                                                          static_cast<float>(pb[i * n + j]))
+                                    : pa[i * m + r] * pb[i * n + j];
+            ASSERT_EQ(pc[(i * m + r) * n + j], want) << i << " " << r << " " << j;
+          }
+        }
+      }
+      // b given transposed (its rows strided): the ordinary path, the same values.
+      const Tensor bt =
+          kernels::transpose(kernels::contiguous(kernels::transpose(b, 1, 2)), 1, 2);
+      EXPECT_TRUE(testing::TensorEqual(matmul(a, bt), c));
+    }
+  }
 }
 
 TEST(LinalgOps, MatmulExpandedOperands) {
