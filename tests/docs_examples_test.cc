@@ -159,6 +159,17 @@ TEST(DocsApi, Memory) {
   EXPECT_EQ(ft::GetCachedMemoryStats().held_bytes, 0);
 }
 
+TEST(DocsApi, Threads) {
+  const int saved = ft::GetNumThreads();
+  ft::SetNumThreads(1);
+  ft::Tensor one = ft::exp(ft::linspace(0.0, 1.0, 1 << 20));
+  ft::SetNumThreads(2);
+  ft::Tensor two = ft::exp(ft::linspace(0.0, 1.0, 1 << 20));
+  EXPECT_TRUE(testing::TensorEqual(one, two));
+  EXPECT_EQ(ft::GetNumThreads(), 2);
+  ft::SetNumThreads(saved);
+}
+
 TEST(DocsApi, Errors) {
   std::string message;
   try {

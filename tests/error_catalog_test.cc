@@ -188,6 +188,9 @@ TEST(ErrorCatalog, BadArgument) {
   EXPECT_ERROR_STARTS(Ints({1, 2}).item<int64_t>(),
                       "item: a tensor with 2 elements (shape [2]) cannot be converted to a "
                       "scalar");
+  EXPECT_ERROR_STARTS(SetNumThreads(0), "SetNumThreads: the thread count must be >= 1, got 0");
+  EXPECT_ERROR_STARTS(SetCachedMemoryLimit(-1),
+                      "SetCachedMemoryLimit: the limit must be >= 0 bytes, got -1");
 }
 
 TEST(ErrorCatalog, EmptyReduction) {
