@@ -119,6 +119,10 @@ inline constexpr int64_t kElementwiseGrain = 65536;
 // bit-identical to one thread. Inline below two grains.
 template <typename Out, typename Run>
 void ParallelRun(const Out* out, int64_t total, Run&& run) {
+  if (total < 2 * kElementwiseGrain) {  // the common small op: a direct call, nothing else
+    run(int64_t{0}, total);
+    return;
+  }
   ::ft::internal::ParallelFor(total, kElementwiseGrain, 64 / static_cast<int64_t>(sizeof(Out)),
                               ::ft::internal::AlignmentPhase(out, sizeof(Out)), run);
 }
@@ -128,6 +132,10 @@ void ParallelRun(const Out* out, int64_t total, Run&& run) {
 template <typename Run>
 void ParallelBlocks(int64_t blocks, int64_t block, Run&& run) {
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(block, 1));
+  if (blocks < 2 * grain) {
+    run(int64_t{0}, blocks);
+    return;
+  }
   ::ft::internal::ParallelFor(blocks, grain, 1, 0, run);
 }
 

@@ -324,8 +324,12 @@ void GemmLoop(T* out, IntArrayRef batch, const MatrixArg& a, IntArrayRef a_strid
   };
   // An outer product is memory-bound: count its m * n writes as the work.
   const int64_t item_work = std::max<int64_t>(m * n * std::max<int64_t>(k, 1), 1);
-  ::ft::internal::ParallelFor(count, std::max<int64_t>(1, kGemmGrainWork / item_work), 1, 0,
-                              run);
+  const int64_t grain = std::max<int64_t>(1, kGemmGrainWork / item_work);
+  if (count < 2 * grain) {
+    run(0, count);  // small batches: a direct call
+    return;
+  }
+  ::ft::internal::ParallelFor(count, grain, 1, 0, run);
 }
 
 // BatchedMatmul returns out[i] = a[i] @ b[i] over the broadcast batch index i, as a new
