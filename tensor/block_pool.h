@@ -1,10 +1,11 @@
-// ft/tensor/block_pool.h  (internal to //tensor:core)
+// ft/tensor/block_pool.h  (internal: //tensor:core and the transforms' wrapper tensors)
 //
 // PoolAllocator<T>: a standard allocator whose one-object allocations come from a per-thread
 // free list of blocks of that exact size, for the objects every op creates and destroys:
 // a tensor's TensorImpl and a buffer's Storage::Impl (each in one block with its shared_ptr
-// control block, via std::allocate_shared). A replayed Jacobian makes two of them per kernel;
-// malloc and free were a tenth of its time.
+// control block, via std::allocate_shared), and the transforms' wrappers (batched, grad and
+// dual tensors, grad's graph nodes), one per op per level. A replayed Jacobian makes two of
+// them per kernel; malloc and free were a tenth of its time.
 //
 // Invariants: a block freed on one thread goes to that thread's list (any thread may free
 // what another allocated: blocks come from and go back to ::operator new/delete); each list

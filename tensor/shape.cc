@@ -41,6 +41,17 @@ Shape ContiguousStrides(IntArrayRef shape) {
   return strides;
 }
 
+int64_t FillContiguousStrides(IntArrayRef shape, Shape& strides) {
+  const size_t rank = shape.size();
+  strides.resize(rank);
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    strides[i] = stride;
+    stride = SaturatingMul(stride, std::max<int64_t>(shape[i], 1));
+  }
+  return Numel(shape);
+}
+
 bool IsContiguous(IntArrayRef shape, IntArrayRef strides) {
   // A tensor without elements is contiguous whatever its strides (PyTorch's rule); checking
   // this first matters when the size-0 dim is not the innermost one.

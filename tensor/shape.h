@@ -39,6 +39,10 @@ int64_t Numel(IntArrayRef shape);
 // INT64_MAX, reached only by zero-element shapes with huge sizes).
 Shape ContiguousStrides(IntArrayRef shape);
 
+// FillContiguousStrides sets `strides` to ContiguousStrides(shape) in place and returns
+// Numel(shape): one pass, for the tensor constructors every op runs.
+int64_t FillContiguousStrides(IntArrayRef shape, Shape& strides);
+
 // IsContiguous reports whether (shape, strides) is row-major contiguous. Size-1 dims may
 // carry any stride; tensors with zero elements are contiguous.
 bool IsContiguous(IntArrayRef shape, IntArrayRef strides);

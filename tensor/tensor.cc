@@ -41,22 +41,17 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, Contiguo
       dtype_(dtype),
       contiguous_(true),
       sizes_(sizes.begin(), sizes.end()),
-      strides_(sizes.size()),
       offset_(0),
-      storage_(std::move(storage)) {
-  // Saturating (shape.h): a zero-element tensor may have huge sizes ([2^62, 0, 2^62]).
-  strides_ = ContiguousStrides(sizes);
-  numel_ = Numel(sizes);
-}
+      numel_(FillContiguousStrides(sizes_, strides_)),
+      storage_(std::move(storage)) {}
 
 TensorImpl::TensorImpl(TensorKind kind, DType dtype, Shape sizes)
     : kind_(kind),
       dtype_(dtype),
       contiguous_(true),
       sizes_(std::move(sizes)),
-      strides_(ContiguousStrides(sizes_)),
       offset_(0),
-      numel_(Numel(sizes_)) {}
+      numel_(FillContiguousStrides(sizes_, strides_)) {}
 
 std::string TensorImpl::WrapperRepr() const {
   return absl::StrCat(TensorKindName(kind_), " tensor of shape ", ShapeToString(sizes_));

@@ -10,6 +10,7 @@
 #include "autograd/grad_mode.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
+#include "tensor/block_pool.h"
 #include "tensor/print.h"
 
 namespace ft {
@@ -36,8 +37,9 @@ std::string GradWrapperImpl::WrapperRepr() const {
 
 Tensor MakeGradWrapper(Tensor value, int64_t level, std::shared_ptr<const bool> alive,
                        autograd::Edge grad_edge) {
-  return Tensor(std::make_shared<GradWrapperImpl>(std::move(value), level, std::move(alive),
-                                                  std::move(grad_edge)));
+  return Tensor(std::allocate_shared<GradWrapperImpl>(internal::PoolAllocator<GradWrapperImpl>(),
+                                                      std::move(value), level, std::move(alive),
+                                                      std::move(grad_edge)));
 }
 
 GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level) {
@@ -239,8 +241,9 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
       saved[m] = Value(clone(w->value()));
     }
     ValueList outputs = lower_and_run(inner);
-    auto node = std::make_shared<OpNode>(autograd::BackwardName(op), std::move(edges), 1, op,
-                                         formula, std::move(saved), std::move(outputs));
+    auto node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(),
+                                             autograd::BackwardName(op), std::move(edges), 1, op,
+                                             formula, std::move(saved), std::move(outputs));
     w->set_history(autograd::Edge{node, 0});
     return out;
   }
@@ -248,8 +251,9 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   if (!tracked || autograd::IsNonDifferentiable(op)) return outputs;  // constants here
   const autograd::VjpFormula* formula = formula_for();
   const int num_slots = GradientSlots(outputs);
-  auto node = std::make_shared<OpNode>(autograd::BackwardName(op), std::move(edges), num_slots, op, formula,
-                                       std::move(inner), outputs);
+  auto node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(),
+                                           autograd::BackwardName(op), std::move(edges),
+                                           num_slots, op, formula, std::move(inner), outputs);
   int slot = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].is_tensor_list()) {

@@ -8,6 +8,7 @@
 #include "autograd/grad_mode.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
+#include "tensor/block_pool.h"
 #include "tensor/print.h"
 
 namespace ft {
@@ -36,8 +37,9 @@ std::string DualImpl::WrapperRepr() const {
 }
 
 Tensor MakeDual(Tensor primal, Tensor tangent, int64_t level, std::shared_ptr<const bool> alive) {
-  return Tensor(std::make_shared<DualImpl>(std::move(primal), std::move(tangent), level,
-                                           std::move(alive)));
+  return Tensor(std::allocate_shared<DualImpl>(internal::PoolAllocator<DualImpl>(),
+                                               std::move(primal), std::move(tangent), level,
+                                               std::move(alive)));
 }
 
 DualImpl* MaybeDualAt(const Tensor& t, int64_t level) {

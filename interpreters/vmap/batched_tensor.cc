@@ -1,6 +1,7 @@
 #include "interpreters/vmap/batched_tensor.h"
 
 #include "absl/strings/str_cat.h"
+#include "tensor/block_pool.h"
 #include "tensor/print.h"
 
 namespace ft {
@@ -49,8 +50,9 @@ std::string BatchedTensorImpl::WrapperRepr() const {
 
 Tensor MakeBatched(Tensor value, int64_t bdim, int64_t level, std::shared_ptr<const bool> alive) {
   const int64_t wrapped = bdim < 0 ? bdim + value.dim() : bdim;
-  return Tensor(std::make_shared<BatchedTensorImpl>(std::move(value), wrapped, level,
-                                                    std::move(alive)));
+  return Tensor(std::allocate_shared<BatchedTensorImpl>(
+      internal::PoolAllocator<BatchedTensorImpl>(), std::move(value), wrapped, level,
+      std::move(alive)));
 }
 
 const BatchedTensorImpl* MaybeBatchedAt(const Tensor& t, int64_t level) {
