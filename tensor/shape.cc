@@ -41,11 +41,9 @@ Shape ContiguousStrides(IntArrayRef shape) {
   return strides;
 }
 
-int64_t FillContiguousStrides(IntArrayRef shape, Shape& strides) {
-  const size_t rank = shape.size();
-  strides.resize(rank);
+int64_t WriteContiguousStrides(IntArrayRef shape, int64_t* strides) {
   int64_t stride = 1;
-  for (size_t i = rank; i-- > 0;) {
+  for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = stride;
     stride = SaturatingMul(stride, std::max<int64_t>(shape[i], 1));
   }

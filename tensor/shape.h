@@ -39,9 +39,9 @@ int64_t Numel(IntArrayRef shape);
 // INT64_MAX, reached only by zero-element shapes with huge sizes).
 Shape ContiguousStrides(IntArrayRef shape);
 
-// FillContiguousStrides sets `strides` to ContiguousStrides(shape) in place and returns
-// Numel(shape): one pass, for the tensor constructors every op runs.
-int64_t FillContiguousStrides(IntArrayRef shape, Shape& strides);
+// WriteContiguousStrides writes ContiguousStrides(shape) to strides[0, shape.size()) and
+// returns Numel(shape): no Shape built, for the tensor constructors every op runs.
+int64_t WriteContiguousStrides(IntArrayRef shape, int64_t* strides);
 
 // IsContiguous reports whether (shape, strides) is row-major contiguous. Size-1 dims may
 // carry any stride; tensors with zero elements are contiguous.

@@ -41,8 +41,9 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, Contiguo
       dtype_(dtype),
       contiguous_(true),
       sizes_(sizes.begin(), sizes.end()),
+      strides_(sizes_),  // the right length at the cost of a copy; overwritten below
       offset_(0),
-      numel_(FillContiguousStrides(sizes_, strides_)),
+      numel_(WriteContiguousStrides(sizes_, strides_.data())),
       storage_(std::move(storage)) {}
 
 TensorImpl::TensorImpl(TensorKind kind, DType dtype, Shape sizes)
@@ -50,8 +51,9 @@ TensorImpl::TensorImpl(TensorKind kind, DType dtype, Shape sizes)
       dtype_(dtype),
       contiguous_(true),
       sizes_(std::move(sizes)),
+      strides_(sizes_),  // the right length at the cost of a copy; overwritten below
       offset_(0),
-      numel_(FillContiguousStrides(sizes_, strides_)) {}
+      numel_(WriteContiguousStrides(sizes_, strides_.data())) {}
 
 std::string TensorImpl::WrapperRepr() const {
   return absl::StrCat(TensorKindName(kind_), " tensor of shape ", ShapeToString(sizes_));

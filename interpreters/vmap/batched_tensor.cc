@@ -7,11 +7,11 @@
 namespace ft {
 namespace {
 
+// The value's sizes without the batch dim (one copy and one erase: no per-dim push_back).
 Shape LogicalSizes(const Tensor& value, int64_t bdim) {
-  Shape sizes;
-  for (int64_t d = 0; d < value.dim(); ++d) {
-    if (d != bdim) sizes.push_back(value.sizes()[d]);
-  }
+  const IntArrayRef physical = value.sizes();
+  Shape sizes(physical.begin(), physical.end());
+  if (bdim >= 0 && bdim < static_cast<int64_t>(sizes.size())) sizes.erase(sizes.begin() + bdim);
   return sizes;
 }
 
@@ -53,12 +53,6 @@ Tensor MakeBatched(Tensor value, int64_t bdim, int64_t level, std::shared_ptr<co
   return Tensor(std::allocate_shared<BatchedTensorImpl>(
       internal::PoolAllocator<BatchedTensorImpl>(), std::move(value), wrapped, level,
       std::move(alive)));
-}
-
-const BatchedTensorImpl* MaybeBatchedAt(const Tensor& t, int64_t level) {
-  if (!t.defined() || t.kind() != TensorKind::kBatched) return nullptr;
-  const auto* b = static_cast<const BatchedTensorImpl*>(t.impl());
-  return b->level() == level ? b : nullptr;
 }
 
 std::pair<Tensor, std::optional<int64_t>> UnwrapBatched(const Tensor& t, int64_t level) {

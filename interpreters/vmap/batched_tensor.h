@@ -61,7 +61,12 @@ class BatchedTensorImpl : public TensorImpl {
 Tensor MakeBatched(Tensor value, int64_t bdim, int64_t level, std::shared_ptr<const bool> alive);
 
 // MaybeBatchedAt returns t's BatchedTensorImpl when t is batched at exactly `level`.
-const BatchedTensorImpl* MaybeBatchedAt(const Tensor& t, int64_t level);
+// Inline: every batching rule asks it of every argument.
+inline const BatchedTensorImpl* MaybeBatchedAt(const Tensor& t, int64_t level) {
+  if (!t.defined() || t.kind() != TensorKind::kBatched) return nullptr;
+  const auto* b = static_cast<const BatchedTensorImpl*>(t.impl());
+  return b->level() == level ? b : nullptr;
+}
 
 // UnwrapBatched returns (value, bdim) when t is batched at `level`, else (t, nullopt).
 std::pair<Tensor, std::optional<int64_t>> UnwrapBatched(const Tensor& t, int64_t level);
