@@ -44,7 +44,7 @@ struct VjpContext {
   // needs_grad[k]: whether the k-th tensor input (argument order, lists expanded) wants a
   // gradient. A formula may return an undefined tensor for the others and skip their work
   // (e.g. the constant in x * 0.9). Empty means "all".
-  std::vector<bool> needs_grad = {};
+  absl::InlinedVector<bool, 6> needs_grad = {};
 
   const Tensor& input(size_t i) const { return inputs[i].tensor(); }
   const Tensor& output(size_t i) const { return outputs[i].tensor(); }

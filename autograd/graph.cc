@@ -102,9 +102,16 @@ TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
     if (e.valid()) targets.insert(e.node.get());
   }
   Reachable r;
+  // Training loops run the same backward over and over: room for as many nodes as this
+  // thread's last backward reached spares the index's rehashes and the vectors' regrowth.
+  static constinit thread_local size_t last_size = 0;
+  r.nodes.reserve(last_size);
+  r.child.reserve(2 * last_size);
+  r.index.reserve(last_size);
   for (const auto& [edge, grad] : roots) {
     if (edge.valid()) Collect(r, edge.node.get(), targets);
   }
+  last_size = std::min<size_t>(r.nodes.size(), size_t{1} << 16);
   // Every reachable node's incoming gradients, side by side (Entry::first_slot).
   std::vector<Tensor> slots(static_cast<size_t>(r.num_slots));
   auto slot = [&](int node, int input_nr) -> Tensor& {

@@ -129,11 +129,10 @@ class OpNode : public autograd::Node {
     }
     // An empty needs_grad means "all" (the common case: every input carries a gradient),
     // which spares building the mask.
-    std::vector<bool> needs;
+    absl::InlinedVector<bool, 6> needs;
     const autograd::EdgeList& edges = next_edges();
     if (!std::all_of(edges.begin(), edges.end(), [](const auto& e) { return e.valid(); })) {
-      needs.resize(edges.size());
-      for (size_t k = 0; k < needs.size(); ++k) needs[k] = edges[k].valid();
+      for (const autograd::Edge& e : edges) needs.push_back(e.valid());
     }
     TensorList result =
         (*formula_)(autograd::VjpContext{op_, inputs_, outputs_, std::move(needs)}, g);
