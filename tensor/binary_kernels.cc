@@ -346,10 +346,11 @@ void RunLoop(DType compute, const Tensor& out, const Tensor& a, const Tensor& b)
 template <typename Op>
 Tensor Binary(const char* name, DType compute, const Tensor& a, const Tensor& b) {
   const Shape shape = BroadcastShapes(name, a.sizes(), b.sizes());
-  // to() returns the operand itself when it already has the compute dtype: no copy on the
-  // same-dtype fast path.
-  const Tensor ca = to(a, compute);
-  const Tensor cb = to(b, compute);
+  // Operands that already have the compute dtype are read in place: not even a handle copy
+  // (two atomic updates) on the same-dtype fast path.
+  Tensor converted_a, converted_b;
+  const Tensor& ca = a.dtype() == compute ? a : (converted_a = to(a, compute));
+  const Tensor& cb = b.dtype() == compute ? b : (converted_b = to(b, compute));
   Op::Validate(name, ca, cb);
   Tensor out = EmptyContiguous(shape, Op::kPredicate ? kBool : compute);
   RunLoop<Op>(compute, out, ca, cb);

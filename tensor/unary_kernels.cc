@@ -22,7 +22,9 @@ void RejectBool(const char* op, const Tensor& x) {
 template <typename F>
 Tensor FloatingUnary(const char* op, const Tensor& x, F&& f) {
   RejectBool(op, x);
-  const Tensor in = IsFloating(x.dtype()) ? x : kernels::to(x, kDefaultFloat);
+  // A floating x is read in place (a handle copy costs two atomic updates per op).
+  Tensor converted;
+  const Tensor& in = IsFloating(x.dtype()) ? x : (converted = kernels::to(x, kDefaultFloat));
   Tensor out = EmptyContiguous(in.sizes(), in.dtype());
   VisitDType(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
