@@ -43,11 +43,19 @@ Shape ContiguousStrides(IntArrayRef shape) {
 
 int64_t WriteContiguousStrides(IntArrayRef shape, int64_t* strides) {
   int64_t stride = 1;
+  bool plain = true;  // every size >= 1 and no product overflowed: numel is the last stride
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = stride;
-    stride = SaturatingMul(stride, std::max<int64_t>(shape[i], 1));
+    const int64_t s = shape[i];
+    plain = plain && s >= 1;
+    int64_t next;
+    if (__builtin_mul_overflow(stride, std::max<int64_t>(s, 1), &next)) [[unlikely]] {
+      next = std::numeric_limits<int64_t>::max();
+      plain = false;
+    }
+    stride = next;
   }
-  return Numel(shape);
+  return plain ? stride : Numel(shape);
 }
 
 bool IsContiguous(IntArrayRef shape, IntArrayRef strides) {

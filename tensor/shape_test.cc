@@ -36,6 +36,23 @@ TEST(Shape, ContiguousStrides) {
   EXPECT_EQ(ContiguousStrides({0, 2}), S({2, 1}));
 }
 
+// WriteContiguousStrides (the tensor constructors' one-pass version) agrees with
+// ContiguousStrides and Numel everywhere, the saturating corner cases included.
+TEST(Shape, WriteContiguousStridesMatchesContiguousStridesAndNumel) {
+  const int64_t big = int64_t{1} << 62;
+  const std::vector<Shape> shapes = {
+      {},        {1},          {5},          {2, 3},          {3, 1, 4},
+      {0},       {2, 0, 3},    {big, 0, big}, {big, 4},       {4, big},
+      {big, big}, {1, 2, 3, 4, 5, 6, 7, 8},   {7, 1, 1, 1, 1, 1, 1},
+  };
+  for (const Shape& shape : shapes) {
+    Shape strides(shape.size(), -1);
+    const int64_t numel = WriteContiguousStrides(shape, strides.data());
+    EXPECT_EQ(strides, ContiguousStrides(shape)) << ShapeToString(shape);
+    EXPECT_EQ(numel, Numel(shape)) << ShapeToString(shape);
+  }
+}
+
 TEST(Shape, IsContiguous) {
   EXPECT_TRUE(IsContiguous({}, {}));
   EXPECT_TRUE(IsContiguous({2, 3}, {3, 1}));

@@ -1,6 +1,7 @@
 #include "tensor/tensor.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "tensor/block_pool.h"
@@ -51,6 +52,52 @@ TensorImpl::TensorImpl(TensorKind kind, DType dtype, Shape sizes)
       dtype_(dtype),
       contiguous_(true),
       sizes_(std::move(sizes)),
+      strides_(sizes_),  // the right length at the cost of a copy; overwritten below
+      offset_(0),
+      numel_(WriteContiguousStrides(sizes_, strides_.data())) {}
+
+namespace {
+// SkipOneIterator walks a span of sizes leaving out one index, so that a Shape can be built
+// from it in one pass (no erase, no zero fill).
+class SkipOneIterator {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = int64_t;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const int64_t*;
+  using reference = const int64_t&;
+
+  SkipOneIterator(const int64_t* p, const int64_t* skip) : p_(p == skip ? p + 1 : p), skip_(skip) {}
+  reference operator*() const { return *p_; }
+  SkipOneIterator& operator++() {
+    ++p_;
+    if (p_ == skip_) ++p_;
+    return *this;
+  }
+  SkipOneIterator operator++(int) {
+    SkipOneIterator old = *this;
+    ++*this;
+    return old;
+  }
+  bool operator==(const SkipOneIterator& o) const { return p_ == o.p_; }
+  bool operator!=(const SkipOneIterator& o) const { return p_ != o.p_; }
+
+ private:
+  const int64_t* p_;
+  const int64_t* skip_;
+};
+}  // namespace
+
+TensorImpl::TensorImpl(TensorKind kind, DType dtype, IntArrayRef value_sizes, int64_t dropped_dim)
+    : kind_(kind),
+      dtype_(dtype),
+      contiguous_(true),
+      sizes_(SkipOneIterator(value_sizes.data(),
+                             dropped_dim >= 0 && dropped_dim < static_cast<int64_t>(
+                                                                   value_sizes.size())
+                                 ? value_sizes.data() + dropped_dim
+                                 : nullptr),
+             SkipOneIterator(value_sizes.data() + value_sizes.size(), nullptr)),
       strides_(sizes_),  // the right length at the cost of a copy; overwritten below
       offset_(0),
       numel_(WriteContiguousStrides(sizes_, strides_.data())) {}

@@ -99,6 +99,10 @@ class TensorImpl {
   // For wrapper subclasses: logical dtype and sizes, no storage. Strides are the contiguous
   // strides of the logical shape.
   TensorImpl(TensorKind kind, DType dtype, Shape sizes);
+  // For wrappers over a value of sizes `value_sizes`: the logical sizes are those without
+  // dim `dropped_dim` (a batch dim; -1 keeps them all), written in place: wrappers are made
+  // once per op per level.
+  TensorImpl(TensorKind kind, DType dtype, IntArrayRef value_sizes, int64_t dropped_dim);
 
  private:
   TensorKind kind_;

@@ -275,6 +275,41 @@ class FakeBatched : public TensorImpl {
       : TensorImpl(TensorKind::kBatched, dtype, std::move(sizes)) {}
 };
 
+// A wrapper whose logical sizes are a value's sizes without one dim (how batched tensors
+// drop their batch dim).
+class FakeDropDim : public TensorImpl {
+ public:
+  FakeDropDim(IntArrayRef value_sizes, int64_t dropped)
+      : TensorImpl(TensorKind::kBatched, kFloat32, value_sizes, dropped) {}
+};
+
+TEST(TensorImpl, WrapperDropsOneDimOfItsValueSizes) {
+  const Shape value = {2, 3, 4, 5};
+  for (int64_t dropped = -1; dropped < 4; ++dropped) {
+    Shape expected;
+    for (int64_t d = 0; d < 4; ++d) {
+      if (d != dropped) expected.push_back(value[static_cast<size_t>(d)]);
+    }
+    FakeDropDim w(value, dropped);
+    EXPECT_EQ(Shape(w.sizes().begin(), w.sizes().end()), expected) << "dropped " << dropped;
+    EXPECT_EQ(Shape(w.strides().begin(), w.strides().end()), ContiguousStrides(expected));
+    EXPECT_EQ(w.numel(), Numel(expected));
+    EXPECT_TRUE(w.is_contiguous());
+  }
+  // Rank 1 to rank 0, an empty dim kept, and more dims than the inline capacity.
+  FakeDropDim scalar(Shape{7}, 0);
+  EXPECT_EQ(scalar.dim(), 0);
+  EXPECT_EQ(scalar.numel(), 1);
+  FakeDropDim empty(Shape{3, 0, 2}, 0);
+  EXPECT_EQ(Shape(empty.sizes().begin(), empty.sizes().end()), (Shape{0, 2}));
+  EXPECT_EQ(empty.numel(), 0);
+  const Shape wide = {1, 2, 3, 4, 5, 6, 7, 8};
+  FakeDropDim w8(wide, 3);
+  EXPECT_EQ(Shape(w8.sizes().begin(), w8.sizes().end()), (Shape{1, 2, 3, 5, 6, 7, 8}));
+  EXPECT_EQ(Shape(w8.strides().begin(), w8.strides().end()),
+            ContiguousStrides(Shape{1, 2, 3, 5, 6, 7, 8}));
+}
+
 // A wrapper that describes itself and reports a dead level.
 class FakeDeadGrad : public TensorImpl {
  public:

@@ -17,8 +17,7 @@ namespace ft {
 
 GradWrapperImpl::GradWrapperImpl(Tensor value, int64_t level, std::shared_ptr<const bool> alive,
                                  autograd::Edge grad_edge)
-    : TensorImpl(TensorKind::kGradWrapper, value.dtype(),
-                 Shape(value.sizes().begin(), value.sizes().end())),
+    : TensorImpl(TensorKind::kGradWrapper, value.dtype(), value.sizes(), -1),
       value_(std::move(value)),
       level_(level),
       alive_(std::move(alive)),

@@ -15,8 +15,7 @@ namespace ft {
 
 DualImpl::DualImpl(Tensor primal, Tensor tangent, int64_t level,
                    std::shared_ptr<const bool> alive)
-    : TensorImpl(TensorKind::kDual, primal.dtype(),
-                 Shape(primal.sizes().begin(), primal.sizes().end())),
+    : TensorImpl(TensorKind::kDual, primal.dtype(), primal.sizes(), -1),
       primal_(std::move(primal)),
       tangent_(std::move(tangent)),
       level_(level),

@@ -7,14 +7,6 @@
 namespace ft {
 namespace {
 
-// The value's sizes without the batch dim (one copy and one erase: no per-dim push_back).
-Shape LogicalSizes(const Tensor& value, int64_t bdim) {
-  const IntArrayRef physical = value.sizes();
-  Shape sizes(physical.begin(), physical.end());
-  if (bdim >= 0 && bdim < static_cast<int64_t>(sizes.size())) sizes.erase(sizes.begin() + bdim);
-  return sizes;
-}
-
 // The level of a wrapper value (0 for dense), for the nesting invariant.
 int64_t InnerLevel(const Tensor& value) {
   if (value.kind() == TensorKind::kBatched) {
@@ -27,7 +19,7 @@ int64_t InnerLevel(const Tensor& value) {
 
 BatchedTensorImpl::BatchedTensorImpl(Tensor value, int64_t bdim, int64_t level,
                                      std::shared_ptr<const bool> alive)
-    : TensorImpl(TensorKind::kBatched, value.dtype(), LogicalSizes(value, bdim)),
+    : TensorImpl(TensorKind::kBatched, value.dtype(), value.sizes(), bdim),
       value_(std::move(value)),
       bdim_(bdim),
       level_(level),
