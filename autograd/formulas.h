@@ -94,6 +94,21 @@ bool IsNonDifferentiable(const Operator& op);
 // GetJvp returns op's jvp formula or nullptr (stable pointer, like GetVjp).
 const JvpFormula* GetJvp(const Operator& op);
 
+// OpDerivatives: everything the derivative table holds for one op, read in one lookup by
+// the grad level on every recorded op (the accessors above each look the op up again).
+struct OpDerivatives {
+  VjpFormula vjp;                 // empty: no reverse-mode formula
+  JvpFormula jvp;                 // empty: no forward-mode formula
+  std::string backward_name;      // set with vjp
+  bool nondifferentiable = false;
+  bool reads_input_values = true;
+  bool reads_output_values = false;
+};
+// FindDerivatives returns op's entry, or nullptr when nothing was ever set for op (then op
+// has no formula, is differentiable, reads its inputs and not its outputs). The pointer
+// stays valid for the process.
+const OpDerivatives* FindDerivatives(const Operator& op);
+
 // RegisterDerivatives installs every built-in formula (idempotent, thread-safe).
 void RegisterDerivatives();
 

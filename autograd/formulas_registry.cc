@@ -19,14 +19,7 @@ void RegisterInplaceFormulas();  // last: reuses the out-of-place formulas
 
 namespace {
 
-struct Entry {
-  VjpFormula vjp;
-  JvpFormula jvp;
-  std::string backward_name;
-  bool nondifferentiable = false;
-  bool reads_input_values = true;
-  bool reads_output_values = false;
-};
+using Entry = OpDerivatives;
 
 // A deque: growing it keeps references valid, so GetVjp's pointers stay good (nodes keep
 // them for their backward).
@@ -94,6 +87,12 @@ bool ReadsOutputValues(const Operator& op) {
 const std::string& BackwardName(const Operator& op) {
   FT_CHECK(GetVjp(op) != nullptr);  // set together with the formula
   return Table()[static_cast<size_t>(op.id())].backward_name;
+}
+
+const OpDerivatives* FindDerivatives(const Operator& op) {
+  const std::deque<Entry>& t = Table();
+  if (static_cast<size_t>(op.id()) >= t.size()) return nullptr;
+  return &t[static_cast<size_t>(op.id())];
 }
 
 const VjpFormula* GetVjp(const Operator& op) {

@@ -67,12 +67,12 @@ int GradientSlots(const ValueList& outputs) {
 // (VjpContext::needs); missing output gradients become zeros of the output's shape.
 class OpNode : public autograd::Node {
  public:
-  OpNode(const std::string& name, autograd::EdgeList edges, int num_slots,
-         const Operator& op, const autograd::VjpFormula* formula, ValueList inputs,
-         ValueList outputs)
-      : Node(name, std::move(edges), num_slots),
+  // `d` is op's derivative entry, with a formula (checked by the caller).
+  OpNode(autograd::EdgeList edges, int num_slots, const Operator& op,
+         const autograd::OpDerivatives& d, ValueList inputs, ValueList outputs)
+      : Node(d.backward_name, std::move(edges), num_slots),
         op_(op),
-        formula_(formula),
+        formula_(&d.vjp),
         inputs_(std::move(inputs)),
         outputs_(std::move(outputs)) {
     // NOTE: [Saved tensor versions] Remember the version of every dense input the formula
@@ -80,14 +80,14 @@ class OpNode : public autograd::Node {
     // inside the function) is an error at backward time, not a silently wrong gradient.
     // Ops whose formula reads only shapes are exempt (autograd::MarkInputValuesUnused).
     // Outputs likewise, for formulas that read them (exp: g * y).
-    if (autograd::ReadsOutputValues(op)) {
+    if (d.reads_output_values) {
       for (size_t i = 0; i < outputs_.size(); ++i) {
         if (outputs_[i].is_tensor() && outputs_[i].tensor().defined()) {
           output_versions_.push_back({i, outputs_[i].tensor().data_version()});
         }
       }
     }
-    if (!autograd::ReadsInputValues(op)) return;
+    if (!d.reads_input_values) return;
     for (size_t i = 0; i < inputs_.size(); ++i) {
       if (inputs_[i].is_tensor() && inputs_[i].tensor().defined()) {
         versions_.push_back({i, inputs_[i].tensor().data_version()});
@@ -199,12 +199,14 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     if (!prev_grad_mode_) no_grad.emplace();
     return DispatchBoxed(op, values);
   };
-  auto formula_for = [&]() {
-    const autograd::VjpFormula* formula = autograd::GetVjp(op);
-    if (formula == nullptr) {
+  // One lookup for everything recording needs (formula, node name, flags).
+  const autograd::OpDerivatives* derivatives = autograd::FindDerivatives(op);
+  const bool nondifferentiable = derivatives != nullptr && derivatives->nondifferentiable;
+  auto formula_for = [&]() -> const autograd::OpDerivatives& {
+    if (derivatives == nullptr || !derivatives->vjp) {
       ThrowError("grad: no derivative formula for '", op.name(), "' (level ", level(), ")");
     }
-    return formula;
+    return *derivatives;
   };
   if (const std::optional<int> mutated = op.schema().mutated_arg) {
     const size_t m = static_cast<size_t>(*mutated);
@@ -212,7 +214,7 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     GradWrapperImpl* w = MaybeGradWrapperAt(self, level());
     ValueList out;
     out.push_back(args[m]);  // the very object that was passed
-    if (!tracked || autograd::IsNonDifferentiable(op)) {
+    if (!tracked || nondifferentiable) {
       lower_and_run(inner);
       if (w != nullptr) w->set_history(w->grad_edge());  // a constant change: no new history
       return out;
@@ -232,26 +234,24 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
                  ") would modify the caller's tensor; clone it first (y = clone(x)) or use the ",
                  "out-of-place op");
     }
-    const autograd::VjpFormula* formula = formula_for();
+    const autograd::OpDerivatives& d = formula_for();
     ValueList saved = inner;
-    if (autograd::ReadsInputValues(op)) {
+    if (d.reads_input_values) {
       LowerGuard lower(this);
       saved[m] = Value(clone(w->value()));
     }
     ValueList outputs = lower_and_run(inner);
-    auto node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(),
-                                             autograd::BackwardName(op), std::move(edges), 1, op,
-                                             formula, std::move(saved), std::move(outputs));
+    auto node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(), std::move(edges),
+                                             1, op, d, std::move(saved), std::move(outputs));
     w->set_history(autograd::Edge{node, 0});
     return out;
   }
   ValueList outputs = lower_and_run(inner);
-  if (!tracked || autograd::IsNonDifferentiable(op)) return outputs;  // constants here
-  const autograd::VjpFormula* formula = formula_for();
+  if (!tracked || nondifferentiable) return outputs;  // constants here
+  const autograd::OpDerivatives& d = formula_for();
   const int num_slots = GradientSlots(outputs);
-  auto node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(),
-                                           autograd::BackwardName(op), std::move(edges),
-                                           num_slots, op, formula, std::move(inner), outputs);
+  auto node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(), std::move(edges),
+                                           num_slots, op, d, std::move(inner), outputs);
   int slot = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].is_tensor_list()) {
