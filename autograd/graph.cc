@@ -130,10 +130,15 @@ TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
   for (size_t i = 0; i < r.nodes.size(); ++i) {
     if (r.nodes[i].needed && !r.nodes[i].target) order.push_back(static_cast<int>(i));
   }
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
+  auto newer = [&](int a, int b) {
     return r.nodes[static_cast<size_t>(a)].sequence_nr >
            r.nodes[static_cast<size_t>(b)].sequence_nr;
-  });
+  };
+  // The walk from the root meets a chain of ops newest first already: checking is linear,
+  // sorting is not (sequence numbers are unique, so either way gives the same order).
+  if (!std::is_sorted(order.begin(), order.end(), newer)) {
+    std::sort(order.begin(), order.end(), newer);
+  }
   for (int i : order) {
     const Reachable::Entry& entry = r.nodes[static_cast<size_t>(i)];
     Node* node = entry.node;
