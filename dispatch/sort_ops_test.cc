@@ -261,5 +261,21 @@ TEST(SortOps, Errors) {
   EXPECT_FT_ERROR(topk(ones({}), 2), "topk: k (2) is out of range for a rank-0 tensor");
 }
 
+// Fuzz finding (tests/fuzz/corpus/ops_fuzzer/regression-sort-empty-huge-dims): an empty
+// tensor may have huge other sizes, and the product of the sizes after the sorted dim
+// overflowed int64 (undefined behaviour, caught by --config=ubsan) before the kernel saw that
+// there was nothing to sort.
+TEST(SortOps, EmptyTensorsWithHugeSizesSortToEmptyResults) {
+  const int64_t huge = int64_t{1} << 42;
+  const Tensor x = empty({0, huge, huge}, kFloat32);
+  auto [values, indices] = sort(x, 0);
+  EXPECT_EQ(values.sizes(), x.sizes());
+  EXPECT_EQ(indices.sizes(), x.sizes());
+  EXPECT_EQ(argsort(x, 0, /*descending=*/true).numel(), 0);
+  auto [top, top_indices] = topk(x, 0, 0);
+  EXPECT_EQ(top.numel(), 0);
+  EXPECT_EQ(top_indices.numel(), 0);
+}
+
 }  // namespace
 }  // namespace ft

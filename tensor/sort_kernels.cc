@@ -40,15 +40,17 @@ void OrderSlices(const Tensor& x, int64_t dim, int64_t k, Select select, T* valu
   const int64_t s = x.strides()[dim];
   Shape rest_sizes;
   Shape rest_strides;
-  int64_t inner = 1;
   for (int64_t d = 0; d < x.dim(); ++d) {
     if (d == dim) continue;
     rest_sizes.push_back(x.sizes()[d]);
     rest_strides.push_back(x.strides()[d]);
-    if (d > dim) inner *= x.sizes()[d];
   }
   const int64_t slices = Numel(rest_sizes);
   if (slices == 0 || n == 0 || k == 0) return;
+  // Only now: an empty tensor's other sizes may be huge ([2^42, 0, 2^42]), and their product
+  // would overflow; x has elements here, so every product of its sizes fits.
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < x.dim(); ++d) inner *= x.sizes()[d];
 
   using Entry = std::pair<T, int64_t>;
   const auto before = [](const Entry& a, const Entry& b) {

@@ -180,7 +180,13 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   Shape sizes;
   for (int64_t d = 0; d < start; ++d) sizes.push_back(x.sizes()[d]);
   int64_t merged = 1;
-  for (int64_t d = start; d <= end; ++d) merged *= x.sizes()[d];
+  for (int64_t d = start; d <= end; ++d) {
+    // Only an empty tensor can have sizes whose product overflows ([2^40, 2^40, 0]).
+    if (__builtin_mul_overflow(merged, x.sizes()[d], &merged)) {
+      ThrowError("flatten: dims ", start, " to ", end, " of shape ", ShapeToString(x.sizes()),
+                 " hold more elements than int64 can count");
+    }
+  }
   sizes.push_back(merged);
   for (int64_t d = end + 1; d < x.dim(); ++d) sizes.push_back(x.sizes()[d]);
   return reshape(x, sizes);

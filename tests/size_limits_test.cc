@@ -75,6 +75,49 @@ TEST(SizeLimits, OpsNameThemselvesAndTheShape) {
   EXPECT_FT_ERROR(clone(long_row), "clone: a tensor of shape [35184372088832]");
 }
 
+// An empty tensor may have huge sizes beside its zero ([0, 2^40, 2^40]); products of those
+// sizes overflow int64. Every op on it gives a value or an ft::Error, never undefined
+// behaviour (--config=ubsan runs this). ops_fuzzer found the first such case in sort.
+TEST(SizeLimits, EmptyTensorsWithHugeSizes) {
+  auto value_or_error = [](const std::string& what, const std::function<Tensor()>& op) {
+    try {
+      const Tensor r = op();
+      EXPECT_EQ(r.numel(), 0) << what;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(':'), std::string::npos) << what;
+    }
+  };
+  for (const Shape& shape : {Shape{0, kBig, kBig}, Shape{kBig, kBig, 0}, Shape{kBig, 0, kBig}}) {
+    // empty() itself refuses [2^40, 2^40, 0] (its sizes overflow before the zero).
+    Tensor x;
+    try {
+      x = empty(shape, kFloat32);
+    } catch (const Error&) {
+      continue;
+    }
+    const std::string s = ShapeToString(shape);
+    for (int64_t d = 0; d < 3; ++d) {
+      const std::string at = s + " dim " + std::to_string(d);
+      value_or_error("sum " + at, [&] { return sum(x, {d}); });
+      value_or_error("mean " + at, [&] { return mean(x, {d}, true); });
+      value_or_error("amax " + at, [&] { return amax(x, {d}); });
+      value_or_error("prod " + at, [&] { return prod(x, {d}); });
+      value_or_error("logsumexp " + at, [&] { return logsumexp(x, {d}); });
+      value_or_error("var " + at, [&] { return var(x, {d}); });
+      value_or_error("norm " + at, [&] { return norm(x, 2, {d}); });
+      value_or_error("softmax " + at, [&] { return softmax(x, d); });
+      value_or_error("log_softmax " + at, [&] { return log_softmax(x, d); });
+      value_or_error("cumsum " + at, [&] { return cumsum(x, d); });
+      value_or_error("sort " + at, [&] { return std::get<0>(sort(x, d)); });
+      value_or_error("argsort " + at, [&] { return argsort(x, d, true); });
+      value_or_error("flatten " + at, [&] { return flatten(x, 0, d); });
+      value_or_error("flatten to end " + at, [&] { return flatten(x, d, -1); });
+    }
+    value_or_error("sum all " + s, [&] { return sum(x, {0, 1}); });
+    value_or_error("sum 0,2 " + s, [&] { return sum(x, {0, 2}); });
+  }
+}
+
 TEST(SizeLimits, UnderTransformsTheOpIsNamedAndTheStackBalanced) {
   const Tensor xs = ones({2, 3});
   auto grows = TensorFn([](const Tensor& t) { return repeat(t, {kBig, kBig}); });
