@@ -496,14 +496,32 @@ const OpEntry kOps[] = {
     }},
     FT_FUZZ_OP(one_hot) {
       const Tensor index = IndexFor(in, r, in.SizeList(2), 4);
+      // An index expanded to many elements times many classes is a result one_hot rightly
+      // allocates: gigabytes that the fuzzer's memory limit reports, not a bug. Such calls
+      // are skipped; sizes whose bytes overflow or exceed any machine (ft::Error before
+      // allocating) are still made.
+      auto allocatable_but_large = [&](int64_t classes) {
+        int64_t total = 0;
+        if (__builtin_mul_overflow(index.numel(), std::max<int64_t>(classes, 0), &total)) {
+          return false;
+        }
+        return total > kMaxNumel * kMaxNumel && total < (int64_t{1} << 37);
+      };
       if (in.Bool()) {
         // Inferred classes (-1): the largest value + 1. A register cast to int64 can hold any
-        // value, and one_hot would then rightly allocate gigabytes (a fuzzer's out-of-memory
-        // report, not a bug), so values above kMaxNumel are clamped; negative ones stay, to
-        // reach the range error.
+        // value, and one_hot would then rightly allocate gigabytes, so values above kMaxNumel
+        // are clamped; negative ones stay, to reach the range error.
+        if (allocatable_but_large(kMaxNumel + 1)) return;
         Put(r, one_hot(clamp(index, std::nullopt, Scalar(kMaxNumel)), -1));
       } else {
-        Put(r, one_hot(index, in.Size()));
+        const int64_t classes = in.Size();
+        if (classes == -1) {  // inferred here too: the same clamp
+          if (allocatable_but_large(kMaxNumel + 1)) return;
+          Put(r, one_hot(clamp(index, std::nullopt, Scalar(kMaxNumel)), -1));
+          return;
+        }
+        if (allocatable_but_large(classes)) return;
+        Put(r, one_hot(index, classes));
       }
     }},
     // ---- sorting ----
