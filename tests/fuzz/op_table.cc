@@ -1,5 +1,6 @@
 #include "tests/fuzz/op_table.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
@@ -47,7 +48,9 @@ int64_t SizeAt(const Tensor& x, int64_t d) {
   const int64_t rank = x.dim();
   if (rank == 0) return 1;
   if (d < -rank || d >= rank) return 3;
-  return x.size(d);
+  // An empty tensor's other sizes may reach INT64_MAX; callers add 1 (and Index adds 1 to
+  // what it is given), which must not overflow in the harness itself.
+  return std::min<int64_t>(x.size(d), std::numeric_limits<int64_t>::max() - 2);
 }
 
 TensorList PickList(FuzzInput& in, const Registers& r) {
