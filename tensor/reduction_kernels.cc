@@ -66,15 +66,10 @@ Tensor ContiguousAs(const Tensor& t, DType dtype) {
   return t.dtype() == dtype ? contiguous(t) : to(t, dtype);
 }
 
-// Times: a product of sizes that saturates at INT64_MAX instead of overflowing. An empty
-// tensor may have huge sizes beside its zero ([0, 2^40, 2^40]), whose partial products do
-// not fit; the zero still makes every product that includes it 0, and a product without it
-// is only used when the tensor (or the output) has elements, when it fits.
-int64_t Times(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
-}
-
+// The layout's products use SaturatingMul (shape.h): an empty tensor may have huge sizes
+// beside its zero ([0, 2^40, 2^40]), whose partial products do not fit; the zero still makes
+// every product that includes it 0, and a product without it is only used when the tensor
+// (or the output) has elements, when it fits.
 // Layout: a contiguous input of the compute dtype viewed as [outer, reduced, inner]; the
 // output is [outer, inner] in row-major order, which is the order of the kept dims.
 struct Layout {
@@ -123,9 +118,9 @@ Layout PlanReduction(const Tensor& x, IntArrayRef dims, bool keepdim, DType comp
       l.outer = x.numel();
       return l;
     }
-    for (int64_t d = 0; d < first; ++d) l.outer = Times(l.outer, sizes[d]);
-    for (int64_t d = first; d <= last; ++d) l.reduced = Times(l.reduced, sizes[d]);
-    for (int64_t d = last + 1; d < rank; ++d) l.inner = Times(l.inner, sizes[d]);
+    for (int64_t d = 0; d < first; ++d) l.outer = SaturatingMul(l.outer, sizes[d]);
+    for (int64_t d = first; d <= last; ++d) l.reduced = SaturatingMul(l.reduced, sizes[d]);
+    for (int64_t d = last + 1; d < rank; ++d) l.inner = SaturatingMul(l.inner, sizes[d]);
     return l;
   }
   Shape psizes;
@@ -136,7 +131,7 @@ Layout PlanReduction(const Tensor& x, IntArrayRef dims, bool keepdim, DType comp
       psizes.push_back(sizes[d]);
       pstrides.push_back(x.strides()[d]);
       int64_t& product = reduced_pass ? l.reduced : l.outer;
-      product = Times(product, sizes[d]);
+      product = SaturatingMul(product, sizes[d]);
     }
   }
   l.input = ContiguousAs(MakeDense(x.storage(), x.dtype(), psizes, pstrides, x.storage_offset()),
@@ -415,9 +410,9 @@ ScanLayout PlanScan(const Tensor& x, int64_t dim, DType compute) {
   ScanLayout s;
   s.input = ContiguousAs(x, compute);
   if (x.dim() == 0) return s;
-  for (int64_t d = 0; d < dim; ++d) s.outer = Times(s.outer, x.sizes()[d]);
+  for (int64_t d = 0; d < dim; ++d) s.outer = SaturatingMul(s.outer, x.sizes()[d]);
   s.n = x.sizes()[dim];
-  for (int64_t d = dim + 1; d < x.dim(); ++d) s.inner = Times(s.inner, x.sizes()[d]);
+  for (int64_t d = dim + 1; d < x.dim(); ++d) s.inner = SaturatingMul(s.inner, x.sizes()[d]);
   return s;
 }
 

@@ -13,15 +13,6 @@ std::string ShapeToString(IntArrayRef shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-namespace {
-// a * b, or INT64_MAX when that overflows: a size no check lets through, never signed
-// overflow (UB). Sizes of zero-element tensors may be huge ([2^62, 0, 2^62]: the fuzzer).
-int64_t SaturatingMul(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
-}
-}  // namespace
-
 int64_t Numel(IntArrayRef shape) {
   for (int64_t s : shape) {
     if (s == 0) return 0;
@@ -43,19 +34,13 @@ Shape ContiguousStrides(IntArrayRef shape) {
 
 int64_t WriteContiguousStrides(IntArrayRef shape, int64_t* strides) {
   int64_t stride = 1;
-  bool plain = true;  // every size >= 1 and no product overflowed: numel is the last stride
+  bool positive = true;  // every size >= 1: numel is the last (saturated) stride
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = stride;
-    const int64_t s = shape[i];
-    plain = plain && s >= 1;
-    int64_t next;
-    if (__builtin_mul_overflow(stride, std::max<int64_t>(s, 1), &next)) [[unlikely]] {
-      next = std::numeric_limits<int64_t>::max();
-      plain = false;
-    }
-    stride = next;
+    positive = positive && shape[i] >= 1;
+    stride = SaturatingMul(stride, std::max<int64_t>(shape[i], 1));
   }
-  return plain ? stride : Numel(shape);
+  return positive ? stride : Numel(shape);
 }
 
 bool IsContiguous(IntArrayRef shape, IntArrayRef strides) {

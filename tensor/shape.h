@@ -15,6 +15,7 @@
 #define FT_TENSOR_SHAPE_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,14 @@ using IntArrayRef = absl::Span<const int64_t>;
 
 // ShapeToString formats sizes like "[2, 3]".
 std::string ShapeToString(IntArrayRef shape);
+
+// SaturatingMul returns a * b, or INT64_MAX when that overflows: a size no check lets
+// through, never signed overflow (UB). Sizes of zero-element tensors may be huge
+// ([2^62, 0, 2^62]: the fuzzer), so products of sizes use it where a zero may follow.
+inline int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
 
 // Numel returns the product of the sizes (1 for rank 0; 0 when a size is 0, however large
 // the others; INT64_MAX when the product overflows, which every size check rejects).

@@ -2,6 +2,7 @@
 #include "tensor/shape.h"
 
 #include <cstdint>
+#include <limits>
 
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
@@ -34,6 +35,16 @@ TEST(Shape, ContiguousStrides) {
   // Size-0 dims count as 1 (torch.empty(2, 0, 3).stride() == (3, 3, 1)).
   EXPECT_EQ(ContiguousStrides({2, 0, 3}), S({3, 3, 1}));
   EXPECT_EQ(ContiguousStrides({0, 2}), S({2, 1}));
+}
+
+TEST(Shape, SaturatingMul) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(SaturatingMul(6, 7), 42);
+  EXPECT_EQ(SaturatingMul(-6, 7), -42);
+  EXPECT_EQ(SaturatingMul(int64_t{1} << 40, 0), 0);
+  EXPECT_EQ(SaturatingMul(int64_t{1} << 40, int64_t{1} << 40), kMax);
+  EXPECT_EQ(SaturatingMul(kMax, 1), kMax);
+  EXPECT_EQ(SaturatingMul(kMax, 0), 0);  // a zero after saturating still gives 0
 }
 
 // WriteContiguousStrides (the tensor constructors' one-pass version) agrees with
