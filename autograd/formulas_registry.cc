@@ -14,6 +14,12 @@ void RegisterElementwiseFormulas();
 void RegisterReductionAndLinalgFormulas();
 void RegisterShapeFormulas();
 void RegisterMoreReductionFormulas();
+void RegisterActivationFormulas();
+void RegisterLossFormulas();
+void RegisterNormalizationFormulas();
+void RegisterNnIndexingFormulas();
+void RegisterConvFormulas();
+void RegisterAttentionFormulas();
 void RegisterLinalgSolveFormulas();
 void RegisterInplaceFormulas();  // last: reuses the out-of-place formulas
 
@@ -116,6 +122,12 @@ void RegisterDerivatives() {
     RegisterShapeFormulas();
     RegisterMoreReductionFormulas();
     RegisterLinalgSolveFormulas();
+    RegisterActivationFormulas();
+    RegisterLossFormulas();
+    RegisterNormalizationFormulas();
+    RegisterNnIndexingFormulas();
+    RegisterConvFormulas();
+    RegisterAttentionFormulas();
     // Formulas that use their inputs' shapes only (checked against the formula files: none of
     // these reads an input's values; index arguments are integer tensors nobody differentiates
     // but their values are read, so gather & co. are not listed).

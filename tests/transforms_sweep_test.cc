@@ -37,6 +37,7 @@
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tests/derivative_checks.h"
+#include "tests/sweep_cases.h"
 #include "tests/test_util.h"
 #include "tests/vmap_oracle.h"
 
@@ -48,31 +49,12 @@ using testing::Rand;
 constexpr int64_t kBatch = 3;
 constexpr double kTol = 1e-10;
 
-// ArgSpec: the shape of one example of a float64 argument and the range it is drawn from.
-struct ArgSpec {
-  std::vector<int64_t> shape;
-  double low = -1.0;
-  double high = 1.0;
-};
-
-// Checks an entry may skip (each skip carries a `// BUG:` comment at the entry).
-enum Check : unsigned {
-  kVmapOfGrad = 1u << 0,
-  kVmapOfJvp = 1u << 1,
-  kGradOfVmap = 1u << 2,
-  kJacfwdVsJacrev = 1u << 3,
-};
-
-struct OpCase {
-  std::string op;  // the registry name of the op under test
-  std::function<Tensor(const TensorList&)> fn;
-  std::vector<ArgSpec> args;
-  Randomness randomness = Randomness::kError;
-  unsigned skip = 0;
-  // Step and tolerance of the central-difference sanity check (check 0): larger only for an
-  // entry whose function rounds through float32 (differences of 1e-6 drown in its rounding).
-  double fd_eps = 1e-6;
-};
+using sweep::ArgSpec;
+using sweep::kGradOfVmap;
+using sweep::kJacfwdVsJacrev;
+using sweep::kVmapOfGrad;
+using sweep::kVmapOfJvp;
+using sweep::OpCase;
 
 using Fn = std::function<Tensor(const TensorList&)>;
 
@@ -102,7 +84,7 @@ Tensor Shifted(const Tensor& a, double s) { return a + eye(a.size(-1), kFloat64)
 // The table: one entry per differentiable built-in op. Each example argument has at most 12
 // elements, so the Jacobians of check 4 stay small.
 const std::vector<OpCase>& Table() {
-  static const std::vector<OpCase>* table = new std::vector<OpCase>{
+  static std::vector<OpCase>* table = new std::vector<OpCase>{
       // ---- Unary. ----
       {"neg", [](const TensorList& a) { return neg(a[0]); }, {{{3, 4}}}},
       {"abs", [](const TensorList& a) { return abs(a[0]); }, {{{3, 4}}}},
@@ -332,6 +314,14 @@ const std::vector<OpCase>& Table() {
        {{{3, 4}}},
        Randomness::kSame},
   };
+  static const bool appended = [] {
+    for (auto family : {&sweep::ActivationCases, &sweep::LossCases, &sweep::NormalizationCases,
+                        &sweep::NnIndexingCases, &sweep::ConvCases, &sweep::AttentionCases}) {
+      for (OpCase& c : family()) table->push_back(std::move(c));
+    }
+    return true;
+  }();
+  (void)appended;
   return *table;
 }
 

@@ -95,6 +95,8 @@ BatchedResult InplaceRule(const VmapContext& ctx, BatchedArgs& args) {
 
 }  // namespace
 
+void SetPointwiseRule(const Operator& op) { SetBoxedBatchRule(op, &PointwiseRule); }
+
 void RegisterElementwiseRules() {
   OpRegistry& r = OpRegistry::Global();
   for (const char* name :

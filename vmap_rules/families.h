@@ -4,7 +4,18 @@
 #ifndef FT_VMAP_RULES_FAMILIES_H_
 #define FT_VMAP_RULES_FAMILIES_H_
 
+namespace ft {
+class Operator;
+}  // namespace ft
+
 namespace ft::vmap_rules {
+
+// SetPointwiseRule installs the elementwise rule of elementwise.cc on `op`: batch dims to the
+// front, ranks padded to the common logical rank, one call on the whole batch. For any op that
+// is elementwise in its tensor arguments (broadcasting like add); non-tensor arguments
+// (scalars, strings) pass through unchanged.
+void SetPointwiseRule(const Operator& op);
+
 
 void RegisterElementwiseRules();
 void RegisterReductionRules();
@@ -13,6 +24,12 @@ void RegisterIndexingRules();
 void RegisterLinalgRules();
 void RegisterSortingRules();
 void RegisterRandomRules();
+void RegisterActivationRules();
+void RegisterLossRules();
+void RegisterNormalizationRules();
+void RegisterNnIndexingRules();
+void RegisterConvRules();
+void RegisterAttentionRules();
 
 }  // namespace ft::vmap_rules
 

@@ -18,6 +18,12 @@ void RegisterVmapRules() {
     vmap_rules::RegisterLinalgRules();
     vmap_rules::RegisterSortingRules();
     vmap_rules::RegisterRandomRules();
+    vmap_rules::RegisterActivationRules();
+    vmap_rules::RegisterLossRules();
+    vmap_rules::RegisterNormalizationRules();
+    vmap_rules::RegisterNnIndexingRules();
+    vmap_rules::RegisterConvRules();
+    vmap_rules::RegisterAttentionRules();
   });
 }
 

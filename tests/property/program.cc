@@ -312,6 +312,12 @@ FT_PROPERTY_SYM(FillSelect_)
 FT_PROPERTY_SYM(AddTranspose_)
 FT_PROPERTY_SYM(ZeroDiagonal_)
 FT_PROPERTY_SYM(OneHotArgmax)
+// ---- Activations (issue 21). ----
+// ---- Losses (issue 21). ----
+// ---- Normalization (issue 21). ----
+// ---- Indexing and shape ops for models (issue 21). ----
+// ---- Convolution and pooling (issue 21). ----
+// ---- Attention and contractions (issue 21). ----
 #undef FT_PROPERTY_SYM
 
 // Names that take no leading Sym (or return several values) get their own overloads.
@@ -1193,6 +1199,12 @@ std::vector<Entry> BuildCatalog() {
   c.push_back(SortFunction<function_db::SortGenVmap>());
   c.push_back(SelectFunction<function_db::Select>());
   c.push_back(SelectFunction<function_db::SelectGenVmap>());
+  // ---- Activations (issue 21). ----
+  // ---- Losses (issue 21). ----
+  // ---- Normalization (issue 21). ----
+  // ---- Indexing and shape ops for models (issue 21). ----
+  // ---- Convolution and pooling (issue 21). ----
+  // ---- Attention and contractions (issue 21). ----
   return c;
 }
 

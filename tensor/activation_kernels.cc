@@ -1,0 +1,3 @@
+#include "tensor/activation_kernels.h"
+
+namespace ft::kernels {}  // namespace ft::kernels

@@ -1,0 +1,3 @@
+#include "tensor/attention_kernels.h"
+
+namespace ft::kernels {}  // namespace ft::kernels

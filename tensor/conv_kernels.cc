@@ -1,0 +1,3 @@
+#include "tensor/conv_kernels.h"
+
+namespace ft::kernels {}  // namespace ft::kernels

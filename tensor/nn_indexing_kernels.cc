@@ -1,0 +1,3 @@
+#include "tensor/nn_indexing_kernels.h"
+
+namespace ft::kernels {}  // namespace ft::kernels

@@ -1,0 +1,3 @@
+#include "tensor/normalization_kernels.h"
+
+namespace ft::kernels {}  // namespace ft::kernels
