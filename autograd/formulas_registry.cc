@@ -144,7 +144,8 @@ void RegisterDerivatives() {
     // formulas read only an output's shape or dtype are not listed).
     for (const char* name :
          {"exp", "expm1", "tan", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "reciprocal", "pow",
-          "logsumexp", "softmax", "log_softmax", "prod", "amax", "amin", "std", "norm",
+          "logsumexp", "softmax", "log_softmax", "cumprod", "logcumsumexp", "linear_recurrence",
+          "amax", "amin", "std", "norm",
           "dropout", "sort", "topk", "linalg_solve", "linalg_solve_triangular", "cholesky",
           "inverse"}) {
       MarkOutputValuesRead(OpRegistry::Global().Get(name));

@@ -1,15 +1,22 @@
-// vjp and jvp formulas: prod, amax/amin, var/std, norm, cumsum, sum_to_size, sort, topk,
-// dropout. Non-differentiable: bernoulli.
+// vjp and jvp formulas: prod, amax/amin, var/std, norm, the scans (cumsum, cumprod,
+// logcumsumexp, linear_recurrence), sum_to_size, sort, topk, dropout. Non-differentiable: bernoulli.
 //
 // Like the other formula files, every formula is written with the public ops only, so it is
 // itself differentiable (grad of grad) and batchable (vmap of grad).
 //
 // Choices (documented here, tested in more_reduction_formulas_test.cc):
-//   prod: exact with zeros and negatives, no logs. Per reduced slice, with nz = x where
-//     x != 0 else 1 and z = the number of zeros in the slice:
-//       x != 0             -> out / x        (computed as out / nz: never divides by 0)
-//       x == 0 and z == 1  -> prod(nz)       (the product of the others)
-//       x == 0 and z >= 2  -> 0              (another zero remains among the others)
+//   prod: the product of the others, exclusive prefix products times exclusive suffix
+//     products of each reduced slice (two cumprods): no division and no branch on zeros, so
+//     every order is exact at zeros (a division or a where() on the zero count is exact at
+//     first order only: the fourth derivative of a product through a zero came out 0.37).
+//   cumprod: y[i] = E[i] x[i] with E the exclusive prefix product (y shifted by one, 1
+//     first). Forward: y' is the linear recurrence s[i] = x[i] s[i - 1] + t[i] E[i]; reverse:
+//     E times the backward recurrence l[j] = g[j] + x[j + 1] l[j + 1]. No division.
+//   logcumsumexp: with w = exp(x - y) <= 1 and the steps exp(y[i - 1] - y[i]) <= 1 (y never
+//     decreases), forward is s[i] = exp(y[i - 1] - y[i]) s[i - 1] + w[i] t[i] and reverse
+//     w times the backward recurrence of g: bounded factors, never exp(x) alone.
+//   linear_recurrence (s[i] = a[i] s[i - 1] + b[i]): forward s' = rec(a, a' s[i - 1] + b');
+//     reverse l = the backward recurrence of g with a shifted, grad b = l, grad a = l s[i - 1].
 //   amax / amin: the gradient is split evenly among the tied extremes
 //     (g * mask / count, mask = x == expanded out). A NaN extreme gives zero gradient.
 //   var: g * 2 (x - mean) / max(0, N - correction) (a zero denominator gives inf/nan, as the
@@ -38,6 +45,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
@@ -70,16 +78,60 @@ Tensor EvenSplitJvp(const Tensor& t, const Tensor& values, const Tensor& out, In
   return sum(where(mask, t, 0.0), dims, keepdim) / sum(AsFloat(mask, values), dims, keepdim);
 }
 
+// ShiftRight: x[i - 1] along dim, with `first` (a slice of size 1 along dim) at i = 0.
+// ShiftLeft: x[i + 1], with `last` at the end. x.size(dim) > 0.
+Tensor ShiftRight(const Tensor& x, int64_t dim, const Tensor& first) {
+  return cat({first, narrow(x, dim, 0, x.size(dim) - 1)}, dim);
+}
+Tensor ShiftLeft(const Tensor& x, int64_t dim, const Tensor& last) {
+  return cat({narrow(x, dim, 1, x.size(dim) - 1), last}, dim);
+}
+Tensor FirstSlice(const Tensor& x, int64_t dim) { return narrow(x, dim, 0, 1); }
+Tensor LastSlice(const Tensor& x, int64_t dim) { return narrow(x, dim, x.size(dim) - 1, 1); }
+
+// BackwardRecurrence: l[j] = g[j] + a_next[j] l[j + 1] (l[n - 1] = g[n - 1]): the
+// transpose of linear_recurrence, as the same recurrence run over the flipped dim (a_next[j]
+// holds a[j + 1]; its last element is not read).
+Tensor BackwardRecurrence(const Tensor& a_next, const Tensor& g, int64_t dim) {
+  return flip(linear_recurrence(flip(a_next, {dim}), flip(g, {dim}), dim), {dim});
+}
+
+// ReduceToInput: a gradient of the broadcast shape summed back to an operand's shape.
+Tensor ReduceToInput(const Tensor& g, const Tensor& like) {
+  if (g.sizes() == like.sizes()) return g;
+  return sum_to_size(g, like.sizes());
+}
+
 // ProdOthers: d prod(x, dims) / dx elementwise (shaped like x): the product of the other
-// elements of each element's slice, exact with zeros (see "prod" above).
-Tensor ProdOthers(const Tensor& x, const Tensor& out, IntArrayRef dims, bool keepdim) {
-  const Tensor is_zero = eq(x, 0.0);
-  const Tensor nz = where(is_zero, 1.0, x);
-  const Tensor zeros_in_slice = sum(AsFloat(is_zero, x), dims, /*keepdim=*/true);
-  const Tensor others_at_zero =
-      where(eq(zeros_in_slice, 1.0), prod(nz, dims, /*keepdim=*/true), 0.0);
-  return where(is_zero, expand(others_at_zero, x.sizes()),
-               ExpandReduced(out, x, dims, keepdim) / nz);
+// elements of each element's slice, as exclusive prefix times exclusive suffix products of
+// the slice flattened (see "prod" above).
+Tensor ProdOthers(const Tensor& x, IntArrayRef dims) {
+  if (x.dim() == 0) return ones_like(x);
+  Shape wrapped = WrapDims("prod", dims, x.dim(), /*empty_means_all=*/true);
+  std::sort(wrapped.begin(), wrapped.end());
+  std::vector<int64_t> perm;
+  Shape flat;
+  int64_t n = 1;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (std::binary_search(wrapped.begin(), wrapped.end(), d)) continue;
+    perm.push_back(d);
+    flat.push_back(x.size(d));
+  }
+  for (int64_t d : wrapped) {
+    perm.push_back(d);
+    n *= x.size(d);
+  }
+  if (n == 0) return zeros_like(x);
+  flat.push_back(n);
+  const Tensor permuted = permute(x, perm);
+  const Tensor y = reshape(permuted, flat);
+  const int64_t last = static_cast<int64_t>(flat.size()) - 1;
+  const Tensor one = ones_like(FirstSlice(y, last));
+  const Tensor prefix = cumprod(ShiftRight(y, last, one), last);
+  const Tensor suffix = flip(cumprod(flip(ShiftLeft(y, last, one), {last}), last), {last});
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  return permute(reshape(prefix * suffix, permuted.sizes()), inverse);
 }
 
 // NormTerm: the per-element factor sign(x) |x|^(p-1) of a general p-norm's derivative, 0
@@ -109,14 +161,13 @@ void RegisterMoreReductionFormulas() {
     const Tensor& x = c.input(0);
     const Shape& dims = c.inputs[1].shape();
     const bool keepdim = c.inputs[2].to_bool();
-    return TensorList{ExpandReduced(g[0], x, dims, keepdim) *
-                      ProdOthers(x, c.output(0), dims, keepdim)};
+    return TensorList{ExpandReduced(g[0], x, dims, keepdim) * ProdOthers(x, dims)};
   });
   SetJvp(Op("prod"), [](const JvpContext& c, const TensorList& t) {
     const Tensor& x = c.input(0);
     const Shape& dims = c.inputs[1].shape();
     const bool keepdim = c.inputs[2].to_bool();
-    return TensorList{sum(t[0] * ProdOthers(x, c.output(0), dims, keepdim), dims, keepdim)};
+    return TensorList{sum(t[0] * ProdOthers(x, dims), dims, keepdim)};
   });
 
   for (const char* name : {"amax", "amin"}) {
@@ -220,6 +271,81 @@ void RegisterMoreReductionFormulas() {
   SetJvp(Op("cumsum"), [](const JvpContext& c, const TensorList& t) {
     if (c.input(0).dim() == 0) return TensorList{t[0]};
     return TensorList{cumsum(t[0], c.inputs[1].to_int())};
+  });
+
+  // cumprod: see "cumprod" above. A rank-0 x is its own running product.
+  SetVjp(Op("cumprod"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    if (x.dim() == 0) return TensorList{reshape(g[0], x.sizes())};
+    const int64_t dim = WrapDim("cumprod", c.inputs[1].to_int(), x.dim());
+    if (x.size(dim) == 0) return TensorList{zeros_like(x)};
+    const Tensor& y = c.output(0);
+    const Tensor exclusive = ShiftRight(y, dim, ones_like(FirstSlice(y, dim)));
+    const Tensor x_next = ShiftLeft(x, dim, zeros_like(LastSlice(x, dim)));
+    return TensorList{exclusive * BackwardRecurrence(x_next, g[0], dim)};
+  });
+  SetJvp(Op("cumprod"), [](const JvpContext& c, const TensorList& t) {
+    const Tensor& x = c.input(0);
+    if (x.dim() == 0) return TensorList{t[0]};
+    const int64_t dim = WrapDim("cumprod", c.inputs[1].to_int(), x.dim());
+    if (x.size(dim) == 0) return TensorList{t[0]};
+    const Tensor& y = c.output(0);
+    const Tensor exclusive = ShiftRight(y, dim, ones_like(FirstSlice(y, dim)));
+    return TensorList{linear_recurrence(x, t[0] * exclusive, dim)};
+  });
+
+  // logcumsumexp: see "logcumsumexp" above.
+  SetVjp(Op("logcumsumexp"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    if (x.dim() == 0) return TensorList{reshape(g[0], x.sizes())};
+    const int64_t dim = WrapDim("logcumsumexp", c.inputs[1].to_int(), x.dim());
+    if (x.size(dim) == 0) return TensorList{zeros_like(x)};
+    const Tensor& y = c.output(0);
+    const Tensor step_next = exp(y - ShiftLeft(y, dim, LastSlice(y, dim)));
+    return TensorList{exp(x - y) * BackwardRecurrence(step_next, g[0], dim)};
+  });
+  SetJvp(Op("logcumsumexp"), [](const JvpContext& c, const TensorList& t) {
+    const Tensor& x = c.input(0);
+    if (x.dim() == 0) return TensorList{t[0]};
+    const int64_t dim = WrapDim("logcumsumexp", c.inputs[1].to_int(), x.dim());
+    if (x.size(dim) == 0) return TensorList{t[0]};
+    const Tensor& y = c.output(0);
+    const Tensor step = exp(ShiftRight(y, dim, FirstSlice(y, dim)) - y);
+    return TensorList{linear_recurrence(step, t[0] * exp(x - y), dim)};
+  });
+
+  // linear_recurrence: see "linear_recurrence" above. a and b broadcast to s's shape.
+  SetVjp(Op("linear_recurrence"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor &a = c.input(0), &b = c.input(1), &s = c.output(0);
+    if (s.dim() == 0) {  // s = b: a is never read
+      return TensorList{c.needs(0) ? zeros_like(a) : Tensor(), c.needs(1) ? g[0] : Tensor()};
+    }
+    const int64_t dim = WrapDim("linear_recurrence", c.inputs[2].to_int(), s.dim());
+    if (s.size(dim) == 0) {
+      return TensorList{c.needs(0) ? zeros_like(a) : Tensor(), c.needs(1) ? zeros_like(b) : Tensor()};
+    }
+    const Tensor a_full = expand(a, s.sizes());
+    const Tensor l =
+        BackwardRecurrence(ShiftLeft(a_full, dim, zeros_like(LastSlice(a_full, dim))), g[0], dim);
+    TensorList r(2);
+    if (c.needs(0)) {
+      r[0] = ReduceToInput(l * ShiftRight(s, dim, zeros_like(FirstSlice(s, dim))), a);
+    }
+    if (c.needs(1)) r[1] = ReduceToInput(l, b);
+    return r;
+  });
+  SetJvp(Op("linear_recurrence"), [](const JvpContext& c, const TensorList& t) {
+    const Tensor &a = c.input(0), &s = c.output(0);
+    const Tensor &ta = t[0], &tb = t[1];
+    if (s.dim() == 0) return TensorList{tb.defined() ? tb : zeros_like(s)};
+    const int64_t dim = WrapDim("linear_recurrence", c.inputs[2].to_int(), s.dim());
+    if (s.size(dim) == 0) return TensorList{zeros_like(s)};
+    Tensor drive = tb;
+    if (ta.defined()) {
+      const Tensor from_a = ta * ShiftRight(s, dim, zeros_like(FirstSlice(s, dim)));
+      drive = drive.defined() ? from_a + drive : from_a;
+    }
+    return TensorList{linear_recurrence(a, drive, dim)};
   });
 
   SetVjp(Op("sum_to_size"), [](const VjpContext& c, const TensorList& g) {

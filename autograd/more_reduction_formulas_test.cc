@@ -3,6 +3,7 @@
 // transposition <J v, w> = <v, J^T w> against the vjp), closed forms (ties, zeros, dropout's
 // mask), jacfwd against jacrev, and loops of grad / jvp for vmap(grad) / vmap(jvp).
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -278,6 +279,148 @@ TEST(MoreReductionGrad, Cumsum) {
   EXPECT_TENSOR_EQ(Tangent([](const Tensor& t) { return cumsum(t, 0); }, tensor({1.0, 2.0, 3.0}),
                            tensor({1.0, 2.0, 3.0})),
                    tensor({1.0, 3.0, 6.0}));
+}
+
+// Every derivative of a product is a product of some of its factors: the fourth derivative
+// of x0 x1 x2 x3 is 1 where i, j, k, l are distinct and 0 elsewhere, the third the remaining
+// factor. Computed through prod's formula (prefix and suffix cumprods, no division) they
+// are exact, zeros of x included, in float32 as in float64 (a formula dividing by x, or
+// branching on the number of zeros, is exact at first order only).
+TEST(MoreReductionJvp, ProdDerivativesAreExactAtEveryOrder) {
+  for (DType dtype : {kFloat64, kFloat32}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const std::vector<double> v = {2.0, 0.0, -3.0, 0.0};
+    const Tensor x = to(tensor(v), dtype);
+    using Fn = std::function<Tensor(const TensorList&)>;
+    const Fn p = [](const TensorList& a) { return prod(a[0]); };
+    const Fn first = [p](const TensorList& a) { return jacrev(p)(a)[0]; };
+    const Fn second = [first](const TensorList& a) { return jacfwd(first)(a)[0]; };
+    const Fn third_fn = [second](const TensorList& a) { return jacfwd(second)(a)[0]; };
+    const TensorListFn third = jacfwd(second);
+    const TensorListFn fourth = jacfwd(third_fn);
+    std::vector<double> want3(64, 0.0), want4(256, 0.0);
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 4; ++j) {
+        for (int k = 0; k < 4; ++k) {
+          if (i == j || j == k || i == k) continue;
+          want3[static_cast<size_t>(16 * i + 4 * j + k)] = v[static_cast<size_t>(6 - i - j - k)];
+          for (int l = 0; l < 4; ++l) {
+            if (l != i && l != j && l != k) want4[static_cast<size_t>(64 * i + 16 * j + 4 * k + l)] = 1.0;
+          }
+        }
+      }
+    }
+    EXPECT_TENSOR_EQ(third({x})[0], to(tensor(want3, {4, 4, 4}), dtype));
+    EXPECT_TENSOR_EQ(fourth({x})[0], to(tensor(want4, {4, 4, 4, 4}), dtype));
+    // Over two of three dims, with keepdim: the same products per slice.
+    const Tensor m = to(tensor({0.0, 2.0, 0.0, -1.5, 3.0, 0.5}, {2, 1, 3}), dtype);
+    const Tensor h = hessian([](const TensorList& a) { return sum(prod(a[0], {0, 2}, true)); })({m})[0];
+    std::vector<double> want_h(36, 0.0);
+    const std::vector<double> mv = {0.0, 2.0, 0.0, -1.5, 3.0, 0.5};
+    for (int i = 0; i < 6; ++i) {
+      for (int j = 0; j < 6; ++j) {
+        if (i == j) continue;
+        double others = 1.0;
+        for (int k = 0; k < 6; ++k) {
+          if (k != i && k != j) others *= mv[static_cast<size_t>(k)];
+        }
+        want_h[static_cast<size_t>(6 * i + j)] = others;
+      }
+    }
+    EXPECT_TENSOR_EQ(h, to(tensor(want_h, {2, 1, 3, 2, 1, 3}), dtype));
+  }
+}
+
+TEST(MoreReductionGrad, Cumprod) {
+  const Tensor x = Rand({2, 3, 4}, 8, -1.5, 1.5);
+  // Exact zeros: the derivatives are polynomials, so differences are exact there too.
+  const Tensor z = tensor({0.5, 0.0, 2.0, -1.0, 0.0, 0.0, 1.5, -2.0, 0.0, 3.0, 1.0, 0.0}, {3, 4});
+  for (int64_t dim : {0, 1, 2, -1, -3}) {
+    SCOPED_TRACE(dim);
+    auto f = [dim](const TensorList& a) { return cumprod(a[0], dim); };
+    EXPECT_TRUE(GradCheck(f, {x}));
+    JvpCheckAll(f, Layouts(x));
+    EXPECT_TRUE(
+        GradGradCheck([dim](const TensorList& a) { return square(cumprod(a[0], dim)); }, {x}));
+  }
+  for (int64_t dim : {0, 1}) {
+    auto f = [dim](const TensorList& a) { return cumprod(a[0], dim); };
+    EXPECT_TRUE(GradCheck(f, {z}));
+    EXPECT_TRUE(JvpCheck(f, {z}));
+    EXPECT_TRUE(GradGradCheck(f, {z}));
+  }
+  EXPECT_TRUE(GradCheck([](const TensorList& a) { return cumprod(a[0], 0); },
+                        {scalar_tensor(0.5, kFloat64)}));
+  // Closed form: sum(cumprod(x)) = x0 + x0 x1 + x0 x1 x2, at x = [2, 0, 3]: the gradient is
+  // [1 + x1 + x1 x2, x0 + x0 x2, x0 x1] = [1, 8, 0]; the tangent along t is
+  // [t0, t0 x1 + x0 t1, ...] = [1, 2, 6] for t = [1, 1, 1].
+  EXPECT_TENSOR_EQ(
+      grad(TensorFn([](const Tensor& t) { return sum(cumprod(t, 0)); }))(tensor({2.0, 0.0, 3.0})),
+      tensor({1.0, 8.0, 0.0}));
+  EXPECT_TENSOR_EQ(Tangent([](const Tensor& t) { return cumprod(t, 0); }, tensor({2.0, 0.0, 3.0}),
+                           tensor({1.0, 1.0, 1.0})),
+                   tensor({1.0, 2.0, 6.0}));
+  // A size-0 scanned dim: empty gradients, no error.
+  EXPECT_EQ(grad(TensorFn([](const Tensor& t) { return sum(cumprod(t, 1)); }))(zeros({2, 0}, kFloat64))
+                .sizes(),
+            Shape({2, 0}));
+}
+
+TEST(MoreReductionGrad, Logcumsumexp) {
+  const Tensor x = Rand({2, 3, 4}, 9, -2.0, 2.0);
+  for (int64_t dim : {0, 1, 2, -1}) {
+    SCOPED_TRACE(dim);
+    auto f = [dim](const TensorList& a) { return logcumsumexp(a[0], dim); };
+    EXPECT_TRUE(GradCheck(f, {x}));
+    JvpCheckAll(f, Layouts(x));
+    EXPECT_TRUE(GradGradCheck(
+        [dim](const TensorList& a) { return square(logcumsumexp(a[0], dim)); }, {x}));
+  }
+  // Huge values: logcumsumexp(x - c) = logcumsumexp(x) - c, so the derivatives at x and at
+  // x - 1000 agree, and both are finite (a formula through exp(x) would overflow).
+  const Tensor small = Rand({5}, 10, -1.0, 1.0);
+  const Tensor big = small + 1000.0;
+  auto g = [](const Tensor& t) { return sum(logcumsumexp(t, 0) * arange(1.0, 6.0, 1.0, kFloat64)); };
+  EXPECT_TENSOR_NEAR(grad(TensorFn(g))(big), grad(TensorFn(g))(small), 1e-12);
+  const std::function<Tensor(const TensorList&)> gl = [g](const TensorList& a) { return g(a[0]); };
+  EXPECT_TENSOR_NEAR(hessian(gl)({big})[0], hessian(gl)({small})[0], 1e-12);
+  // Closed form: d y_i / d x_j = softmax of the prefix x[0..i] at j.
+  const Tensor jac = jacrev([](const TensorList& a) { return logcumsumexp(a[0], 0); })({small})[0];
+  for (int64_t i = 0; i < 5; ++i) {
+    const Tensor prefix = softmax(narrow(small, 0, 0, i + 1), 0);
+    EXPECT_TENSOR_NEAR(narrow(select(jac, 0, i), 0, 0, i + 1), prefix, 1e-14);
+    if (i < 4) EXPECT_TENSOR_EQ(narrow(select(jac, 0, i), 0, i + 1, 4 - i), zeros({4 - i}, kFloat64));
+  }
+}
+
+TEST(MoreReductionGrad, LinearRecurrence) {
+  struct Case {
+    Shape a, b;
+    int64_t dim;
+  };
+  for (const Case& c : std::vector<Case>{{{3, 4}, {3, 4}, 1},
+                                         {{4}, {3, 4}, -1},
+                                         {{3, 1}, {1, 4}, 0},
+                                         {{3, 4}, {4}, 0},
+                                         {{}, {5}, 0}}) {
+    SCOPED_TRACE("a " + ShapeToString(c.a) + " b " + ShapeToString(c.b));
+    const Tensor a = Rand(c.a, 11, -1.2, 1.2);
+    const Tensor b = Rand(c.b, 12);
+    const int64_t dim = c.dim;
+    auto f = [dim](const TensorList& t) { return linear_recurrence(t[0], t[1], dim); };
+    EXPECT_TRUE(GradCheck(f, {a, b}));
+    EXPECT_TRUE(JvpCheck(f, {a, b}));
+    EXPECT_TRUE(GradGradCheck(
+        [dim](const TensorList& t) { return square(linear_recurrence(t[0], t[1], dim)); }, {a, b}));
+  }
+  // With a = 1 it is cumsum, and its transpose (the vjp) is the reversed cumsum.
+  const Tensor g = Rand({6}, 13);
+  const Tensor ones6 = ones({6}, kFloat64);
+  const TensorList vj =
+      vjp([](const TensorList& t) { return TensorList{linear_recurrence(t[0], t[1], 0)}; },
+          {ones6, Rand({6}, 14)})
+          .vjp_fn({g});
+  EXPECT_TENSOR_NEAR(vj[1], flip(cumsum(flip(g, {0}), 0), {0}), 1e-14);
 }
 
 TEST(MoreReductionGrad, SumToSize) {

@@ -41,6 +41,13 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
 Tensor softmax(const Tensor& x, int64_t dim) { return Call<&kernels::softmax>(x, dim); }
 Tensor log_softmax(const Tensor& x, int64_t dim) { return Call<&kernels::log_softmax>(x, dim); }
 Tensor cumsum(const Tensor& x, int64_t dim) { return Call<&kernels::cumsum>(x, dim); }
+Tensor cumprod(const Tensor& x, int64_t dim) { return Call<&kernels::cumprod>(x, dim); }
+Tensor logcumsumexp(const Tensor& x, int64_t dim) {
+  return Call<&kernels::logcumsumexp>(x, dim);
+}
+Tensor linear_recurrence(const Tensor& a, const Tensor& b, int64_t dim) {
+  return Call<&kernels::linear_recurrence>(a, b, dim);
+}
 Tensor sum_to_size(const Tensor& x, IntArrayRef size) {
   return Call<&kernels::sum_to_size>(x, size);
 }
@@ -60,6 +67,9 @@ void RegisterReductionOps(OpRegistry& r) {
   RegisterOp<&kernels::softmax>(r, "softmax", {"self", "dim"});
   RegisterOp<&kernels::log_softmax>(r, "log_softmax", {"self", "dim"});
   RegisterOp<&kernels::cumsum>(r, "cumsum", {"self", "dim"});
+  RegisterOp<&kernels::cumprod>(r, "cumprod", {"self", "dim"});
+  RegisterOp<&kernels::logcumsumexp>(r, "logcumsumexp", {"self", "dim"});
+  RegisterOp<&kernels::linear_recurrence>(r, "linear_recurrence", {"a", "b", "dim"});
   RegisterOp<&kernels::sum_to_size>(r, "sum_to_size", {"self", "size"});
 }
 

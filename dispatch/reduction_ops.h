@@ -14,16 +14,16 @@
 //     p < 0 norms have no identity and throw.
 // argmax / argmin reduce one dim (or the flattened tensor when dim is nullopt) to int64
 // indices of the first extreme element; NaN counts as the extreme (PyTorch).
-// softmax / log_softmax normalize along one dim; cumsum scans one dim; sum_to_size undoes
-// a broadcast (autograd's reduction of a gradient to an input's shape).
+// softmax / log_softmax normalize along one dim; cumsum, cumprod, logcumsumexp and
+// linear_recurrence scan one dim; sum_to_size undoes a broadcast (autograd's reduction of a gradient to an input's shape).
 //
 // Dtype rules (PyTorch's):
-//   sum, cumsum, prod, sum_to_size: int64 and bool -> int64 (integer overflow wraps);
+//   sum, cumsum, prod, cumprod, sum_to_size: int64 and bool -> int64 (integer overflow wraps);
 //     floating keeps its dtype.
 //   mean: floating only (int64 / bool throw: "could not infer the output dtype").
 //   amax, amin: keep the dtype, bool included (max = any, min = all).
 //   logsumexp: int64 / bool compute in float32.
-//   var, std, norm, softmax, log_softmax: floating only.
+//   var, std, norm, softmax, log_softmax, logcumsumexp, linear_recurrence: floating only.
 //   argmax, argmin: any dtype in, int64 out.
 // Results are new contiguous tensors (never aliases of x).
 //
@@ -98,6 +98,27 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 
 // cumsum is the running sum along `dim` (same shape as x). int64 / bool give int64.
 Tensor cumsum(const Tensor& x, int64_t dim);
+
+// cumprod is the running product along `dim` (same shape as x). int64 / bool give int64.
+// Its derivatives divide by nothing, so they are exact at zeros and at every order (they are
+// linear recurrences over the exclusive running products, see linear_recurrence).
+Tensor cumprod(const Tensor& x, int64_t dim);
+
+// logcumsumexp is log(cumsum(exp(x))) along `dim`, computed without overflow (each step is
+// max + log1p(exp(min - max))). Floating x. A prefix of -inf gives -inf; its derivatives are
+// NaN there (as the log of an empty sum has no slope).
+Tensor logcumsumexp(const Tensor& x, int64_t dim);
+
+// linear_recurrence(a, b, dim) is s with s[0] = b[0] and s[i] = a[i] * s[i - 1] + b[i] along
+// `dim` (a[0] is not read): the first-order linear recurrence, i.e. a scan that cumsum (a = 1)
+// and cumprod's derivatives are special cases of, and the core of linear state-space
+// models. a and b broadcast; floating only. Its derivatives are again linear recurrences
+// (forward: s' = rec(a, a' * s[i - 1] + b'); reverse: the same recurrence run backwards), so
+// every order is exact and costs O(n).
+//
+// Example: linear_recurrence(tensor({0.0, 0.5, 0.5}), tensor({1.0, 1.0, 1.0}), 0) is
+// [1, 1.5, 1.75].
+Tensor linear_recurrence(const Tensor& a, const Tensor& b, int64_t dim);
 
 // sum_to_size sums x down to `size`, which x's shape must be broadcastable from: leading
 // extra dims are summed away and dims where size has 1 and x does not are summed with

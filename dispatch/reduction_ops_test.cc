@@ -8,9 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
+#include "tensor/shape.h"
 #include "tests/test_util.h"
 
 namespace ft {
@@ -579,6 +581,18 @@ Vec RefLogSoftmax(const Vec& v) {
   for (double& x : out) x = std::log(x);
   return out;
 }
+Vec RefCumprod(const Vec& v) {
+  Vec r(v.size());
+  double acc = 1.0;
+  for (size_t i = 0; i < v.size(); ++i) r[i] = acc *= v[i];
+  return r;
+}
+Vec RefLogcumsumexp(const Vec& v) {
+  Vec r(v.size());
+  double acc = 0.0;
+  for (size_t i = 0; i < v.size(); ++i) r[i] = std::log(acc += std::exp(v[i]));
+  return r;
+}
 Vec RefCumsum(const Vec& v) {
   Vec out;
   double s = 0;
@@ -592,6 +606,9 @@ TEST(ReductionOps, SoftmaxLogSoftmaxCumsumMatchLoops) {
       {"softmax", [](const Tensor& x, int64_t d) { return softmax(x, d); }, RefSoftmax},
       {"log_softmax", [](const Tensor& x, int64_t d) { return log_softmax(x, d); }, RefLogSoftmax},
       {"cumsum", [](const Tensor& x, int64_t d) { return cumsum(x, d); }, RefCumsum},
+      {"cumprod", [](const Tensor& x, int64_t d) { return cumprod(x, d); }, RefCumprod},
+      {"logcumsumexp", [](const Tensor& x, int64_t d) { return logcumsumexp(x, d); },
+       RefLogcumsumexp},
   };
   const std::vector<Shape> shapes = {{}, {7}, {2, 3, 4}, {3, 1, 4}, {2, 0, 3}, {3, 37, 19}};
   for (const auto& [name, op, ref] : cases) {
@@ -634,6 +651,104 @@ TEST(ReductionOps, SoftmaxIsStableAndHandlesInfinities) {
     EXPECT_TENSOR_EQ(softmax(far, 0), Make({1.0, 0.0, 0.0, 1.0}, {2, 2}, dtype));
     EXPECT_TENSOR_NEAR(log_softmax(far, 0), Make({0.0, -800.0, -800.0, 0.0}, {2, 2}, dtype), 1e-9);
   }
+}
+
+TEST(ReductionOps, CumprodOfIntegersAndBools) {
+  EXPECT_TENSOR_EQ(cumprod(tensor(std::vector<int64_t>{2, -3, 0, 5}), 0),
+                   tensor(std::vector<int64_t>{2, -6, 0, 0}));
+  EXPECT_TENSOR_EQ(cumprod(tensor(std::vector<bool>{true, true, false, true}), 0),
+                   tensor(std::vector<int64_t>{1, 1, 0, 0}));
+  // int64 products wrap like cumsum's sums (two's complement), never UB.
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_TENSOR_EQ(cumprod(tensor(std::vector<int64_t>{big, 4}), 0),
+                   tensor(std::vector<int64_t>{big, 0}));
+}
+
+TEST(ReductionOps, LogcumsumexpIsStable) {
+  for (DType dtype : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    // exp(1000) overflows; the running log-sum-exp does not.
+    EXPECT_TENSOR_NEAR(logcumsumexp(Make({1000.0, 1000.0, 999.0}, {3}, dtype), 0),
+                       Make({1000.0, 1000.0 + std::log(2.0), 1000.0 + std::log(2.0 + std::exp(-1.0))},
+                            {3}, dtype),
+                       1e-5);
+    // A prefix of -inf is an empty sum so far (-inf); +inf absorbs; NaN propagates.
+    EXPECT_TENSOR_EQ(logcumsumexp(Make({-kInf, -kInf, 0.0, kInf, 1.0}, {5}, dtype), 0),
+                     Make({-kInf, -kInf, 0.0, kInf, kInf}, {5}, dtype));
+    EXPECT_TENSOR_EQ(logcumsumexp(Make({0.0, kNaN, 1.0}, {3}, dtype), 0),
+                     Make({0.0, kNaN, kNaN}, {3}, dtype));
+  }
+  EXPECT_FT_ERROR(logcumsumexp(tensor(std::vector<int64_t>{1, 2}), 0),
+                  "logcumsumexp: expected a floating point tensor");
+  EXPECT_FT_ERROR(logcumsumexp(zeros({2, 3}), 2), "logcumsumexp: dim 2 is out of range");
+  EXPECT_FT_ERROR(cumprod(zeros({2, 3}), -3), "cumprod: dim -3 is out of range");
+}
+
+// linear_recurrence against the loop s[i] = a[i] s[i - 1] + b[i], s[0] = b[0], over
+// broadcast operands, every dim, both dtypes and non-contiguous layouts.
+TEST(ReductionOps, LinearRecurrenceMatchesLoop) {
+  struct Case {
+    Shape a, b;
+  };
+  for (const Case& c : std::vector<Case>{{{2, 3, 4}, {2, 3, 4}},
+                                         {{3, 4}, {2, 3, 4}},
+                                         {{2, 1, 4}, {1, 3, 1}},
+                                         {{}, {5}},
+                                         {{4}, {}},
+                                         {{2, 0}, {2, 0}}}) {
+    const Shape shape = BroadcastShapes("test", c.a, c.b);
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    for (DType dtype : {kFloat64, kFloat32}) {
+      const Tensor a = Make(Values(Numel(c.a)), c.a, dtype) * 0.9;
+      const Tensor b = Make(Values(Numel(c.b)), c.b, dtype);
+      // The reference: expanded operands, the loop along each dim in float64.
+      const Tensor af = contiguous(to(expand(a, shape), kFloat64));
+      const Tensor bf = contiguous(to(expand(b, shape), kFloat64));
+      for (int64_t d = -std::max<int64_t>(rank, 1); d < std::max<int64_t>(rank, 1); ++d) {
+        SCOPED_TRACE(ShapeToString(c.a) + " " + ShapeToString(c.b) + " dim " + std::to_string(d) +
+                     " " + DTypeName(dtype));
+        const Tensor got = linear_recurrence(a, b, d);
+        ASSERT_EQ(got.sizes(), IntArrayRef(shape));
+        EXPECT_EQ(got.dtype(), dtype);
+        if (rank == 0) {
+          EXPECT_TENSOR_EQ(got, b);
+          continue;
+        }
+        if (got.numel() == 0) continue;  // the shape is all there is
+        const int64_t wd = d < 0 ? d + rank : d;
+        const Tensor am = movedim(af, wd, -1), bm = movedim(bf, wd, -1);
+        const int64_t n = shape[static_cast<size_t>(wd)];
+        const Tensor a2 = contiguous(reshape(am, {-1, n})), b2 = contiguous(reshape(bm, {-1, n}));
+        const std::vector<double> av = a2.to_vector<double>(), bv = b2.to_vector<double>();
+        std::vector<double> want(bv.size());
+        for (size_t row = 0; n > 0 && row < bv.size() / static_cast<size_t>(n); ++row) {
+          double s = 0.0;
+          for (int64_t i = 0; i < n; ++i) {
+            const size_t k = row * static_cast<size_t>(n) + static_cast<size_t>(i);
+            s = i == 0 ? bv[k] : av[k] * s + bv[k];
+            want[k] = s;
+          }
+        }
+        const Tensor expected = movedim(reshape(tensor(want, a2.sizes()), am.sizes()), -1, wd);
+        const double tol = dtype == kFloat32 ? 1e-5 : 1e-13;
+        EXPECT_TRUE(testing::TensorNear(to(got, kFloat64), expected, tol, tol));
+        // A transposed b gives the same values.
+        if (b.dim() >= 2) {
+          const Tensor bt = transpose(contiguous(transpose(b, 0, -1)), 0, -1);
+          EXPECT_TENSOR_EQ(linear_recurrence(a, bt, d), got);
+        }
+      }
+    }
+  }
+  EXPECT_TENSOR_EQ(linear_recurrence(tensor({0.0, 0.5, 0.5}), tensor({1.0, 1.0, 1.0}), 0),
+                   tensor({1.0, 1.5, 1.75}));
+  // Errors name the op and the operands.
+  EXPECT_FT_ERROR(linear_recurrence(zeros({2, 3}), zeros({4}), 0),
+                  "linear_recurrence: shapes [2, 3] and [4] cannot be broadcast together");
+  EXPECT_FT_ERROR(linear_recurrence(zeros({2, 3}), zeros({2, 3}), 2),
+                  "linear_recurrence: dim 2 is out of range");
+  EXPECT_FT_ERROR(linear_recurrence(tensor(std::vector<int64_t>{1}), tensor(std::vector<int64_t>{1}), 0),
+                  "linear_recurrence: expected floating point tensors, got int64 a of shape [1]");
 }
 
 TEST(ReductionOps, CumsumKeepsNegativeZero) {

@@ -8,6 +8,7 @@
 
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
+#include "tensor/view_kernels.h"
 
 namespace ft::kernels {
 namespace {
@@ -700,6 +701,107 @@ Tensor cumsum(const Tensor& x, int64_t dim) {
           for (int64_t r = 1; r < n; ++r) {
             ArrayMap<A>(y0 + r * inner, inner) =
                 ArrayMap<A>(y0 + (r - 1) * inner, inner) + ConstArrayMap<A>(x0 + r * inner, inner);
+          }
+        }
+      }
+    }
+  });
+  return out;
+}
+
+namespace {
+
+// ScanRows: out[r] = step(out[r - 1], in[r]) along the scanned dim of an [outer, n, inner]
+// layout, out[0] = in[0]; every element of a row is independent of its neighbours.
+template <typename A, typename Step>
+void ScanRows(const ScanLayout& s, const A* in, A* o, Step step) {
+  const int64_t n = s.n;
+  const int64_t inner = s.inner;
+  for (int64_t i = 0; i < s.outer; ++i) {
+    const A* x0 = in + i * n * inner;
+    A* y0 = o + i * n * inner;
+    for (int64_t k = 0; k < inner; ++k) y0[k] = x0[k];
+    for (int64_t r = 1; r < n; ++r) {
+      const A* prev = y0 + (r - 1) * inner;
+      const A* x = x0 + r * inner;
+      A* y = y0 + r * inner;
+      for (int64_t k = 0; k < inner; ++k) y[k] = step(prev[k], x[k]);
+    }
+  }
+}
+
+}  // namespace
+
+Tensor cumprod(const Tensor& x, int64_t dim) {
+  const int64_t d = WrapDim("cumprod", dim, x.dim());
+  const DType compute = SumDType(x.dtype());
+  const ScanLayout s = PlanScan(x, d, compute);
+  Tensor out = EmptyContiguous(x.sizes(), compute);
+  if (x.numel() == 0) return out;
+  VisitDType(compute, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      using A = Wrapping<T>;  // int64 products wrap (unsigned arithmetic), as cumsum's sums
+      ScanRows<A>(s, reinterpret_cast<const A*>(s.input.data<T>()),
+                  reinterpret_cast<A*>(out.data<T>()), [](A acc, A v) { return A(acc * v); });
+    }
+  });
+  return out;
+}
+
+Tensor logcumsumexp(const Tensor& x, int64_t dim) {
+  internal::CheckFloating("logcumsumexp", x);
+  const int64_t d = WrapDim("logcumsumexp", dim, x.dim());
+  const ScanLayout s = PlanScan(x, d, x.dtype());
+  Tensor out = EmptyContiguous(x.sizes(), x.dtype());
+  if (x.numel() == 0) return out;
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      // log(e^acc + e^v) = max + log1p(e^(min - max)): never overflows. Two -inf stay -inf
+      // (an empty sum so far), an +inf absorbs everything, a NaN propagates.
+      ScanRows<T>(s, s.input.data<T>(), out.data<T>(), [](T acc, T v) {
+        if (std::isnan(acc) || std::isnan(v)) return acc + v;
+        const T hi = std::max(acc, v);
+        const T lo = std::min(acc, v);
+        if (lo == -std::numeric_limits<T>::infinity() || hi == std::numeric_limits<T>::infinity()) {
+          return hi;
+        }
+        return hi + std::log1p(std::exp(lo - hi));
+      });
+    }
+  });
+  return out;
+}
+
+Tensor linear_recurrence(const Tensor& a, const Tensor& b, int64_t dim) {
+  const DType dtype = PromoteTypes(a.dtype(), b.dtype());
+  if (!IsFloating(dtype)) {
+    ThrowError("linear_recurrence: expected floating point tensors, got ", DTypeName(a.dtype()),
+               " a of shape ", ShapeToString(a.sizes()), " and ", DTypeName(b.dtype()),
+               " b of shape ", ShapeToString(b.sizes()));
+  }
+  const Shape shape = BroadcastShapes("linear_recurrence", a.sizes(), b.sizes());
+  const int64_t d = WrapDim("linear_recurrence", dim, static_cast<int64_t>(shape.size()));
+  const ScanLayout sa = PlanScan(expand(a, shape), d, dtype);
+  const ScanLayout sb = PlanScan(expand(b, shape), d, dtype);
+  Tensor out = EmptyContiguous(shape, dtype);
+  if (out.numel() == 0) return out;
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* av = sa.input.data<T>();
+      const T* bv = sb.input.data<T>();
+      T* o = out.data<T>();
+      const int64_t n = sb.n;
+      const int64_t inner = sb.inner;
+      for (int64_t i = 0; i < sb.outer; ++i) {
+        const int64_t base = i * n * inner;
+        for (int64_t k = 0; k < inner; ++k) o[base + k] = bv[base + k];  // s_0 = b_0
+        for (int64_t r = 1; r < n; ++r) {
+          const int64_t row = base + r * inner;
+          for (int64_t k = 0; k < inner; ++k) {
+            o[row + k] = av[row + k] * o[row - inner + k] + bv[row + k];
           }
         }
       }

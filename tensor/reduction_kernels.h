@@ -1,8 +1,8 @@
 // ft/tensor/reduction_kernels.h
 //
 // Base kernels of the reductions (sum, mean, prod, amax, amin, logsumexp, var, std, norm,
-// argmax, argmin), the dim-wise normalizations (softmax, log_softmax), the scan cumsum and
-// sum_to_size (autograd's "undo a broadcast"). Dense tensors only; the public, dispatching
+// argmax, argmin), the dim-wise normalizations (softmax, log_softmax), the scans (cumsum,
+// cumprod, logcumsumexp, linear_recurrence) and sum_to_size (autograd's "undo a broadcast"). Dense tensors only; the public, dispatching
 // versions are ft::sum etc. in dispatch/reduction_ops.h, which documents the semantics.
 //
 // How they run: every kernel views a contiguous input (the input itself, or one copy that
@@ -36,6 +36,9 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor cumsum(const Tensor& x, int64_t dim);
+Tensor cumprod(const Tensor& x, int64_t dim);
+Tensor logcumsumexp(const Tensor& x, int64_t dim);
+Tensor linear_recurrence(const Tensor& a, const Tensor& b, int64_t dim);
 Tensor sum_to_size(const Tensor& x, IntArrayRef size);
 
 }  // namespace ft::kernels

@@ -199,6 +199,10 @@ const std::vector<OpCase>& Table() {
       {"softmax", [](const TensorList& a) { return softmax(a[0], 1); }, {{{3, 4}}}},
       {"log_softmax", [](const TensorList& a) { return log_softmax(a[0], 0); }, {{{3, 4}}}},
       {"cumsum", [](const TensorList& a) { return cumsum(a[0], 1); }, {{{3, 4}}}},
+      {"cumprod", [](const TensorList& a) { return cumprod(a[0], 1); }, {{{3, 4}}}},
+      {"logcumsumexp", [](const TensorList& a) { return logcumsumexp(a[0], 0); }, {{{3, 4}}}},
+      {"linear_recurrence", [](const TensorList& a) { return linear_recurrence(a[0], a[1], 1); },
+       {{{3, 4}}, {{4}}}},
       {"sum_to_size", [](const TensorList& a) { return sum_to_size(a[0], {1, 4}); },
        {{{3, 4}}}},
       // ---- Views and shape ops. ----

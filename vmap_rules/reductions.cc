@@ -1,5 +1,6 @@
 // Batching rules: reductions (sum, mean, prod, amax, amin, logsumexp, var, std, norm),
-// argmax / argmin, the dim-wise ops (softmax, log_softmax, cumsum) and sum_to_size.
+// argmax / argmin, the dim-wise ops (softmax, log_softmax, cumsum, cumprod, logcumsumexp,
+// linear_recurrence) and sum_to_size.
 //
 // Every rule moves the batch dim to the front and translates the logical dims of the
 // per-example tensor to physical ones (logical d -> d + 1), so the op runs once on the whole
@@ -11,6 +12,7 @@
 //     reduce (or scan) dim 1, which is the per-example op on one element.
 // Logical dims are validated against the logical rank and the logical shape first, so errors
 // read as the op's own errors for the per-example tensor (never naming the batch dim).
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -58,7 +60,7 @@ void CheckFloatingExample(const std::string& name, const Tensor& front) {
                DTypeName(front.dtype()), " (shape ", shape, ")");
   }
   if (name == "var" || name == "std" || name == "norm" || name == "softmax" ||
-      name == "log_softmax") {
+      name == "log_softmax" || name == "logcumsumexp") {
     ThrowError(name, ": expected a floating point tensor (float32 or float64), got ",
                DTypeName(front.dtype()), " of shape ", shape);
   }
@@ -152,7 +154,7 @@ BatchedResult ArgRule(const VmapContext& ctx, BatchedArgs& args) {
   return BatchedResult{std::move(out), {0}};
 }
 
-// softmax / log_softmax / cumsum (self, dim): the same op along the physical dim. A rank-0
+// softmax / log_softmax / cumsum / cumprod / logcumsumexp (self, dim): the same op along the physical dim. A rank-0
 // example is scanned as a [1] vector (viewed [B, 1], op along dim 1, dim 1 dropped).
 BatchedResult AlongDimRule(const VmapContext& ctx, BatchedArgs& args) {
   const Tensor x = SelfFront(args);
@@ -167,6 +169,34 @@ BatchedResult AlongDimRule(const VmapContext& ctx, BatchedArgs& args) {
   }
   ValueList values = {Value(x), Value(d + 1)};
   return BatchedResult{DispatchBoxed(ctx.op, values), {0}};
+}
+
+// linear_recurrence (a, b, dim): a and b broadcast like add, so both batch dims go to the
+// front and both are padded to the common logical rank; the op runs once along the physical
+// dim. A rank-0 example is scanned as a [1] vector.
+BatchedResult LinearRecurrenceRule(const VmapContext&, BatchedArgs& args) {
+  Shape logical[2];
+  for (size_t i = 0; i < 2; ++i) {
+    const Tensor& t = args.tensor(i);
+    logical[i] = Shape(t.sizes().begin(), t.sizes().end());
+    if (args.bdim(i)) logical[i].erase(logical[i].begin() + *args.bdim(i));
+  }
+  // The op's own errors, naming the logical shapes.
+  const Shape shape = BroadcastShapes("linear_recurrence", logical[0], logical[1]);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t d = WrapDim("linear_recurrence", args.values[2].to_int(), rank);
+  const int64_t padded = std::max<int64_t>(rank, 1);
+  ValueList values(3);
+  for (size_t i = 0; i < 2; ++i) {
+    const Tensor& t = args.tensor(i);
+    values[i] = args.bdim(i)
+                    ? Value(PadToLogicalRank(MoveBdimToFront(t, args.bdim(i)), int64_t{0}, padded))
+                    : Value(t);
+  }
+  values[2] = Value(d + 1);
+  ValueList out = DispatchBoxed(OpRegistry::Global().Get("linear_recurrence"), values);
+  if (rank == 0) out[0] = Value(squeeze_dim(out[0].tensor(), 1));
+  return BatchedResult{std::move(out), {0}};
 }
 
 // sum_to_size (self, size): size is the logical target. The example's leading extra dims
@@ -210,9 +240,10 @@ void RegisterReductionRules() {
   SetBatchRule(r.Get("norm"), &NormRule);
   SetBatchRule(r.Get("argmax"), &ArgRule);
   SetBatchRule(r.Get("argmin"), &ArgRule);
-  for (const char* name : {"softmax", "log_softmax", "cumsum"}) {
+  for (const char* name : {"softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp"}) {
     SetBatchRule(r.Get(name), &AlongDimRule);
   }
+  SetBatchRule(r.Get("linear_recurrence"), &LinearRecurrenceRule);
   SetBatchRule(r.Get("sum_to_size"), &SumToSizeRule);
 }
 

@@ -158,7 +158,8 @@ TEST(ReductionRules, ArgmaxArgmin) {
 TEST(ReductionRules, SoftmaxLogSoftmaxCumsum) {
   using DimOp = Tensor (*)(const Tensor&, int64_t);
   const std::vector<std::pair<const char*, DimOp>> ops = {
-      {"softmax", &softmax}, {"log_softmax", &log_softmax}, {"cumsum", &cumsum}};
+      {"softmax", &softmax},   {"log_softmax", &log_softmax},   {"cumsum", &cumsum},
+      {"cumprod", &cumprod}, {"logcumsumexp", &logcumsumexp}};
   const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
       {{2, 3, 4}, {0, 1, 2, -1, -3}}, {{5}, {0, -1}}, {{}, {0, -1}}};
   for (const auto& [name, op] : ops) {
@@ -177,6 +178,40 @@ TEST(ReductionRules, SoftmaxLogSoftmaxCumsum) {
   };
   EXPECT_TRUE(CheckVmap(int_cumsum, {ArgSpec{{2, 3}, IndexMaker(7)}, ArgSpec{{4}, BoolMaker()},
                                      ArgSpec{{}, BoolMaker()}}));
+}
+
+// linear_recurrence(a, b, dim): a and b broadcast, so every mix of batched and shared
+// operands of different ranks must line up the examples.
+TEST(ReductionRules, LinearRecurrence) {
+  struct Case {
+    Shape a, b;
+    std::vector<int64_t> dims;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3}, {2, 3}, {0, 1, -1}}, {{3}, {2, 3}, {0, 1, -2}}, {{2, 1}, {1, 4}, {0, 1}},
+      {{4}, {4}, {0, -1}},          {{}, {3}, {0}},             {{}, {}, {0, -1}},
+      {{2, 0}, {2, 0}, {1, 0}}};
+  for (const Case& c : cases) {
+    for (int64_t dim : c.dims) {
+      SCOPED_TRACE("a " + ShapeToString(c.a) + " b " + ShapeToString(c.b) + " dim " +
+                   std::to_string(dim));
+      auto f = [dim = dim](const TensorList& x) {
+        return TensorList{linear_recurrence(x[0], x[1], dim)};
+      };
+      EXPECT_TRUE(CheckVmap(f, {ArgSpec{c.a}, ArgSpec{c.b}}));
+    }
+  }
+  // The op's own errors under vmap, naming the logical shapes.
+  const Tensor a = zeros({3, 2, 4});
+  const Tensor b = zeros({3, 5});
+  const TensorListFn bad_shapes = [](const TensorList& x) {
+    return TensorList{linear_recurrence(x[0], x[1], 0)};
+  };
+  EXPECT_FT_ERROR(vmap(bad_shapes)({a, b}), "linear_recurrence: shapes [2, 4] and [5]");
+  const TensorListFn bad_dim = [](const TensorList& x) {
+    return TensorList{linear_recurrence(x[0], x[0], 2)};
+  };
+  EXPECT_FT_ERROR(vmap(bad_dim)({zeros({3, 2, 4})}), "dim 2 is out of range");
 }
 
 TEST(ReductionRules, SumToSize) {

@@ -257,6 +257,9 @@ FT_PROPERTY_SYM(norm)
 FT_PROPERTY_SYM(softmax)
 FT_PROPERTY_SYM(log_softmax)
 FT_PROPERTY_SYM(cumsum)
+FT_PROPERTY_SYM(cumprod)
+FT_PROPERTY_SYM(logcumsumexp)
+FT_PROPERTY_SYM(linear_recurrence)
 FT_PROPERTY_SYM(sum_to_size)
 FT_PROPERTY_SYM(reshape)
 FT_PROPERTY_SYM(view)
@@ -493,6 +496,14 @@ bool SelectAny(Rng& r, const std::vector<Shape>& s, Params& p) {
   const int64_t size = s[0][static_cast<size_t>(d < 0 ? d + Rank(s[0]) : d)];
   if (size == 0) return false;
   p = {d, r.Between(-size, size - 1)};
+  return true;
+}
+
+// Two operands that broadcast, and a dim of their broadcast shape (rank >= 1).
+bool BroadcastOneDim(Rng& r, const std::vector<Shape>& s, Params& p) {
+  Shape shape;
+  if (!BroadcastShape(s[0], s[1], &shape) || shape.empty()) return false;
+  p = {DrawDim(r, Rank(shape))};
   return true;
 }
 
@@ -790,6 +801,15 @@ std::vector<Entry> BuildCatalog() {
                   [](const auto& a, const Params& p, bool) { return log_softmax(a[0], p[0]); }));
   c.push_back(Def("cumsum", 1, kSmooth, {"cumsum"}, OneDim,
                   [](const auto& a, const Params& p, bool) { return cumsum(a[0], p[0]); }));
+  c.push_back(Def("cumprod", 1, kSmooth, {"cumprod"}, OneDim,
+                  [](const auto& a, const Params& p, bool) { return cumprod(a[0], p[0]); }));
+  c.push_back(Def("logcumsumexp", 1, kSmooth, {"logcumsumexp"}, OneDim,
+                  [](const auto& a, const Params& p, bool) { return logcumsumexp(a[0], p[0]); }));
+  // tanh keeps |a| < 1, so the recurrence's values stay of the order of b's.
+  c.push_back(Def("linear_recurrence", 2, kSmooth, {"linear_recurrence", "tanh"},
+                  BroadcastOneDim, [](const auto& a, const Params& p, bool) {
+                    return linear_recurrence(tanh(a[0]), a[1], p[0]);
+                  }));
   c.push_back(Def(
       "sum_to_size", 1, kSmooth, {"sum_to_size"},
       [](Rng& r, const std::vector<Shape>& s, Params& p) {

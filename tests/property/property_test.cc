@@ -280,5 +280,41 @@ TEST(PropertyRegression, Seed347) {
   EXPECT_EQ(o.status, Outcome::kPass) << o.message;
 }
 
+// Seeds 847397 and 989642 (a 300,000-program soak): prod's derivatives divided by the input
+// and branched on the count of zeros, exact at first order only; under jvp∘jacfwd∘jacfwd and
+// hessian∘grad∘hessian in float32 an exact zero of a higher derivative of the product came
+// out as 0.37. prod's formula is now the product of the others from exclusive prefix and
+// suffix cumprods (no division), whose own derivatives are linear recurrences.
+TEST(PropertyRegression, Seed847397ProdThirdOrder) {
+  const Fn f = [](const TensorList& x) -> TensorList {
+    Tensor v1 = copy_(clone(x[0]), x[0]);
+    Tensor v2 = exp(v1);
+    Tensor v3 = prod(v1, {0}, true);
+    return {v3};
+  };
+  const std::vector<Layer> stack = {Layer::Of(Kind::kJvp, {}, std::nullopt),
+                                    Layer::Of(Kind::kJacfwd, {0}, 1),
+                                    Layer::Of(Kind::kJacfwd, {0}, std::nullopt)};
+  const Outcome o = CheckFunction(f, std::nullopt, {{{3, 1, 1, 3}, Layout::kContiguous}}, kFloat32,
+                                  1847400, stack);
+  EXPECT_EQ(o.status, Outcome::kPass) << o.message;
+}
+
+TEST(PropertyRegression, Seed989642ProdFifthOrder) {
+  const Fn f = [](const TensorList& x) -> TensorList {
+    Tensor v1 = tan(tanh(x[0]));
+    Tensor v2 = linalg_solve(WellConditioned(Constant(v1, {3, 3}, 4)), v1);
+    Tensor v3 = prod(x[0], {0, 1}, true);
+    Tensor v4 = log1p(square(v3));
+    return {v4, v2};
+  };
+  const std::vector<Layer> stack = {Layer::Of(Kind::kHessian, {0}, std::nullopt),
+                                    Layer::Of(Kind::kGrad, {0}, std::nullopt),
+                                    Layer::Of(Kind::kHessian, {0}, std::nullopt)};
+  const Outcome o = CheckFunction(f, std::nullopt, {{{1, 3, 2}, Layout::kContiguous}}, kFloat32,
+                                  1989645, stack);
+  EXPECT_EQ(o.status, Outcome::kPass) << o.message;
+}
+
 }  // namespace
 }  // namespace ft::property
