@@ -108,6 +108,9 @@ TEST(SizeLimits, EmptyTensorsWithHugeSizes) {
       value_or_error("softmax " + at, [&] { return softmax(x, d); });
       value_or_error("log_softmax " + at, [&] { return log_softmax(x, d); });
       value_or_error("cumsum " + at, [&] { return cumsum(x, d); });
+      value_or_error("cumprod " + at, [&] { return cumprod(x, d); });
+      value_or_error("logcumsumexp " + at, [&] { return logcumsumexp(x, d); });
+      value_or_error("linear_recurrence " + at, [&] { return linear_recurrence(x, x, d); });
       value_or_error("sort " + at, [&] { return std::get<0>(sort(x, d)); });
       value_or_error("argsort " + at, [&] { return argsort(x, d, true); });
       value_or_error("flatten " + at, [&] { return flatten(x, 0, d); });
