@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs an example program and checks that it exits 0 and prints something.
 set -euo pipefail
-out=$("$1")
+out=$("$@")
 [[ -n "$out" ]]
 echo "$out"
