@@ -52,6 +52,12 @@ MAPPING = {
     "reduction/sum_1e6": ("eager", "sum_1e6", True),
     "reduction/sum_rows_1000x1000": ("eager", "sum_rows_1000x1000", True),
 }
+# Issue 21's model workloads (benchmarks/models.cc): the conv figures' limit is oneDNN.
+for _conv in ("conv2d_3x3_64c_56_B8", "conv2d_1x1_256c_56_B8", "conv2d_3x3_1to32_28_B64",
+              "conv2d_3x3_32to64_26_B64"):
+    MAPPING[f"models/{_conv}_fwd_bwd"] = ("models", f"{_conv}_fwd_bwd", True)
+for _b in (64, 256):
+    MAPPING[f"models/cnn_per_sample/B{_b}"] = ("models", f"cnn_per_sample_B{_b}", False)
 for _mlp in ("32-64-64-10", "784-128-10"):
     for _b in (64, 1024):
         # once: a cold call, ft's caches emptied first (limit: Eigen allocating fresh);

@@ -350,6 +350,67 @@ def _plain(kind):
     return build
 
 
+# ----------------------------------------------------------------- model workloads
+# The same shapes as ft's //benchmarks:models (benchmarks/models.cc).
+CONV_SHAPES = {  # name -> (N, C, H, W, O, k, padding)
+    "conv2d_3x3_64c_56_B8": (8, 64, 56, 56, 64, 3, 1),
+    "conv2d_1x1_256c_56_B8": (8, 256, 56, 56, 256, 1, 0),
+    "conv2d_3x3_1to32_28_B64": (64, 1, 28, 28, 32, 3, 0),
+    "conv2d_3x3_32to64_26_B64": (64, 32, 26, 26, 64, 3, 0),
+}
+CONV_SMOKE = {
+    "conv2d_3x3_64c_56_B8": (1, 4, 8, 8, 4, 3, 1),
+    "conv2d_1x1_256c_56_B8": (1, 8, 8, 8, 8, 1, 0),
+    "conv2d_3x3_1to32_28_B64": (2, 1, 8, 8, 4, 3, 0),
+    "conv2d_3x3_32to64_26_B64": (2, 4, 8, 8, 8, 3, 0),
+}
+
+
+def _conv_fwd_bwd(name):
+    """torch eager: conv2d forward and the gradients of input, weight and bias."""
+    def build(smoke):
+        n, c, h, w, o, k, pad = (CONV_SMOKE if smoke else CONV_SHAPES)[name]
+        x = torch.randn(n, c, h, w, requires_grad=True)
+        wt = (torch.randn(o, c, k, k) * 0.05).requires_grad_()
+        b = torch.zeros(o, requires_grad=True)
+
+        def call():
+            y = F.conv2d(x, wt, b, padding=pad)
+            return torch.autograd.grad(y, (x, wt, b), torch.ones_like(y))
+        return dict(fn=call)
+    return build
+
+
+def _tutorial_cnn_params():
+    """functorch's tutorial CNN, initialized like torch.nn's layers (examples/tutorial_cnn.h)."""
+    shapes = [(32, 1, 3, 3), (32,), (64, 32, 3, 3), (64,), (128, 9216), (128,), (10, 128), (10,)]
+    fan_in = [9, 9, 288, 288, 9216, 9216, 128, 128]
+    return tuple((torch.rand(*s) * 2 - 1) / math.sqrt(f) for s, f in zip(shapes, fan_in))
+
+
+def _tutorial_cnn_loss(params, x, y):
+    w1, b1, w2, b2, w3, b3, w4, b4 = params
+    h = F.relu(F.conv2d(x, w1, b1))
+    h = F.relu(F.conv2d(h, w2, b2))
+    h = torch.flatten(F.max_pool2d(h, 2), 1)
+    h = F.relu(F.linear(h, w3, b3))
+    return F.nll_loss(F.log_softmax(F.linear(h, w4, b4), 1), y)
+
+
+def _cnn_per_sample(batch):
+    def build(smoke):
+        b = 2 if smoke else batch
+        params = _tutorial_cnn_params()
+        x = torch.randn(b, 1, 28, 28)
+        y = torch.randint(0, 10, (b,))
+
+        def example_loss(p, xi, yi):
+            return _tutorial_cnn_loss(p, xi.unsqueeze(0), yi.unsqueeze(0))
+        f = vmap(grad(example_loss), in_dims=(None, 0, 0))
+        return dict(fn=lambda: f(params, x, y))
+    return build
+
+
 def all_workloads():
     work = list(_per_op_workloads())
     for sizes in ((32, 64, 64, 10), (784, 128, 10)):
@@ -372,6 +433,10 @@ def all_workloads():
     work.append(("elementwise/chain10_1e6", _plain("chain10")))
     work.append(("reduction/sum_1e6", _plain("sum")))
     work.append(("reduction/sum_rows_1000x1000", _plain("sum_rows")))
+    for name in CONV_SHAPES:
+        work.append((f"models/{name}_fwd_bwd", _conv_fwd_bwd(name)))
+    for batch in (64, 256):
+        work.append((f"models/cnn_per_sample/B{batch}", _cnn_per_sample(batch)))
     return work
 
 
