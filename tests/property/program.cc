@@ -316,6 +316,30 @@ FT_PROPERTY_SYM(AddTranspose_)
 FT_PROPERTY_SYM(ZeroDiagonal_)
 FT_PROPERTY_SYM(OneHotArgmax)
 // ---- Activations (issue 21). ----
+FT_PROPERTY_SYM(silu)
+FT_PROPERTY_SYM(mish)
+FT_PROPERTY_SYM(softplus)
+FT_PROPERTY_SYM(elu)
+FT_PROPERTY_SYM(selu)
+FT_PROPERTY_SYM(celu)
+FT_PROPERTY_SYM(leaky_relu)
+FT_PROPERTY_SYM(hardtanh)
+FT_PROPERTY_SYM(hardswish)
+FT_PROPERTY_SYM(hardsigmoid)
+FT_PROPERTY_SYM(logsigmoid)
+FT_PROPERTY_SYM(softsign)
+FT_PROPERTY_SYM(erf)
+FT_PROPERTY_SYM(erfc)
+FT_PROPERTY_SYM(erfinv)
+FT_PROPERTY_SYM(lgamma)
+FT_PROPERTY_SYM(digamma)
+// gelu's string mode and polygamma's leading n print by hand (Show has no string overload,
+// and a const char* would convert to Show(bool)).
+[[maybe_unused]] Sym gelu(const Sym& x) { return Call("gelu", x); }
+[[maybe_unused]] Sym gelu(const Sym& x, const char* approximate) {
+  return Sym(absl::StrCat("gelu(", x.expr, ", \"", approximate, "\")"));
+}
+[[maybe_unused]] Sym polygamma(int64_t n, const Sym& x) { return Call("polygamma", n, x); }
 // ---- Losses (issue 21). ----
 // ---- Normalization (issue 21). ----
 // ---- Indexing and shape ops for models (issue 21). ----
@@ -1220,6 +1244,47 @@ std::vector<Entry> BuildCatalog() {
   c.push_back(SelectFunction<function_db::Select>());
   c.push_back(SelectFunction<function_db::SelectGenVmap>());
   // ---- Activations (issue 21). ----
+  c.push_back(Def("gelu", 1, kSmooth, {"gelu"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return gelu(a[0]); }));
+  c.push_back(Def("gelu_tanh", 1, kSmooth, {"gelu"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return gelu(a[0], "tanh"); }));
+  c.push_back(Def("silu", 1, kSmooth, {"silu"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return silu(a[0]); }));
+  c.push_back(Def("mish", 1, kSmooth, {"mish"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return mish(a[0]); }));
+  c.push_back(Def("softplus", 1, kSmooth, {"softplus"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return softplus(a[0], 2.0, 20.0); }));
+  c.push_back(Def("elu", 1, 0, {"elu"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return elu(a[0], 0.5); }));
+  c.push_back(Def("selu", 1, 0, {"selu"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return selu(a[0]); }));
+  c.push_back(Def("celu", 1, 0, {"celu"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return celu(a[0], 2.0); }));
+  c.push_back(Def("leaky_relu", 1, 0, {"leaky_relu"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return leaky_relu(a[0], 0.2); }));
+  c.push_back(Def("hardtanh", 1, 0, {"hardtanh"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return hardtanh(a[0], -0.5, 0.5); }));
+  c.push_back(Def("hardswish", 1, 0, {"hardswish", "mul"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return hardswish(a[0] * 4.0); }));
+  c.push_back(Def("hardsigmoid", 1, 0, {"hardsigmoid", "mul"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return hardsigmoid(a[0] * 4.0); }));
+  c.push_back(Def("logsigmoid", 1, kSmooth, {"logsigmoid"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return logsigmoid(a[0]); }));
+  c.push_back(Def("softsign", 1, kSmooth, {"softsign"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return softsign(a[0]); }));
+  c.push_back(Def("erf", 1, kSmooth, {"erf"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return erf(a[0]); }));
+  c.push_back(Def("erfc", 1, kSmooth, {"erfc"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return erfc(a[0]); }));
+  c.push_back(Def("erfinv", 1, kSmooth, {"erfinv", "tanh", "mul"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return erfinv(tanh(a[0]) * 0.9); }));
+  c.push_back(Def("lgamma", 1, kSmooth, {"lgamma", "square", "add"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return lgamma(square(a[0]) + 0.5); }));
+  c.push_back(Def("digamma", 1, kSmooth, {"digamma", "square", "add"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return digamma(square(a[0]) + 0.5); }));
+  c.push_back(
+      Def("polygamma", 1, kSmooth, {"polygamma", "square", "add"}, AnyRank,
+          [](const auto& a, const Params&, bool) { return polygamma(1, square(a[0]) + 0.5); }));
   // ---- Losses (issue 21). ----
   // ---- Normalization (issue 21). ----
   // ---- Indexing and shape ops for models (issue 21). ----
