@@ -341,6 +341,22 @@ FT_PROPERTY_SYM(digamma)
 }
 [[maybe_unused]] Sym polygamma(int64_t n, const Sym& x) { return Call("polygamma", n, x); }
 // ---- Losses (issue 21). ----
+FT_PROPERTY_SYM(mse_loss)
+FT_PROPERTY_SYM(l1_loss)
+FT_PROPERTY_SYM(smooth_l1_loss)
+FT_PROPERTY_SYM(huber_loss)
+FT_PROPERTY_SYM(kl_div)
+// The losses whose third argument, an optional weight, the catalog passes as std::nullopt.
+#define FT_PROPERTY_SYM_LOSS(fn)                                                           \
+  template <typename... A>                                                                 \
+  [[maybe_unused]] Sym fn(const Sym& x, const Sym& t, std::nullopt_t, const A&... a) {     \
+    return Sym(absl::StrCat(#fn "(", Args(x, t), ", std::nullopt, ", Args(a...), ")"));    \
+  }
+FT_PROPERTY_SYM_LOSS(binary_cross_entropy)
+FT_PROPERTY_SYM_LOSS(binary_cross_entropy_with_logits)
+FT_PROPERTY_SYM_LOSS(nll_loss)
+FT_PROPERTY_SYM_LOSS(cross_entropy)
+#undef FT_PROPERTY_SYM_LOSS
 // ---- Normalization (issue 21). ----
 // ---- Indexing and shape ops for models (issue 21). ----
 // ---- Convolution and pooling (issue 21). ----
@@ -1286,6 +1302,87 @@ std::vector<Entry> BuildCatalog() {
       Def("polygamma", 1, kSmooth, {"polygamma", "square", "add"}, AnyRank,
           [](const auto& a, const Params&, bool) { return polygamma(1, square(a[0]) + 0.5); }));
   // ---- Losses (issue 21). ----
+  {
+    // p[0] is the reduction (none, mean, sum) of every loss entry.
+    const Propose broadcast_loss = [](Rng& r, const std::vector<Shape>& s, Params& p) {
+      if (!BroadcastShape(s[0], s[1], nullptr)) return false;
+      p = {r.Below(3)};
+      return true;
+    };
+    const Propose same_shape_loss = [](Rng& r, const std::vector<Shape>& s, Params& p) {
+      if (s[0] != s[1]) return false;
+      p = {r.Below(3)};
+      return true;
+    };
+    // Class losses: p = {reduction, C, salt, ignore_index, label_smoothing in tenths, target
+    // shape}: input [C] with a 0-dim target, or [N, C, d...] with target [N, d...].
+    const Propose class_loss = [](Rng& r, const std::vector<Shape>& s, Params& p) {
+      if (Rank(s[0]) == 0) return false;
+      const int64_t classes = s[0][Rank(s[0]) == 1 ? 0 : 1];
+      if (classes == 0) return false;
+      Shape target;
+      if (Rank(s[0]) >= 2) {
+        target.push_back(s[0][0]);
+        target.insert(target.end(), s[0].begin() + 2, s[0].end());
+      }
+      p = {r.Below(3), classes, r.Below(5), r.Chance(30) ? r.Below(classes) : -100, r.Below(4)};
+      PushShape(p, target);
+      return true;
+    };
+    const auto mode = [](const Params& p) { return static_cast<Reduction::Mode>(p[0]); };
+    c.push_back(Def("mse_loss", 2, kSmooth, {"mse_loss"}, broadcast_loss,
+                    [mode](const auto& a, const Params& p, bool) {
+                      return mse_loss(a[0], a[1], mode(p));
+                    }));
+    c.push_back(Def("l1_loss", 2, 0, {"l1_loss"}, broadcast_loss,
+                    [mode](const auto& a, const Params& p, bool) {
+                      return l1_loss(a[0], a[1], mode(p));
+                    }));
+    c.push_back(Def("smooth_l1_loss", 2, 0, {"smooth_l1_loss"}, broadcast_loss,
+                    [mode](const auto& a, const Params& p, bool) {
+                      return smooth_l1_loss(a[0], a[1], mode(p), 0.5);
+                    }));
+    c.push_back(Def("huber_loss", 2, 0, {"huber_loss"}, broadcast_loss,
+                    [mode](const auto& a, const Params& p, bool) {
+                      return huber_loss(a[0], a[1], mode(p), 0.5);
+                    }));
+    c.push_back(Def("kl_div", 2, kSmooth, {"kl_div", "square", "add"}, broadcast_loss,
+                    [mode](const auto& a, const Params& p, bool) {
+                      return kl_div(a[0], square(a[1]) + 0.1, mode(p));
+                    }));
+    c.push_back(Def("binary_cross_entropy", 2, kSmooth, {"binary_cross_entropy", "sigmoid"},
+                    same_shape_loss, [mode](const auto& a, const Params& p, bool) {
+                      return binary_cross_entropy(sigmoid(a[0]), sigmoid(a[1]), std::nullopt,
+                                                  mode(p));
+                    }));
+    c.push_back(Def("binary_cross_entropy_with_logits", 2, kSmooth,
+                    {"binary_cross_entropy_with_logits", "sigmoid"}, same_shape_loss,
+                    [mode](const auto& a, const Params& p, bool) {
+                      return binary_cross_entropy_with_logits(a[0], sigmoid(a[1]), std::nullopt,
+                                                              mode(p));
+                    }));
+    c.push_back(Def("nll_loss", 1, kSmooth, {"nll_loss"}, class_loss,
+                    [mode](const auto& a, const Params& p, bool) {
+                      return nll_loss(a[0], IndexFor(a[0], ReadShape(p, 5), p[1], p[2]),
+                                      std::nullopt, p[3], mode(p));
+                    }));
+    c.push_back(Def("cross_entropy", 1, kSmooth, {"cross_entropy"}, class_loss,
+                    [mode](const auto& a, const Params& p, bool) {
+                      return cross_entropy(a[0], IndexFor(a[0], ReadShape(p, 5), p[1], p[2]),
+                                           std::nullopt, p[3], mode(p),
+                                           static_cast<double>(p[4]) / 10.0);
+                    }));
+    c.push_back(Def("cross_entropy_probs", 2, kSmooth, {"cross_entropy", "softmax"},
+                    [](Rng& r, const std::vector<Shape>& s, Params& p) {
+                      if (s[0] != s[1] || Rank(s[0]) == 0) return false;
+                      p = {r.Below(3), Rank(s[0]) == 1 ? 0 : 1};
+                      return true;
+                    },
+                    [mode](const auto& a, const Params& p, bool) {
+                      return cross_entropy(a[0], softmax(a[1], p[1]), std::nullopt, -100,
+                                           mode(p));
+                    }));
+  }
   // ---- Normalization (issue 21). ----
   // ---- Indexing and shape ops for models (issue 21). ----
   // ---- Convolution and pooling (issue 21). ----
