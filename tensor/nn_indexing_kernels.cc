@@ -1,3 +1,310 @@
 #include "tensor/nn_indexing_kernels.h"
 
-namespace ft::kernels {}  // namespace ft::kernels
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "tensor/binary_kernels.h"
+#include "tensor/copy.h"
+#include "tensor/index_kernels.h"
+#include "tensor/kernel_util.h"
+#include "tensor/view_kernels.h"
+
+namespace ft::kernels {
+namespace {
+
+Shape Dims(IntArrayRef s) { return Shape(s.begin(), s.end()); }
+
+// Int64Values: the values of an int64 tensor in row-major order (after its dtype check).
+std::vector<int64_t> Int64Values(const Tensor& t) {
+  const Tensor c = contiguous(t);
+  const int64_t* p = c.data<const int64_t>();
+  return std::vector<int64_t>(p, p + c.numel());
+}
+
+void CheckInt64(const char* op, DType dtype, IntArrayRef sizes, const char* what) {
+  if (dtype != kInt64) {
+    ThrowError(op, ": expected an int64 ", what, " tensor, got ", DTypeName(dtype), " of shape ",
+               ShapeToString(sizes));
+  }
+}
+
+// ScalarTensor: a rank-0 tensor of `dtype` holding `value` (converted like Scalar::to).
+Tensor ScalarTensor(Scalar value, DType dtype) {
+  Tensor t = EmptyContiguous({}, dtype);
+  VisitDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    *static_cast<T*>(t.impl()->raw_data()) = value.to<T>();
+  });
+  return t;
+}
+
+// ZeroTriangle: a contiguous copy of x (rank >= 2) with every element (i, j) of each matrix
+// for which zero(j - i) holds set to zero (all-zero bytes are zero in every dtype).
+template <typename Pred>
+Tensor ZeroTriangle(const char* op, const Tensor& x, Pred zero) {
+  TriangleCheck(op, x.sizes());
+  Tensor out = clone(x);
+  if (out.numel() == 0) return out;
+  const int64_t rows = x.size(-2), cols = x.size(-1);
+  const int64_t item = ItemSize(x.dtype());
+  const int64_t mats = out.numel() / (rows * cols);
+  char* base = static_cast<char*>(out.impl()->raw_data());
+  for (int64_t m = 0; m < mats; ++m) {
+    for (int64_t i = 0; i < rows; ++i) {
+      char* row = base + (m * rows + i) * cols * item;
+      for (int64_t j = 0; j < cols; ++j) {
+        if (zero(j - i)) std::memset(row + j * item, 0, static_cast<size_t>(item));
+      }
+    }
+  }
+  return out;
+}
+
+// Leading: x's sizes before the last three (the pixel ops' batch dims).
+Shape Leading(IntArrayRef x) { return Shape(x.begin(), x.end() - 3); }
+
+}  // namespace
+
+// ---- Shape checks ----
+
+Shape EmbeddingCheck(IntArrayRef input, DType input_dtype, IntArrayRef weight,
+                     std::optional<int64_t> padding_idx) {
+  const char* op = "embedding";
+  CheckInt64(op, input_dtype, input, "input (indices)");
+  if (weight.size() != 2) {
+    ThrowError(op, ": weight must be 2-D [num_embeddings, embedding_dim], got shape ",
+               ShapeToString(weight));
+  }
+  const int64_t num = weight[0];
+  if (padding_idx && (*padding_idx < -num || *padding_idx >= num)) {
+    ThrowError(op, ": padding_idx ", *padding_idx, " must be within num_embeddings ", num,
+               " (in [", -num, ", ", num, "))");
+  }
+  Shape out = Dims(input);
+  out.push_back(weight[1]);
+  return out;
+}
+
+Shape MaskedFillCheck(IntArrayRef x, IntArrayRef mask, DType mask_dtype, IntArrayRef value) {
+  const char* op = "masked_fill";
+  if (mask_dtype != kBool) {
+    ThrowError(op, ": expected a bool mask, got ", DTypeName(mask_dtype), " of shape ",
+               ShapeToString(mask));
+  }
+  if (!value.empty()) {
+    ThrowError(op, ": value must be a 0-dim tensor, got shape ", ShapeToString(value));
+  }
+  return BroadcastShapes(op, x, mask);
+}
+
+int64_t IndexAddCheck(IntArrayRef x, DType x_dtype, int64_t dim, IntArrayRef index,
+                      DType index_dtype, IntArrayRef source, DType source_dtype) {
+  const char* op = "index_add";
+  CheckInt64(op, index_dtype, index, "index");
+  if (index.size() > 1) {
+    ThrowError(op, ": index must be a rank-0 or 1-D tensor, got shape ", ShapeToString(index));
+  }
+  if (source_dtype != x_dtype) {
+    ThrowError(op, ": source dtype ", DTypeName(source_dtype), " must match the input dtype ",
+               DTypeName(x_dtype));
+  }
+  const int64_t d = WrapDim(op, dim, static_cast<int64_t>(x.size()));
+  // Rank 0 counts as [1] for both tensors (torch's rule).
+  const Shape xs = x.empty() ? Shape{1} : Dims(x);
+  const Shape ss = source.empty() ? Shape{1} : Dims(source);
+  if (xs.size() != ss.size()) {
+    ThrowError(op, ": source must have the input's number of dims, got source shape ",
+               ShapeToString(source), " and input shape ", ShapeToString(x));
+  }
+  const int64_t m = Numel(index);
+  if (ss[d] != m) {
+    ThrowError(op, ": the number of indices (", m, ") must equal source.size(", d, ") (", ss[d],
+               "), source shape ", ShapeToString(source));
+  }
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (static_cast<int64_t>(i) != d && xs[i] != ss[i]) {
+      ThrowError(op, ": source shape ", ShapeToString(source), " must match input shape ",
+                 ShapeToString(x), " in every dim but ", d, " (dim ", i, ": ", ss[i], " != ",
+                 xs[i], ")");
+    }
+  }
+  return d;
+}
+
+void TriangleCheck(const char* op, IntArrayRef x) {
+  if (x.size() < 2) {
+    ThrowError(op, ": expected a tensor of at least 2 dims (a batch of matrices), got shape ",
+               ShapeToString(x));
+  }
+}
+
+Shape RollCheck(IntArrayRef x, IntArrayRef shifts, IntArrayRef dims) {
+  const char* op = "roll";
+  if (shifts.empty()) ThrowError(op, ": shifts must not be empty");
+  if (dims.empty()) {
+    if (shifts.size() != 1) {
+      ThrowError(op, ": with no dims the flattened tensor is rolled, so shifts must hold one "
+                 "value, got ", shifts.size(), " shifts");
+    }
+    return {};
+  }
+  if (shifts.size() != dims.size()) {
+    ThrowError(op, ": shifts and dims must have the same length, got ", shifts.size(),
+               " shifts and ", dims.size(), " dims");
+  }
+  if (x.empty()) {
+    ThrowError(op, ": dim ", dims[0], " is out of range for a rank-0 tensor (give no dims "
+               "to roll its single element)");
+  }
+  Shape wrapped;
+  for (int64_t dim : dims) wrapped.push_back(WrapDim(op, dim, static_cast<int64_t>(x.size())));
+  return wrapped;
+}
+
+Shape PixelShuffleCheck(IntArrayRef x, int64_t upscale_factor) {
+  const char* op = "pixel_shuffle";
+  const int64_t r = upscale_factor;
+  if (x.size() < 3) {
+    ThrowError(op, ": expected an input of at least 3 dims [*, C * r^2, H, W], got shape ",
+               ShapeToString(x));
+  }
+  if (r <= 0) ThrowError(op, ": upscale_factor must be positive, got ", r);
+  const size_t n = x.size();
+  const int64_t c = x[n - 3], h = x[n - 2], w = x[n - 1];
+  int64_t rr = 0, hr = 0, wr = 0;
+  if (__builtin_mul_overflow(r, r, &rr) || c % rr != 0) {
+    ThrowError(op, ": the channel dim (size(-3) = ", c, ") must be divisible by upscale_factor^2 ",
+               "(upscale_factor ", r, "), input shape ", ShapeToString(x));
+  }
+  if (__builtin_mul_overflow(h, r, &hr) || __builtin_mul_overflow(w, r, &wr)) {
+    ThrowError(op, ": the output size overflows for input shape ", ShapeToString(x),
+               " and upscale_factor ", r);
+  }
+  Shape out = Leading(x);
+  for (int64_t s : {c / rr, hr, wr}) out.push_back(s);
+  return out;
+}
+
+Shape PixelUnshuffleCheck(IntArrayRef x, int64_t downscale_factor) {
+  const char* op = "pixel_unshuffle";
+  const int64_t r = downscale_factor;
+  if (x.size() < 3) {
+    ThrowError(op, ": expected an input of at least 3 dims [*, C, H * r, W * r], got shape ",
+               ShapeToString(x));
+  }
+  if (r <= 0) ThrowError(op, ": downscale_factor must be positive, got ", r);
+  const size_t n = x.size();
+  const int64_t c = x[n - 3], h = x[n - 2], w = x[n - 1];
+  if (h % r != 0 || w % r != 0) {
+    ThrowError(op, ": height and width (size(-2) = ", h, ", size(-1) = ", w,
+               ") must be divisible by downscale_factor ", r, ", input shape ",
+               ShapeToString(x));
+  }
+  int64_t rr = 0, crr = 0;
+  if (__builtin_mul_overflow(r, r, &rr) || __builtin_mul_overflow(c, rr, &crr)) {
+    ThrowError(op, ": the output size overflows for input shape ", ShapeToString(x),
+               " and downscale_factor ", r);
+  }
+  Shape out = Leading(x);
+  for (int64_t s : {crr, h / r, w / r}) out.push_back(s);
+  return out;
+}
+
+// ---- Kernels ----
+
+Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx) {
+  const Shape out = EmbeddingCheck(input.sizes(), input.dtype(), weight.sizes(), padding_idx);
+  const int64_t num = weight.size(0);
+  for (int64_t v : Int64Values(input)) {
+    if (v < 0 || v >= num) {
+      ThrowError("embedding: index ", v, " is out of range for an embedding table of ", num,
+                 " rows (weight shape ", ShapeToString(weight.sizes()), ")");
+    }
+  }
+  const Tensor rows = index_select(weight, 0, reshape(input, {input.numel()}));
+  return reshape(rows, out);
+}
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value) {
+  MaskedFillCheck(x.sizes(), mask.sizes(), mask.dtype(), value.sizes());
+  return where(mask, to(value, x.dtype()), x);
+}
+
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source,
+                 Scalar alpha) {
+  const int64_t d = IndexAddCheck(x.sizes(), x.dtype(), dim, index.sizes(), index.dtype(),
+                                  source.sizes(), source.dtype());
+  const Shape xs = x.dim() == 0 ? Shape{1} : Dims(x.sizes());
+  const Shape ss = source.dim() == 0 ? Shape{1} : Dims(source.sizes());
+  for (int64_t v : Int64Values(index)) {
+    if (v < 0 || v >= xs[d]) {
+      ThrowError("index_add: index ", v, " is out of bounds for dimension ", d, " with size ",
+                 xs[d]);
+    }
+  }
+  Shape view(xs.size(), 1);
+  view[d] = index.numel();
+  const Tensor idx = expand(reshape(index, view), ss);
+  Tensor src = reshape(source, ss);
+  if (alpha.is_floating() || alpha.to<int64_t>() != 1) {
+    src = mul(src, ScalarTensor(alpha, x.dtype()));
+  }
+  return reshape(scatter_add(reshape(x, xs), d, idx, src), x.sizes());
+}
+
+Tensor tril(const Tensor& x, int64_t diagonal) {
+  return ZeroTriangle("tril", x, [diagonal](int64_t off) { return off > diagonal; });
+}
+
+Tensor triu(const Tensor& x, int64_t diagonal) {
+  return ZeroTriangle("triu", x, [diagonal](int64_t off) { return off < diagonal; });
+}
+
+Tensor roll(const Tensor& x, IntArrayRef shifts, IntArrayRef dims) {
+  const Shape wrapped = RollCheck(x.sizes(), shifts, dims);
+  if (dims.empty()) {
+    const int64_t zero[] = {0};
+    return reshape(roll(reshape(x, {x.numel()}), shifts, zero), x.sizes());
+  }
+  Tensor out = x;
+  for (size_t k = 0; k < wrapped.size(); ++k) {
+    const int64_t d = wrapped[k];
+    const int64_t n = x.size(d);
+    if (n == 0) continue;
+    int64_t s = shifts[k] % n;
+    if (s < 0) s += n;
+    if (s == 0) continue;
+    out = cat({narrow(out, d, n - s, s), narrow(out, d, 0, n - s)}, d);
+  }
+  return out.impl() == x.impl() ? clone(x) : out;  // never alias the input
+}
+
+Tensor pixel_shuffle(const Tensor& x, int64_t upscale_factor) {
+  const Shape out = PixelShuffleCheck(x.sizes(), upscale_factor);
+  const int64_t r = upscale_factor;
+  const Shape lead = Leading(x.sizes());
+  const int64_t l = static_cast<int64_t>(lead.size());
+  Shape split = lead;
+  for (int64_t s : {x.size(-3) / (r * r), r, r, x.size(-2), x.size(-1)}) split.push_back(s);
+  Shape perm;
+  for (int64_t i = 0; i < l; ++i) perm.push_back(i);
+  for (int64_t i : {0, 3, 1, 4, 2}) perm.push_back(l + i);
+  return reshape(clone(permute(reshape(x, split), perm)), out);
+}
+
+Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor) {
+  const Shape out = PixelUnshuffleCheck(x.sizes(), downscale_factor);
+  const int64_t r = downscale_factor;
+  const Shape lead = Leading(x.sizes());
+  const int64_t l = static_cast<int64_t>(lead.size());
+  Shape split = lead;
+  for (int64_t s : {x.size(-3), x.size(-2) / r, r, x.size(-1) / r, r}) split.push_back(s);
+  Shape perm;
+  for (int64_t i = 0; i < l; ++i) perm.push_back(i);
+  for (int64_t i : {0, 2, 4, 1, 3}) perm.push_back(l + i);
+  return reshape(clone(permute(reshape(x, split), perm)), out);
+}
+
+}  // namespace ft::kernels

@@ -1,9 +1,49 @@
 // Transforms-sweep entries (tests/sweep_cases.h): indexing and shape ops for models.
+#include <cstdint>
+#include <vector>
+
 #include "dispatch/ops.h"
+#include "tensor/factories.h"
 #include "tests/sweep_cases.h"
 
 namespace ft::sweep {
+namespace {
 
-std::vector<OpCase> NnIndexingCases() { return {}; }
+// Fixed indices and masks captured by the entries (repeats accumulate in the gradients).
+const Tensor& EmbeddingIndex() {  // [2, 3] into a table of 4 rows; row 1 repeats
+  static const Tensor t = tensor(std::vector<int64_t>{1, 3, 1, 0, 2, 1}, {2, 3});
+  return t;
+}
+const Tensor& AddIndex() {  // 3 indices into dim 1 of size 4; index 2 repeats
+  static const Tensor t = tensor(std::vector<int64_t>{2, 0, 2});
+  return t;
+}
+const Tensor& FillMask() {  // [4], broadcast over the rows of a [3, 4] input
+  static const Tensor t = tensor(std::vector<bool>{true, false, false, true}, {4});
+  return t;
+}
+
+}  // namespace
+
+std::vector<OpCase> NnIndexingCases() {
+  return {
+      // No padding_idx: its row is a constant to the derivatives, which central differences
+      // cannot see (dispatch:nn_indexing_ops_test checks it against torch).
+      {"embedding", [](const TensorList& a) { return embedding(EmbeddingIndex(), a[0]); },
+       {{{4, 3}}}},
+      {"masked_fill", [](const TensorList& a) { return masked_fill(a[0], FillMask(), a[1]); },
+       {{{3, 4}}, {{}}}},
+      {"index_add",
+       [](const TensorList& a) { return index_add(a[0], 1, AddIndex(), a[1], 1.5); },
+       {{{3, 4}}, {{3, 3}}}},
+      {"tril", [](const TensorList& a) { return tril(a[0], -1); }, {{{3, 4}}}},
+      {"triu", [](const TensorList& a) { return triu(a[0], 1); }, {{{3, 4}}}},
+      {"roll", [](const TensorList& a) { return roll(a[0], {1, -3}, {0, 1}); }, {{{3, 4}}}},
+      {"pixel_shuffle", [](const TensorList& a) { return pixel_shuffle(a[0], 2); },
+       {{{4, 1, 3}}}},
+      {"pixel_unshuffle", [](const TensorList& a) { return pixel_unshuffle(a[0], 2); },
+       {{{1, 2, 4}}}},
+  };
+}
 
 }  // namespace ft::sweep

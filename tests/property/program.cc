@@ -359,6 +359,14 @@ FT_PROPERTY_SYM_LOSS(cross_entropy)
 #undef FT_PROPERTY_SYM_LOSS
 // ---- Normalization (issue 21). ----
 // ---- Indexing and shape ops for models (issue 21). ----
+FT_PROPERTY_SYM(embedding)
+FT_PROPERTY_SYM(masked_fill)
+FT_PROPERTY_SYM(index_add)
+FT_PROPERTY_SYM(tril)
+FT_PROPERTY_SYM(triu)
+FT_PROPERTY_SYM(roll)
+FT_PROPERTY_SYM(pixel_shuffle)
+FT_PROPERTY_SYM(pixel_unshuffle)
 // ---- Convolution and pooling (issue 21). ----
 // ---- Attention and contractions (issue 21). ----
 #undef FT_PROPERTY_SYM
@@ -1385,6 +1393,71 @@ std::vector<Entry> BuildCatalog() {
   }
   // ---- Normalization (issue 21). ----
   // ---- Indexing and shape ops for models (issue 21). ----
+  // embedding: a [k, cols] table (a viewed as rows of its last dim) read at a [2, 2] index.
+  // No padding_idx: its row is a constant to the derivatives, so the finite-difference
+  // oracles would disagree (//dispatch:nn_indexing_ops_test checks it against torch).
+  c.push_back(Def("embedding", 1, kSmooth, {"embedding", "reshape"},
+                  [](Rng& r, const std::vector<Shape>& s, Params& p) {
+                    const int64_t n = Numel(s[0]);
+                    if (Rank(s[0]) == 0 || n == 0) return false;
+                    const int64_t cols = s[0].back();
+                    p = {n / cols, cols, r.Below(5)};
+                    return true;
+                  },
+                  [](const auto& a, const Params& p, bool) {
+                    return embedding(IndexFor(a[0], {2, 2}, p[0], p[2]),
+                                     reshape(a[0], Shape{p[0], p[1]}));
+                  }));
+  c.push_back(Def("masked_fill", 1, kSmooth, {"masked_fill", "gt", "sum"}, AnyRank,
+                  [](const auto& a, const Params&, bool) {
+                    return masked_fill(masked_fill(a[0], gt(a[0], 0.4), -0.5), gt(a[0], -0.3),
+                                       sum(a[0]));
+                  }));
+  // index_add: rows of a along dim d (picked by one index) added at other rows.
+  c.push_back(Def("index_add", 1, kSmooth, {"index_add", "index_select"},
+                  [](Rng& r, const std::vector<Shape>& s, Params& p) {
+                    if (Rank(s[0]) == 0) return false;
+                    const int64_t d = DrawDim(r, Rank(s[0]));
+                    const int64_t size = s[0][static_cast<size_t>(d < 0 ? d + Rank(s[0]) : d)];
+                    if (size == 0) return false;
+                    p = {d, r.Between(0, 3), size, r.Below(5)};
+                    return true;
+                  },
+                  [](const auto& a, const Params& p, bool) {
+                    return index_add(
+                        a[0], p[0], IndexFor(a[0], {p[1]}, p[2], p[3]),
+                        index_select(a[0], p[0], IndexFor(a[0], {p[1]}, p[2], p[3] + 1)), 0.5);
+                  }));
+  c.push_back(Def("tril_triu", 1, kSmooth, {"tril", "triu"},
+                  [](Rng& r, const std::vector<Shape>& s, Params& p) {
+                    if (!NeedRank(s, 2)) return false;
+                    p = {r.Between(-2, 2), r.Between(-2, 2)};
+                    return true;
+                  },
+                  [](const auto& a, const Params& p, bool) {
+                    return tril(a[0], p[0]) + triu(a[0], p[1]);
+                  }));
+  // roll along one dim, or (p[1] == 99) the flattened tensor.
+  c.push_back(Def("roll", 1, kSmooth, {"roll"},
+                  [](Rng& r, const std::vector<Shape>& s, Params& p) {
+                    const bool flat = Rank(s[0]) == 0 || r.Chance(30);
+                    p = {r.Between(-5, 5), flat ? 99 : DrawDim(r, Rank(s[0]))};
+                    return true;
+                  },
+                  [](const auto& a, const Params& p, bool) {
+                    return p[1] == 99 ? roll(a[0], Shape{p[0]}, Shape{})
+                                      : roll(a[0], Shape{p[0]}, Shape{p[1]});
+                  }));
+  // pixel_shuffle then pixel_unshuffle with factor 2 when the channels allow, else 1.
+  c.push_back(Def("pixel_shuffle", 1, kSmooth, {"pixel_shuffle", "pixel_unshuffle", "sin"},
+                  [](Rng&, const std::vector<Shape>& s, Params& p) {
+                    if (!NeedRank(s, 3)) return false;
+                    p = {s[0][s[0].size() - 3] % 4 == 0 ? 2 : 1};
+                    return true;
+                  },
+                  [](const auto& a, const Params& p, bool) {
+                    return pixel_unshuffle(sin(pixel_shuffle(a[0], p[0])), p[0]);
+                  }));
   // ---- Convolution and pooling (issue 21). ----
   // ---- Attention and contractions (issue 21). ----
   return c;
