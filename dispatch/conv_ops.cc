@@ -1,10 +1,186 @@
 #include "dispatch/conv_ops.h"
 
 #include "dispatch/dispatch.h"
+#include "dispatch/index_ops.h"
 #include "tensor/conv_kernels.h"
+#include "tensor/error.h"
 
 namespace ft {
 
-void RegisterConvOps(OpRegistry&) {}
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return Call<&kernels::conv1d>(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return Call<&kernels::conv2d>(input, weight, bias, stride, padding, dilation, groups);
+}
+Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return Call<&kernels::conv3d>(input, weight, bias, stride, padding, dilation, groups);
+}
+
+namespace {
+
+using ConvFn = Tensor (*)(const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                          IntArrayRef, IntArrayRef, IntArrayRef, int64_t);
+
+// ConvWithMode: "valid" is padding 0; "same" pads dilation * (kernel - 1) per dim, half on
+// each side and the odd one on the right, which conv's symmetric padding cannot say: that
+// extra zero is added to the input first (with pad, so the result stays differentiable).
+Tensor ConvWithMode(const char* op, int64_t n, ConvFn conv, const Tensor& input,
+                    const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                    ConvPadding padding, IntArrayRef dilation, int64_t groups) {
+  if (padding == ConvPadding::kValid) {
+    return conv(input, weight, bias, stride, {0}, dilation, groups);
+  }
+  for (int64_t s : stride) {
+    if (s != 1) {
+      ThrowError(op, ": padding ConvPadding::kSame is not supported for strided convolutions, ",
+                 "got stride ", ShapeToString(stride));
+    }
+  }
+  if (weight.dim() != n + 2 || (dilation.size() != 1 && static_cast<int64_t>(dilation.size()) != n)) {
+    // Let the op report the bad weight or dilation.
+    return conv(input, weight, bias, stride, {0}, dilation, groups);
+  }
+  Shape left(static_cast<size_t>(n), 0);
+  Shape extra;  // pad's (left, right) pairs, last dim first
+  bool odd = false;
+  for (int64_t i = n - 1; i >= 0; --i) {
+    const int64_t d = dilation.size() == 1 ? dilation[0] : dilation[static_cast<size_t>(i)];
+    const int64_t total = d * (weight.size(2 + i) - 1);
+    left[static_cast<size_t>(i)] = total / 2;
+    extra.push_back(0);
+    extra.push_back(total % 2);
+    odd = odd || total % 2 != 0;
+  }
+  const Tensor x = odd ? pad(input, extra) : input;
+  return conv(x, weight, bias, stride, left, dilation, groups);
+}
+
+}  // namespace
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, ConvPadding padding, IntArrayRef dilation, int64_t groups) {
+  return ConvWithMode("conv1d", 1, &conv1d, input, weight, bias, stride, padding, dilation,
+                      groups);
+}
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, ConvPadding padding, IntArrayRef dilation, int64_t groups) {
+  return ConvWithMode("conv2d", 2, &conv2d, input, weight, bias, stride, padding, dilation,
+                      groups);
+}
+Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, ConvPadding padding, IntArrayRef dilation, int64_t groups) {
+  return ConvWithMode("conv3d", 3, &conv3d, input, weight, bias, stride, padding, dilation,
+                      groups);
+}
+
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                        IntArrayRef dilation) {
+  return Call<&kernels::conv_transpose1d>(input, weight, bias, stride, padding, output_padding,
+                                          groups, dilation);
+}
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                        IntArrayRef dilation) {
+  return Call<&kernels::conv_transpose2d>(input, weight, bias, stride, padding, output_padding,
+                                          groups, dilation);
+}
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                        IntArrayRef dilation) {
+  return Call<&kernels::conv_transpose3d>(input, weight, bias, stride, padding, output_padding,
+                                          groups, dilation);
+}
+
+Tensor unfold(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation,
+              IntArrayRef padding, IntArrayRef stride) {
+  return Call<&kernels::unfold>(input, kernel_size, dilation, padding, stride);
+}
+Tensor fold(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size,
+            IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride) {
+  return Call<&kernels::fold>(input, output_size, kernel_size, dilation, padding, stride);
+}
+
+Tensor max_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  return Call<&kernels::max_pool1d>(input, kernel_size, stride, padding, dilation, ceil_mode);
+}
+Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  return Call<&kernels::max_pool2d>(input, kernel_size, stride, padding, dilation, ceil_mode);
+}
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                   IntArrayRef stride, IntArrayRef padding,
+                                                   IntArrayRef dilation, bool ceil_mode) {
+  return Call<&kernels::max_pool1d_with_indices>(input, kernel_size, stride, padding, dilation,
+                                                 ceil_mode);
+}
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                   IntArrayRef stride, IntArrayRef padding,
+                                                   IntArrayRef dilation, bool ceil_mode) {
+  return Call<&kernels::max_pool2d_with_indices>(input, kernel_size, stride, padding, dilation,
+                                                 ceil_mode);
+}
+
+Tensor avg_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, bool ceil_mode, bool count_include_pad) {
+  return Call<&kernels::avg_pool1d>(input, kernel_size, stride, padding, ceil_mode,
+                                    count_include_pad);
+}
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                  std::optional<int64_t> divisor_override) {
+  return Call<&kernels::avg_pool2d>(input, kernel_size, stride, padding, ceil_mode,
+                                    count_include_pad, divisor_override);
+}
+
+Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size) {
+  return Call<&kernels::adaptive_avg_pool1d>(input, output_size);
+}
+Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
+  return Call<&kernels::adaptive_avg_pool2d>(input, output_size);
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size) {
+  return Call<&kernels::adaptive_max_pool2d>(input, output_size);
+}
+
+void RegisterConvOps(OpRegistry& r) {
+  const std::initializer_list<const char*> conv_args = {"input",   "weight",   "bias", "stride",
+                                                        "padding", "dilation", "groups"};
+  RegisterOp<&kernels::conv1d>(r, "conv1d", conv_args);
+  RegisterOp<&kernels::conv2d>(r, "conv2d", conv_args);
+  RegisterOp<&kernels::conv3d>(r, "conv3d", conv_args);
+  const std::initializer_list<const char*> convt_args = {
+      "input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"};
+  RegisterOp<&kernels::conv_transpose1d>(r, "conv_transpose1d", convt_args);
+  RegisterOp<&kernels::conv_transpose2d>(r, "conv_transpose2d", convt_args);
+  RegisterOp<&kernels::conv_transpose3d>(r, "conv_transpose3d", convt_args);
+  const std::initializer_list<const char*> max_args = {"input",   "kernel_size", "stride",
+                                                       "padding", "dilation",    "ceil_mode"};
+  RegisterOp<&kernels::max_pool1d>(r, "max_pool1d", max_args);
+  RegisterOp<&kernels::max_pool2d>(r, "max_pool2d", max_args);
+  RegisterOp<&kernels::max_pool1d_with_indices>(r, "max_pool1d_with_indices", max_args);
+  RegisterOp<&kernels::max_pool2d_with_indices>(r, "max_pool2d_with_indices", max_args);
+  RegisterOp<&kernels::unfold>(r, "unfold",
+                               {"input", "kernel_size", "dilation", "padding", "stride"});
+  RegisterOp<&kernels::fold>(
+      r, "fold", {"input", "output_size", "kernel_size", "dilation", "padding", "stride"});
+  RegisterOp<&kernels::avg_pool1d>(
+      r, "avg_pool1d",
+      {"input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"});
+  RegisterOp<&kernels::avg_pool2d>(r, "avg_pool2d",
+                                   {"input", "kernel_size", "stride", "padding", "ceil_mode",
+                                    "count_include_pad", "divisor_override"});
+  RegisterOp<&kernels::adaptive_avg_pool1d>(r, "adaptive_avg_pool1d", {"input", "output_size"});
+  RegisterOp<&kernels::adaptive_avg_pool2d>(r, "adaptive_avg_pool2d", {"input", "output_size"});
+  RegisterOp<&kernels::adaptive_max_pool2d>(r, "adaptive_max_pool2d", {"input", "output_size"});
+}
 
 }  // namespace ft

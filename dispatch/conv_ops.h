@@ -1,15 +1,149 @@
 // ft/dispatch/conv_ops.h
 //
-// Convolution and pooling: the public ops (conv1d/2d/3d, conv_transpose1d/2d, unfold, fold, max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d, adaptive_max_pool2d), with torch.nn.functional's names, argument order and
-// defaults. Each dispatches (dispatch.h) to its base kernel in tensor/conv_kernels.h.
+// Convolution and pooling: the public ops, with torch.nn.functional's names, argument order,
+// defaults and semantics. Each dispatches (dispatch.h) to its base kernel in
+// tensor/conv_kernels.h, so every transform (grad, vmap, jvp, jit, functionalize) applies.
+//
+// Layout is channels first: a batched input is [N, C, spatial...], an unbatched one (one
+// example, as torch allows) is [C, spatial...] and gives an unbatched result. Per-dim
+// arguments (kernel_size, stride, padding, dilation, output_padding, output_size) take one
+// value for every spatial dim ({2}) or one value per spatial dim ({2, 3}).
+//
+// Dtypes: float32 or float64 inputs; the convolutions need input, weight and bias of one dtype
+// (no promotion, like torch). Max-pool indices are int64 positions in the flattened spatial
+// dims of the (unpadded) input plane, like torch's return_indices.
+//
+// Errors (ft::Error naming the op and the shapes): wrong ranks, channel counts not divisible
+// by groups, weight/input channel mismatch, a bias not [out_channels], an input smaller than
+// the (dilated) kernel after padding, non-positive stride / dilation / kernel_size, negative
+// padding, padding ConvPadding::kSame with a stride > 1, pooling padding larger than half the
+// kernel, an output_padding not smaller than stride or dilation, mixed dtypes, integer inputs.
+//
+// Example (a small CNN layer):
+//   Tensor x = ones({8, 3, 28, 28}), w = ones({16, 3, 3, 3}), b = zeros({16});
+//   Tensor y = relu(conv2d(x, w, b, /*stride=*/{1}, /*padding=*/{1}));   // [8, 16, 28, 28]
+//   Tensor p = max_pool2d(y, {2});                                        // [8, 16, 14, 14]
 #ifndef FT_DISPATCH_CONV_OPS_H_
 #define FT_DISPATCH_CONV_OPS_H_
 
+#include <cstdint>
+#include <optional>
+#include <tuple>
+
+#include "tensor/shape.h"
 #include "tensor/tensor.h"
 
 namespace ft {
 
 class OpRegistry;
+
+// ---- Convolutions. ----
+
+// conv1d / conv2d / conv3d: out[n, o, p] = bias[o] + sum_{c in o's group, k}
+// weight[o, c, k] * input_padded[n, g * C/groups + c, p * stride + k * dilation], i.e. a
+// cross-correlation like torch. input [N, C, *in] (or [C, *in]); weight
+// [O, C / groups, *kernel]; bias [O] or none; output [N, O, *out] with
+// out = (in + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1.
+Tensor conv1d(const Tensor& input, const Tensor& weight,
+              const std::optional<Tensor>& bias = std::nullopt, IntArrayRef stride = {1},
+              IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
+Tensor conv2d(const Tensor& input, const Tensor& weight,
+              const std::optional<Tensor>& bias = std::nullopt, IntArrayRef stride = {1},
+              IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight,
+              const std::optional<Tensor>& bias = std::nullopt, IntArrayRef stride = {1},
+              IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
+
+// ConvPadding: torch's string paddings. kValid is no padding; kSame pads so the output has
+// the input's spatial size (stride must be 1): dilation * (kernel - 1) zeros per dim, the odd
+// one on the right (like torch).
+//   conv2d(x, w, std::nullopt, {1}, ConvPadding::kSame)
+enum class ConvPadding { kValid, kSame };
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, ConvPadding padding, IntArrayRef dilation = {1},
+              int64_t groups = 1);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, ConvPadding padding, IntArrayRef dilation = {1},
+              int64_t groups = 1);
+Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              IntArrayRef stride, ConvPadding padding, IntArrayRef dilation = {1},
+              int64_t groups = 1);
+
+// conv_transpose1d / 2d / 3d: the adjoint of conv{n}d with respect to its input (the
+// "deconvolution"): every input element scatters weight[c, o, k] * input[n, c, p] to output
+// position p * stride - padding + k * dilation. input [N, C_in, *in]; weight
+// [C_in, C_out / groups, *kernel]; output [N, C_out, *out] with
+// out = (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1.
+// output_padding (extra size on one side) must be smaller than stride or dilation.
+// Note the argument order (torch's): groups before dilation.
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0},
+                        IntArrayRef output_padding = {0}, int64_t groups = 1,
+                        IntArrayRef dilation = {1});
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0},
+                        IntArrayRef output_padding = {0}, int64_t groups = 1,
+                        IntArrayRef dilation = {1});
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0},
+                        IntArrayRef output_padding = {0}, int64_t groups = 1,
+                        IntArrayRef dilation = {1});
+
+// ---- im2col / col2im. ----
+
+// unfold (torch.nn.functional.unfold, im2col): input [N, C, H, W] (or [C, H, W]) ->
+// [N, C * kh * kw, L], column l holding the (padded, dilated) window of block l, channel-major
+// then kernel row-major; L = number of blocks (row-major over the block grid).
+Tensor unfold(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation = {1},
+              IntArrayRef padding = {0}, IntArrayRef stride = {1});
+// fold (col2im): the adjoint of unfold: [N, C * kh * kw, L] -> [N, C, *output_size], summing
+// overlapping window elements. L must equal the block count of output_size.
+Tensor fold(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size,
+            IntArrayRef dilation = {1}, IntArrayRef padding = {0}, IntArrayRef stride = {1});
+
+// ---- Pools. An empty stride ({}, torch's None) means stride = kernel_size. ----
+
+// max_pool1d / 2d: the maximum over each (dilated) window; padding is -infinity (never
+// chosen); a NaN in a window wins. ceil_mode rounds the window count up (a last, partial
+// window that starts inside the input or its left padding). padding <= kernel_size / 2.
+Tensor max_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, IntArrayRef dilation = {1}, bool ceil_mode = false);
+Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, IntArrayRef dilation = {1}, bool ceil_mode = false);
+// ..._with_indices: (values, indices) like torch's return_indices=True; indices are int64
+// positions into the flattened spatial dims of the input plane (the first maximum wins).
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                   IntArrayRef stride = {},
+                                                   IntArrayRef padding = {0},
+                                                   IntArrayRef dilation = {1},
+                                                   bool ceil_mode = false);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                   IntArrayRef stride = {},
+                                                   IntArrayRef padding = {0},
+                                                   IntArrayRef dilation = {1},
+                                                   bool ceil_mode = false);
+
+// avg_pool1d / 2d: each window's sum divided by its size: with count_include_pad the window
+// clipped to the padded input, otherwise the number of input elements in it; avg_pool2d's
+// divisor_override (nonzero) replaces the divisor. torch's avg_pool1d has no
+// divisor_override, and neither does ours.
+Tensor avg_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, bool ceil_mode = false,
+                  bool count_include_pad = true);
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                  IntArrayRef padding = {0}, bool ceil_mode = false,
+                  bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+
+// adaptive_avg_pool1d / 2d: output_size windows per dim, window i covering
+// [floor(i * in / out), ceil((i + 1) * in / out)); the mean of each.
+Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size);
+Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
+// adaptive_max_pool2d: (values, indices) over the same windows (indices as max_pool2d's).
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
 
 // RegisterConvOps adds this family to the op table (called by RegisterAllOps).
 void RegisterConvOps(OpRegistry& registry);

@@ -1,9 +1,71 @@
-// Transforms-sweep entries (tests/sweep_cases.h): convolution and pooling.
+// Transforms-sweep entries (tests/sweep_cases.h): convolution and pooling. Small examples
+// with groups, stride, padding, dilation and ceil_mode set, so that the batching rules' fold
+// into N (input batched) and into groups (weight or bias batched) are both exercised; max
+// pools draw random values (ties, where the max is not differentiable, have probability 0).
+#include <tuple>
+
 #include "dispatch/ops.h"
 #include "tests/sweep_cases.h"
 
 namespace ft::sweep {
 
-std::vector<OpCase> ConvCases() { return {}; }
+std::vector<OpCase> ConvCases() {
+  return {
+      {"conv1d",
+       [](const TensorList& a) { return conv1d(a[0], a[1], a[2], {2}, {1}, {1}, 2); },
+       {{{1, 2, 5}}, {{2, 1, 3}}, {{2}}}},
+      {"conv2d",
+       [](const TensorList& a) { return conv2d(a[0], a[1], a[2], {2, 1}, {1}, {1}, 2); },
+       {{{1, 2, 3, 2}}, {{2, 1, 2, 2}}, {{2}}}},
+      {"conv3d",
+       [](const TensorList& a) { return conv3d(a[0], a[1], a[2], {1}, {0, 1, 0}, {1}); },
+       {{{1, 2, 3, 1}}, {{2, 1, 2, 2, 1}}, {{2}}}},
+      {"conv_transpose1d",
+       [](const TensorList& a) {
+         return conv_transpose1d(a[0], a[1], a[2], {2}, {0}, {1}, 1, {1});
+       },
+       {{{1, 2, 3}}, {{2, 2, 2}}, {{2}}}},
+      {"conv_transpose2d",
+       [](const TensorList& a) {
+         return conv_transpose2d(a[0], a[1], a[2], {2}, {1}, {1}, 2, {1});
+       },
+       {{{2, 2, 2}}, {{2, 1, 2, 2}}, {{2}}}},
+      {"conv_transpose3d",
+       [](const TensorList& a) {
+         return conv_transpose3d(a[0], a[1], a[2], {1}, {0}, {0}, 1, {1, 1, 2});
+       },
+       {{{1, 1, 2, 2, 1}}, {{1, 2, 2, 1, 2}}, {{2}}}},
+      {"unfold", [](const TensorList& a) { return unfold(a[0], {2}, {1}, {1}, {2}); },
+       {{{1, 3, 4}}}},
+      {"fold", [](const TensorList& a) { return fold(a[0], {3}, {2}); }, {{{4, 4}}}},
+      {"max_pool1d",
+       [](const TensorList& a) { return max_pool1d(a[0], {3}, {2}, {1}, {1}, true); },
+       {{{2, 6}}}},
+      {"max_pool2d", [](const TensorList& a) { return max_pool2d(a[0], {2}); }, {{{1, 3, 4}}}},
+      {"max_pool1d_with_indices",
+       [](const TensorList& a) {
+         return std::get<0>(max_pool1d_with_indices(a[0], {2}, {1}, {0}, {2}));
+       },
+       {{{2, 5}}}},
+      {"max_pool2d_with_indices",
+       [](const TensorList& a) {
+         return std::get<0>(max_pool2d_with_indices(a[0], {2}, {1}, {1}));
+       },
+       {{{1, 1, 3, 4}}}},
+      {"avg_pool1d",
+       [](const TensorList& a) { return avg_pool1d(a[0], {3}, {2}, {1}, true, false); },
+       {{{2, 6}}}},
+      {"avg_pool2d",
+       [](const TensorList& a) { return avg_pool2d(a[0], {2}, {1}, {1}, false, true, 3); },
+       {{{1, 3, 4}}}},
+      {"adaptive_avg_pool1d", [](const TensorList& a) { return adaptive_avg_pool1d(a[0], {3}); },
+       {{{2, 5}}}},
+      {"adaptive_avg_pool2d",
+       [](const TensorList& a) { return adaptive_avg_pool2d(a[0], {2, 3}); }, {{{1, 3, 4}}}},
+      {"adaptive_max_pool2d",
+       [](const TensorList& a) { return std::get<0>(adaptive_max_pool2d(a[0], {2})); },
+       {{{1, 3, 4}}}},
+  };
+}
 
 }  // namespace ft::sweep

@@ -368,6 +368,31 @@ FT_PROPERTY_SYM(roll)
 FT_PROPERTY_SYM(pixel_shuffle)
 FT_PROPERTY_SYM(pixel_unshuffle)
 // ---- Convolution and pooling (issue 21). ----
+FT_PROPERTY_SYM(conv1d)
+FT_PROPERTY_SYM(conv2d)
+FT_PROPERTY_SYM(conv3d)
+FT_PROPERTY_SYM(conv_transpose1d)
+FT_PROPERTY_SYM(conv_transpose2d)
+FT_PROPERTY_SYM(conv_transpose3d)
+FT_PROPERTY_SYM(unfold)
+FT_PROPERTY_SYM(fold)
+FT_PROPERTY_SYM(max_pool1d)
+FT_PROPERTY_SYM(max_pool2d)
+FT_PROPERTY_SYM(avg_pool1d)
+FT_PROPERTY_SYM(avg_pool2d)
+FT_PROPERTY_SYM(adaptive_avg_pool1d)
+FT_PROPERTY_SYM(adaptive_avg_pool2d)
+// The (values, indices) pools print as std::get of the call.
+#define FT_PROPERTY_SYM_PAIR(fn)                                               \
+  template <typename... A>                                                     \
+  [[maybe_unused]] std::tuple<Sym, Sym> fn(const Sym& x, const A&... a) {      \
+    const std::string e = Call(#fn, x, a...).expr;                             \
+    return {Sym("std::get<0>(" + e + ")"), Sym("std::get<1>(" + e + ")")};     \
+  }
+FT_PROPERTY_SYM_PAIR(max_pool1d_with_indices)
+FT_PROPERTY_SYM_PAIR(max_pool2d_with_indices)
+FT_PROPERTY_SYM_PAIR(adaptive_max_pool2d)
+#undef FT_PROPERTY_SYM_PAIR
 // ---- Attention and contractions (issue 21). ----
 #undef FT_PROPERTY_SYM
 
@@ -1459,6 +1484,169 @@ std::vector<Entry> BuildCatalog() {
                     return pixel_unshuffle(sin(pixel_shuffle(a[0], p[0])), p[0]);
                   }));
   // ---- Convolution and pooling (issue 21). ----
+  {
+    // Inputs of n spatial dims ([N, C, *] or [C, *], spatial sizes >= 1); one kernel size,
+    // stride, padding and dilation for every spatial dim, drawn so that windows fit.
+    const auto fits = [](const Shape& s, int64_t n) {
+      if (Rank(s) != n + 1 && Rank(s) != n + 2) return false;
+      for (int64_t i = Rank(s) - n; i < Rank(s); ++i) {
+        if (s[static_cast<size_t>(i)] < 1) return false;
+      }
+      return true;
+    };
+    const auto min_spatial = [](const Shape& s, int64_t n) {
+      int64_t m = s.back();
+      for (int64_t i = Rank(s) - n; i < Rank(s); ++i) m = std::min(m, s[static_cast<size_t>(i)]);
+      return m;
+    };
+    // p = {C, O, k, stride, padding, dilation, salt}: weight [O, C, k...], bias [O].
+    const auto conv_propose = [=](int64_t n) -> Propose {
+      return [=](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!fits(s[0], n)) return false;
+        const int64_t m = min_spatial(s[0], n);
+        const int64_t pad = r.Below(2), dil = r.Between(1, 2);
+        const int64_t k = r.Between(1, 3);
+        if (m + 2 * pad < dil * (k - 1) + 1) return false;
+        p = {s[0][s[0].size() - n - 1], r.Between(1, 3), k, r.Between(1, 2), pad, dil,
+             r.Below(5)};
+        return true;
+      };
+    };
+    const auto wshape = [](const Params& p, int64_t n) {
+      Shape w = {p[1], p[0]};
+      for (int64_t i = 0; i < n; ++i) w.push_back(p[2]);
+      return w;
+    };
+    c.push_back(Def("conv1d", 1, kSmooth, {"conv1d"}, conv_propose(1),
+                    [=](const auto& a, const Params& p, bool) {
+                      return conv1d(a[0], Constant(a[0], wshape(p, 1), p[6]),
+                                    Constant(a[0], {p[1]}, p[6] + 1), Shape{p[3]}, Shape{p[4]},
+                                    Shape{p[5]}, int64_t{1});
+                    }));
+    c.push_back(Def("conv2d", 1, kSmooth, {"conv2d"}, conv_propose(2),
+                    [=](const auto& a, const Params& p, bool) {
+                      return conv2d(a[0], Constant(a[0], wshape(p, 2), p[6]),
+                                    Constant(a[0], {p[1]}, p[6] + 1), Shape{p[3]}, Shape{p[4]},
+                                    Shape{p[5]}, int64_t{1});
+                    }));
+    c.push_back(Def("conv3d", 1, kSmooth, {"conv3d"}, conv_propose(3),
+                    [=](const auto& a, const Params& p, bool) {
+                      return conv3d(a[0], Constant(a[0], wshape(p, 3), p[6]),
+                                    Constant(a[0], {p[1]}, p[6] + 1), Shape{p[3]}, Shape{p[4]},
+                                    Shape{p[5]}, int64_t{1});
+                    }));
+    // p = {C, O, k, stride, padding, output_padding, dilation, salt}: weight [C, O, k...].
+    const auto convt_propose = [=](int64_t n) -> Propose {
+      return [=](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!fits(s[0], n)) return false;
+        const int64_t m = min_spatial(s[0], n);
+        const int64_t k = r.Between(1, 3), st = r.Between(1, 2), dil = r.Between(1, 2);
+        const int64_t pad = r.Below(2), op = r.Below(std::max(st, dil));
+        if ((m - 1) * st - 2 * pad + dil * (k - 1) + op + 1 <= 0) return false;
+        p = {s[0][s[0].size() - n - 1], r.Between(1, 3), k, st, pad, op, dil, r.Below(5)};
+        return true;
+      };
+    };
+    const auto wtshape = [](const Params& p, int64_t n) {
+      Shape w = {p[0], p[1]};
+      for (int64_t i = 0; i < n; ++i) w.push_back(p[2]);
+      return w;
+    };
+    c.push_back(Def("conv_transpose1d", 1, kSmooth, {"conv_transpose1d"}, convt_propose(1),
+                    [=](const auto& a, const Params& p, bool) {
+                      return conv_transpose1d(a[0], Constant(a[0], wtshape(p, 1), p[7]),
+                                              Constant(a[0], {p[1]}, p[7] + 1), Shape{p[3]},
+                                              Shape{p[4]}, Shape{p[5]}, int64_t{1}, Shape{p[6]});
+                    }));
+    c.push_back(Def("conv_transpose2d", 1, kSmooth, {"conv_transpose2d"}, convt_propose(2),
+                    [=](const auto& a, const Params& p, bool) {
+                      return conv_transpose2d(a[0], Constant(a[0], wtshape(p, 2), p[7]),
+                                              Constant(a[0], {p[1]}, p[7] + 1), Shape{p[3]},
+                                              Shape{p[4]}, Shape{p[5]}, int64_t{1}, Shape{p[6]});
+                    }));
+    c.push_back(Def("conv_transpose3d", 1, kSmooth, {"conv_transpose3d"}, convt_propose(3),
+                    [=](const auto& a, const Params& p, bool) {
+                      return conv_transpose3d(a[0], Constant(a[0], wtshape(p, 3), p[7]),
+                                              Constant(a[0], {p[1]}, p[7] + 1), Shape{p[3]},
+                                              Shape{p[4]}, Shape{p[5]}, int64_t{1}, Shape{p[6]});
+                    }));
+    // p = {k, stride, padding, dilation, ceil_mode}: at least one window per dim.
+    const auto pool_propose = [=](int64_t n, bool dilated) -> Propose {
+      return [=](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!fits(s[0], n)) return false;
+        const int64_t m = min_spatial(s[0], n);
+        const int64_t k = r.Between(1, 3), pad = r.Below(k / 2 + 1);
+        const int64_t dil = dilated ? r.Between(1, 2) : 1;
+        if (m + 2 * pad < dil * (k - 1) + 1) return false;
+        p = {k, r.Between(1, 2), pad, dil, r.Below(2)};
+        return true;
+      };
+    };
+    c.push_back(Def("max_pool1d", 1, 0, {"max_pool1d"}, pool_propose(1, true),
+                    [](const auto& a, const Params& p, bool) {
+                      return max_pool1d(a[0], Shape{p[0]}, Shape{p[1]}, Shape{p[2]},
+                                        Shape{p[3]}, p[4] != 0);
+                    }));
+    c.push_back(Def("max_pool2d", 1, 0, {"max_pool2d"}, pool_propose(2, true),
+                    [](const auto& a, const Params& p, bool) {
+                      return max_pool2d(a[0], Shape{p[0]}, Shape{p[1]}, Shape{p[2]},
+                                        Shape{p[3]}, p[4] != 0);
+                    }));
+    c.push_back(Def("max_pool1d_with_indices", 1, 0, {"max_pool1d_with_indices"},
+                    pool_propose(1, true), [](const auto& a, const Params& p, bool) {
+                      return std::get<0>(max_pool1d_with_indices(
+                          a[0], Shape{p[0]}, Shape{p[1]}, Shape{p[2]}, Shape{p[3]}, p[4] != 0));
+                    }));
+    c.push_back(Def("max_pool2d_with_indices", 1, 0, {"max_pool2d_with_indices"},
+                    pool_propose(2, true), [](const auto& a, const Params& p, bool) {
+                      return std::get<0>(max_pool2d_with_indices(
+                          a[0], Shape{p[0]}, Shape{p[1]}, Shape{p[2]}, Shape{p[3]}, p[4] != 0));
+                    }));
+    c.push_back(Def("avg_pool1d", 1, kSmooth, {"avg_pool1d"}, pool_propose(1, false),
+                    [](const auto& a, const Params& p, bool) {
+                      return avg_pool1d(a[0], Shape{p[0]}, Shape{p[1]}, Shape{p[2]}, p[4] != 0,
+                                        p[0] % 2 == 0);
+                    }));
+    c.push_back(Def("avg_pool2d", 1, kSmooth, {"avg_pool2d"}, pool_propose(2, false),
+                    [](const auto& a, const Params& p, bool) {
+                      return avg_pool2d(a[0], Shape{p[0]}, Shape{p[1]}, Shape{p[2]}, p[4] != 0,
+                                        p[1] == 1);
+                    }));
+    // p = {out_h, out_w}.
+    const auto adaptive_propose = [=](int64_t n) -> Propose {
+      return [=](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!fits(s[0], n)) return false;
+        p = {r.Between(1, 4), r.Between(1, 4)};
+        return true;
+      };
+    };
+    c.push_back(Def("adaptive_avg_pool1d", 1, kSmooth, {"adaptive_avg_pool1d"},
+                    adaptive_propose(1), [](const auto& a, const Params& p, bool) {
+                      return adaptive_avg_pool1d(a[0], Shape{p[0]});
+                    }));
+    c.push_back(Def("adaptive_avg_pool2d", 1, kSmooth, {"adaptive_avg_pool2d"},
+                    adaptive_propose(2), [](const auto& a, const Params& p, bool) {
+                      return adaptive_avg_pool2d(a[0], Shape{p[0], p[1]});
+                    }));
+    c.push_back(Def("adaptive_max_pool2d", 1, 0, {"adaptive_max_pool2d"}, adaptive_propose(2),
+                    [](const auto& a, const Params& p, bool) {
+                      return std::get<0>(adaptive_max_pool2d(a[0], Shape{p[0], p[1]}));
+                    }));
+    // unfold, and fold back to the input's spatial size
+    // (p = {k, stride, padding, dilation, ceil_mode (unused), H, W}).
+    const auto pool2 = pool_propose(2, true);
+    c.push_back(Def("unfold_fold", 1, kSmooth, {"unfold", "fold"},
+                    [=](Rng& r, const std::vector<Shape>& s, Params& p) {
+                      if (!pool2(r, s, p)) return false;
+                      p.push_back(s[0][s[0].size() - 2]);
+                      p.push_back(s[0].back());
+                      return true;
+                    },
+                    [](const auto& a, const Params& p, bool) {
+                      const Shape k = {p[0]}, s = {p[1]}, pad = {p[2]}, d = {p[3]};
+                      return fold(unfold(a[0], k, d, pad, s), Shape{p[5], p[6]}, k, d, pad, s);
+                    }));
+  }
   // ---- Attention and contractions (issue 21). ----
   return c;
 }

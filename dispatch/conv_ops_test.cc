@@ -1,0 +1,372 @@
+// Convolution and pooling ops: values, vjps and jvps against PyTorch fixtures
+// (tests/fixtures/torch/conv, written by tools/torch_fixtures/conv.py), a direct-loop
+// convolution, float32, size-0 and size-1 dims, non-contiguous inputs, every error, and the
+// second derivatives of a small CNN against finite differences.
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dispatch/ops.h"
+#include "gtest/gtest.h"
+#include "interop/npy.h"
+#include "interpreters/grad/grad.h"
+#include "interpreters/gradcheck/gradcheck.h"
+#include "interpreters/jvp/jvp.h"
+#include "tensor/factories.h"
+#include "tests/test_util.h"
+
+namespace ft {
+namespace {
+
+using Fn = std::function<Tensor(const TensorList&)>;
+
+Tensor Fx(const std::string& c, const std::string& name) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* ws = std::getenv("TEST_WORKSPACE");
+  const std::string root =
+      srcdir != nullptr ? std::string(srcdir) + "/" + (ws != nullptr ? ws : "ft") + "/" : "";
+  return LoadNpy(root + "tests/fixtures/torch/conv/" + c + "." + name + ".npy");
+}
+
+// Seq: a deterministic float64 tensor of `shape` with values in (-1, 1).
+Tensor Seq(const Shape& shape, double phase = 0.0) {
+  std::vector<double> v(static_cast<size_t>(Numel(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(1.7 * static_cast<double>(i) + phase);
+  return tensor(v, shape);
+}
+
+// CheckCase: f on the fixture's inputs a0.. against out; the vjp along g against v0..; the
+// jvp along t0.. against jvp; then float32 and non-contiguous inputs against out.
+void CheckCase(const std::string& c, int n, const Fn& f) {
+  SCOPED_TRACE(c);
+  TensorList in, tangents;
+  for (int i = 0; i < n; ++i) {
+    in.push_back(Fx(c, "a" + std::to_string(i)));
+    tangents.push_back(Fx(c, "t" + std::to_string(i)));
+  }
+  const Tensor out = Fx(c, "out");
+  EXPECT_TENSOR_NEAR(f(in), out, 1e-12);
+  const auto lf = [&](const TensorList& a) { return TensorList{f(a)}; };
+  const VjpResult r = vjp(lf, in);
+  const TensorList grads = r.vjp_fn({Fx(c, "g")});
+  for (int i = 0; i < n; ++i) EXPECT_TENSOR_NEAR(grads[i], Fx(c, "v" + std::to_string(i)), 1e-12);
+  EXPECT_TENSOR_NEAR(jvp(lf, in, tangents).tangents[0], Fx(c, "jvp"), 1e-12);
+  TensorList in32, strided;
+  for (const Tensor& t : in) {
+    in32.push_back(to(t, kFloat32));
+    strided.push_back(testing::NonContiguousCopy(t));
+  }
+  EXPECT_TENSOR_NEAR(f(in32), to(out, kFloat32), 1e-5);
+  EXPECT_TENSOR_NEAR(f(strided), out, 1e-12);
+}
+
+TEST(ConvOps, Conv2dFixtures) {
+  CheckCase("conv2d_basic", 3, [](const TensorList& a) { return conv2d(a[0], a[1], a[2]); });
+  CheckCase("conv2d_args", 3, [](const TensorList& a) {
+    return conv2d(a[0], a[1], a[2], {2, 1}, {1, 2}, {2, 1}, 2);
+  });
+  CheckCase("conv2d_same", 2, [](const TensorList& a) {
+    return conv2d(a[0], a[1], std::nullopt, {1}, ConvPadding::kSame, {1, 2});
+  });
+  CheckCase("conv2d_unbatched", 2, [](const TensorList& a) {
+    return conv2d(a[0], a[1], std::nullopt, {2}, {1});
+  });
+}
+
+TEST(ConvOps, Conv1d3dTransposeFixtures) {
+  CheckCase("conv1d", 3,
+            [](const TensorList& a) { return conv1d(a[0], a[1], a[2], {2}, {1}, {2}, 2); });
+  CheckCase("conv3d", 3, [](const TensorList& a) {
+    return conv3d(a[0], a[1], a[2], {1, 2, 1}, {1, 0, 1});
+  });
+  CheckCase("conv_transpose2d", 3, [](const TensorList& a) {
+    return conv_transpose2d(a[0], a[1], a[2], {2, 1}, {1, 0}, {1, 0}, 2, {1, 2});
+  });
+  CheckCase("conv_transpose1d", 3, [](const TensorList& a) {
+    return conv_transpose1d(a[0], a[1], a[2], {2}, {1}, {1});
+  });
+}
+
+TEST(ConvOps, PoolFixtures) {
+  CheckCase("max_pool2d", 1, [](const TensorList& a) { return max_pool2d(a[0], {3}, {2}, {1}); });
+  EXPECT_TENSOR_EQ(std::get<1>(max_pool2d_with_indices(Fx("max_pool2d", "a0"), {3}, {2}, {1})),
+                   Fx("max_pool2d", "indices"));
+  CheckCase("max_pool2d_ceil", 1, [](const TensorList& a) {
+    return std::get<0>(max_pool2d_with_indices(a[0], {3, 2}, {2, 3}, {1, 1}, {2, 1}, true));
+  });
+  EXPECT_TENSOR_EQ(std::get<1>(max_pool2d_with_indices(Fx("max_pool2d_ceil", "a0"), {3, 2},
+                                                       {2, 3}, {1, 1}, {2, 1}, true)),
+                   Fx("max_pool2d_ceil", "indices"));
+  CheckCase("max_pool1d", 1,
+            [](const TensorList& a) { return max_pool1d(a[0], {3}, {2}, {1}, {1}, true); });
+  CheckCase("max_pool1d", 1, [](const TensorList& a) {
+    return std::get<0>(max_pool1d_with_indices(a[0], {3}, {2}, {1}, {1}, true));
+  });
+  EXPECT_TENSOR_EQ(
+      std::get<1>(max_pool1d_with_indices(Fx("max_pool1d", "a0"), {3}, {2}, {1}, {1}, true)),
+      Fx("max_pool1d", "indices"));
+  CheckCase("avg_pool2d", 1, [](const TensorList& a) { return avg_pool2d(a[0], {2}); });
+  CheckCase("avg_pool2d_args", 1, [](const TensorList& a) {
+    return avg_pool2d(a[0], {3, 2}, {2}, {1}, true, false);
+  });
+  CheckCase("avg_pool2d_pad", 1,
+            [](const TensorList& a) { return avg_pool2d(a[0], {3}, {2}, {1}, true); });
+  CheckCase("avg_pool2d_divisor", 1,
+            [](const TensorList& a) { return avg_pool2d(a[0], {3}, {2}, {1}, false, true, 5); });
+  CheckCase("avg_pool1d", 1,
+            [](const TensorList& a) { return avg_pool1d(a[0], {3}, {2}, {1}, true); });
+  CheckCase("avg_pool1d_nopad", 1,
+            [](const TensorList& a) { return avg_pool1d(a[0], {4}, {3}, {2}, false, false); });
+  CheckCase("adaptive_avg_pool2d", 1,
+            [](const TensorList& a) { return adaptive_avg_pool2d(a[0], {3, 4}); });
+  CheckCase("adaptive_avg_pool1d", 1,
+            [](const TensorList& a) { return adaptive_avg_pool1d(a[0], {4}); });
+  CheckCase("adaptive_max_pool2d", 1,
+            [](const TensorList& a) { return std::get<0>(adaptive_max_pool2d(a[0], {3, 2})); });
+  EXPECT_TENSOR_EQ(std::get<1>(adaptive_max_pool2d(Fx("adaptive_max_pool2d", "a0"), {3, 2})),
+                   Fx("adaptive_max_pool2d", "indices"));
+}
+
+TEST(ConvOps, UnfoldFoldFixtures) {
+  CheckCase("unfold", 1,
+            [](const TensorList& a) { return unfold(a[0], {2, 3}, {1, 2}, {1}, {2, 1}); });
+  CheckCase("fold", 1,
+            [](const TensorList& a) { return fold(a[0], {5, 6}, {2, 3}, {1, 2}, {1}, {2, 1}); });
+}
+
+// A direct loop of the conv2d definition (the oracle the im2col + GEMM kernel must match).
+Tensor Conv2dLoop(const Tensor& x, const Tensor& w, const Tensor& b, int64_t s, int64_t p,
+                  int64_t d, int64_t g) {
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t O = w.size(0), Cg = w.size(1), K0 = w.size(2), K1 = w.size(3);
+  const int64_t OH = (H + 2 * p - d * (K0 - 1) - 1) / s + 1;
+  const int64_t OW = (W + 2 * p - d * (K1 - 1) - 1) / s + 1;
+  const std::vector<double> xv = x.to_vector<double>(), wv = w.to_vector<double>(),
+                            bv = b.to_vector<double>();
+  std::vector<double> out(static_cast<size_t>(N * O * OH * OW));
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t o = 0; o < O; ++o) {
+      const int64_t grp = o / (O / g);
+      for (int64_t i = 0; i < OH; ++i) {
+        for (int64_t j = 0; j < OW; ++j) {
+          double acc = bv[static_cast<size_t>(o)];
+          for (int64_t c = 0; c < Cg; ++c) {
+            for (int64_t a = 0; a < K0; ++a) {
+              for (int64_t e = 0; e < K1; ++e) {
+                const int64_t ih = i * s - p + a * d, iw = j * s - p + e * d;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += wv[static_cast<size_t>(((o * Cg + c) * K0 + a) * K1 + e)] *
+                       xv[static_cast<size_t>(((n * C + grp * Cg + c) * H + ih) * W + iw)];
+              }
+            }
+          }
+          out[static_cast<size_t>(((n * O + o) * OH + i) * OW + j)] = acc;
+        }
+      }
+    }
+  }
+  return tensor(out, {N, O, OH, OW});
+}
+
+TEST(ConvOps, Conv2dMatchesDirectLoop) {
+  for (int64_t s : {1, 2, 3}) {
+    for (int64_t p : {0, 1, 2}) {
+      for (int64_t d : {1, 2}) {
+        for (int64_t g : {1, 3}) {
+          const Tensor x = Seq({2, 6, 7, 8}), w = Seq({3 * g, 6 / g, 3, 2}, 1.0),
+                       b = Seq({3 * g}, 2.0);
+          SCOPED_TRACE(::testing::Message() << s << " " << p << " " << d << " " << g);
+          EXPECT_TENSOR_NEAR(conv2d(x, w, b, {s}, {p}, {d}, g), Conv2dLoop(x, w, b, s, p, d, g),
+                             1e-12);
+        }
+      }
+    }
+  }
+  // 1x1 kernels take the no-im2col path.
+  const Tensor x = Seq({2, 4, 3, 5}), w = Seq({3, 4, 1, 1}, 1.0), b = Seq({3}, 2.0);
+  EXPECT_TENSOR_NEAR(conv2d(x, w, b), Conv2dLoop(x, w, b, 1, 0, 1, 1), 1e-12);
+}
+
+TEST(ConvOps, SameAndValidPadding) {
+  const Tensor x = Seq({2, 3, 6, 5}), w = Seq({4, 3, 3, 2}, 1.0);
+  const Tensor same = conv2d(x, w, std::nullopt, {1}, ConvPadding::kSame);
+  EXPECT_EQ(same.sizes(), IntArrayRef({2, 4, 6, 5}));
+  // Kernel 3: one zero each side; kernel 2: the one zero goes on the right.
+  EXPECT_TENSOR_NEAR(same, conv2d(pad(x, {0, 1, 1, 1}), w), 1e-12);
+  EXPECT_TENSOR_NEAR(conv2d(x, w, std::nullopt, {1}, ConvPadding::kValid), conv2d(x, w), 0.0);
+  EXPECT_EQ(conv1d(Seq({1, 2, 7}), Seq({3, 2, 4}), std::nullopt, {1}, ConvPadding::kSame, {2})
+                .sizes(),
+            IntArrayRef({1, 3, 7}));
+  EXPECT_EQ(conv3d(Seq({1, 1, 3, 4, 5}), Seq({2, 1, 2, 3, 2}), std::nullopt, {1},
+                   ConvPadding::kSame)
+                .sizes(),
+            IntArrayRef({1, 2, 3, 4, 5}));
+}
+
+TEST(ConvOps, TransposeIsAdjointOfConv) {
+  // <conv(x, w), y> == <x, conv_transpose(y, w)> for every argument mode.
+  const Tensor x = Seq({2, 4, 9, 8}), w = Seq({6, 2, 3, 2}, 1.0);
+  const Tensor y = conv2d(x, w, std::nullopt, {2, 3}, {1, 0}, {1, 2}, 2);
+  const Tensor gy = Seq(Shape(y.sizes().begin(), y.sizes().end()), 3.0);
+  const Tensor xt = conv_transpose2d(gy, w, std::nullopt, {2, 3}, {1, 0}, {0, 0}, 2, {1, 2});
+  // 9 + 2 - 5 = 6 = 3 * 2 rows used exactly; 8 - 3 = 5 cols, stride 3: one col unused.
+  const Tensor xt_full =
+      conv_transpose2d(gy, w, std::nullopt, {2, 3}, {1, 0}, {0, 2}, 2, {1, 2});
+  EXPECT_EQ(xt_full.sizes(), x.sizes());
+  EXPECT_NEAR(sum(y * gy).item<double>(), sum(x * xt_full).item<double>(), 1e-10);
+  EXPECT_EQ(xt.size(3), 6);
+}
+
+TEST(ConvOps, SizeZeroAndSizeOne) {
+  // Empty batch.
+  EXPECT_EQ(conv2d(Seq({0, 3, 5, 5}), Seq({2, 3, 3, 3})).sizes(), IntArrayRef({0, 2, 3, 3}));
+  EXPECT_EQ(conv_transpose2d(Seq({0, 3, 2, 2}), Seq({3, 2, 3, 3})).sizes(),
+            IntArrayRef({0, 2, 4, 4}));
+  EXPECT_EQ(max_pool2d(Seq({0, 2, 4, 4}), {2}).sizes(), IntArrayRef({0, 2, 2, 2}));
+  EXPECT_EQ(avg_pool1d(Seq({0, 2, 4}), {2}).sizes(), IntArrayRef({0, 2, 2}));
+  EXPECT_EQ(adaptive_avg_pool2d(Seq({0, 2, 4, 4}), {3}).sizes(), IntArrayRef({0, 2, 3, 3}));
+  EXPECT_EQ(unfold(Seq({0, 2, 4, 4}), {2}).sizes(), IntArrayRef({0, 8, 9}));
+  EXPECT_EQ(fold(Seq({0, 8, 9}), {4}, {2}).sizes(), IntArrayRef({0, 2, 4, 4}));
+  // Zero channels: a conv of nothing is its bias.
+  EXPECT_TENSOR_NEAR(conv2d(Seq({2, 0, 3, 3}), Seq({2, 0, 2, 2}), Seq({2})),
+                     expand(reshape(Seq({2}), {1, 2, 1, 1}), {2, 2, 2, 2}), 0.0);
+  // Gradients of an empty batch are empty; the weight's is zero.
+  const Tensor gw = grad([](const TensorList& a) { return sum(conv2d(a[0], a[1])); }, {1})(
+      {Seq({0, 3, 5, 5}), Seq({2, 3, 3, 3})})[0];
+  EXPECT_TENSOR_NEAR(gw, zeros({2, 3, 3, 3}, kFloat64), 0.0);
+  // All-ones sizes.
+  const Tensor one = full({1, 1, 1, 1}, 3.0, kFloat64);
+  EXPECT_TENSOR_NEAR(conv2d(one, full({1, 1, 1, 1}, 2.0, kFloat64)),
+                     full({1, 1, 1, 1}, 6.0, kFloat64), 0.0);
+  EXPECT_TENSOR_NEAR(max_pool2d(one, {1}), one, 0.0);
+  EXPECT_TENSOR_NEAR(avg_pool2d(one, {1}), one, 0.0);
+  EXPECT_TENSOR_NEAR(std::get<0>(adaptive_max_pool2d(one, {1})), one, 0.0);
+}
+
+TEST(ConvOps, PoolSemantics) {
+  // NaN wins a max window; -inf padding never does.
+  const Tensor x = tensor(std::vector<double>{1.0, NAN, -5.0, 2.0}, {1, 1, 4});
+  const auto [v, i] = max_pool1d_with_indices(x, {2}, {2});
+  EXPECT_TRUE(std::isnan(v.to_vector<double>()[0]));
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{1, 3}));
+  const Tensor neg = full({1, 1, 3}, -7.0, kFloat64);
+  EXPECT_TENSOR_NEAR(max_pool1d(neg, {3}, {1}, {1}), full({1, 1, 3}, -7.0, kFloat64), 0.0);
+  // Ties: the first maximum wins, and the gradient goes to it alone.
+  const Tensor ties = full({1, 1, 2, 2}, 1.0, kFloat64);
+  EXPECT_EQ(std::get<1>(max_pool2d_with_indices(ties, {2})).to_vector<int64_t>(),
+            (std::vector<int64_t>{0}));
+  const Tensor g = grad([](const TensorList& a) { return sum(max_pool2d(a[0], {2})); })({ties})[0];
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{1, 0, 0, 0}));
+  // Empty stride means kernel_size.
+  EXPECT_TENSOR_NEAR(avg_pool2d(Seq({1, 2, 6, 6}), {3}), avg_pool2d(Seq({1, 2, 6, 6}), {3}, {3}),
+                     0.0);
+  // Adaptive windows overlap when out does not divide in: [0, 2), [1, 3) over 3 elements.
+  EXPECT_EQ(adaptive_avg_pool1d(tensor(std::vector<double>{1, 2, 4}, {1, 3}), {2})
+                .to_vector<double>(),
+            (std::vector<double>{1.5, 3.0}));
+}
+
+TEST(ConvOps, Errors) {
+  const Tensor x = Seq({2, 4, 6, 6}), w = Seq({6, 2, 3, 3});
+  EXPECT_FT_ERROR(conv2d(Seq({4, 6}), w), "conv2d: expected a 3-D (unbatched) or 4-D");
+  EXPECT_FT_ERROR(conv2d(x, Seq({6, 4, 3})), "conv2d: expected a 4-D weight");
+  EXPECT_FT_ERROR(conv2d(x, w), "expects 2 input channels, but the input [2, 4, 6, 6] has 4");
+  EXPECT_FT_ERROR(conv2d(x, Seq({5, 2, 3, 3}), std::nullopt, {1}, {0}, {1}, 2),
+                  "out channels 5 (weight [5, 2, 3, 3]) must be divisible by groups 2");
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1}, {0}, {1}, 0), "groups must be positive");
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {0}, {0}, {1}, 2), "stride must be positive");
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1}, {0}, {-1}, 2), "dilation must be positive");
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1}, {-1}, {1}, 2), "padding must be non-negative");
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1, 1, 1}, {0}, {1}, 2),
+                  "stride must have 1 or 2 values");
+  EXPECT_FT_ERROR(conv2d(x, w, Seq({5}), {1}, {0}, {1}, 2), "expected a bias of shape [6]");
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1}, {0}, {3}, 2),
+                  "is smaller than the dilated kernel");
+  EXPECT_FT_ERROR(conv2d(x, to(w, kFloat32), std::nullopt, {1}, {0}, {1}, 2),
+                  "must have the same dtype");
+  EXPECT_FT_ERROR(conv2d(to(x, kInt64), to(w, kInt64), std::nullopt, {1}, {0}, {1}, 2),
+                  "expected a floating point tensor");
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {2}, ConvPadding::kSame, {1}, 2),
+                  "not supported for strided convolutions");
+  EXPECT_FT_ERROR(conv1d(x, w), "conv1d: expected a 2-D (unbatched) or 3-D");
+  EXPECT_FT_ERROR(conv3d(Seq({2, 4, 6}), w), "conv3d: expected a 4-D (unbatched) or 5-D");
+  // Transposed.
+  EXPECT_FT_ERROR(conv_transpose2d(x, Seq({3, 2, 3, 3})),
+                  "weight [3, 2, 3, 3] expects 3 input channels, but the input");
+  EXPECT_FT_ERROR(conv_transpose2d(x, Seq({4, 2, 3, 3}), std::nullopt, {1}, {0}, {0}, 3),
+                  "input channels 4 (input [2, 4, 6, 6]) must be divisible by groups 3");
+  EXPECT_FT_ERROR(conv_transpose2d(x, Seq({4, 2, 3, 3}), std::nullopt, {2}, {0}, {2}),
+                  "output_padding [2, 2] must be smaller than either stride");
+  EXPECT_FT_ERROR(conv_transpose2d(x, Seq({4, 2, 3, 3}), std::nullopt, {1}, {5}),
+                  "is too small");
+  EXPECT_FT_ERROR(conv_transpose1d(Seq({2, 4, 6}), Seq({4, 2, 3}), Seq({3})),
+                  "expected a bias of shape [2]");
+  // Pools.
+  EXPECT_FT_ERROR(max_pool2d(x, {3}, {1}, {2}), "padding [2, 2] must be at most half");
+  EXPECT_FT_ERROR(max_pool2d(x, {0}), "kernel_size must be positive");
+  EXPECT_FT_ERROR(max_pool2d(x, {2}, {0}), "stride must be positive");
+  EXPECT_FT_ERROR(max_pool2d(x, {7}), "is too small for kernel_size");
+  EXPECT_FT_ERROR(max_pool2d(Seq({6, 6}), {2}), "max_pool2d: expected a 3-D (unbatched)");
+  EXPECT_FT_ERROR(max_pool1d(x, {2}), "max_pool1d: expected a 2-D (unbatched)");
+  EXPECT_FT_ERROR(avg_pool2d(x, {2}, {}, {0}, false, true, 0), "divisor_override");
+  EXPECT_FT_ERROR(avg_pool1d(Seq({2, 5}), {3}, {1}, {2}), "must be at most half");
+  EXPECT_FT_ERROR(adaptive_avg_pool2d(x, {-1}), "output_size must be non-negative");
+  EXPECT_FT_ERROR(adaptive_max_pool2d(Seq({2, 0, 4}), {2}), "expected non-empty spatial dims");
+  EXPECT_FT_ERROR(max_pool2d(to(x, kInt64), {2}), "expected a floating point tensor");
+  // im2col / col2im.
+  EXPECT_FT_ERROR(unfold(Seq({4, 6}), {2}), "unfold: expected a 3-D (unbatched) or 4-D");
+  EXPECT_FT_ERROR(unfold(x, {7}), "is smaller than the dilated kernel_size");
+  EXPECT_FT_ERROR(fold(Seq({2, 7, 9}), {4}, {2}), "must be divisible by the kernel size 4");
+  EXPECT_FT_ERROR(fold(Seq({2, 8, 8}), {4}, {2}), "has 8 blocks, but output_size [4, 4]");
+  EXPECT_FT_ERROR(fold(Seq({8}), {4}, {2}), "fold: expected a 2-D (unbatched) or 3-D");
+}
+
+// A small CNN's second derivatives (conv2d -> tanh -> max_pool2d -> conv1d -> avg_pool1d)
+// against finite differences, in every argument.
+TEST(ConvOps, SmallCnnSecondOrder) {
+  const Fn net = [](const TensorList& a) {
+    const Tensor h = max_pool2d(tanh(conv2d(a[0], a[1], a[2], {1}, {1})), {2});
+    const Tensor f = flatten(h, 2, 3);  // [N, C, L]
+    return avg_pool1d(tanh(conv1d(f, a[3], std::nullopt, {1}, {1})), {2});
+  };
+  const TensorList args = {Seq({2, 2, 4, 4}, 0.3), Seq({3, 2, 3, 3}, 1.1) * 0.5,
+                           Seq({3}, 2.0), Seq({2, 3, 2}, 0.7)};
+  const GradcheckResult g1 = gradcheck(net, args);
+  EXPECT_TRUE(g1.ok) << g1.message;
+  const GradcheckResult g2 = gradgradcheck(net, args);
+  EXPECT_TRUE(g2.ok) << g2.message;
+  const GradcheckResult j = jvpcheck(net, args);
+  EXPECT_TRUE(j.ok) << j.message;
+  // And each transposed conv, unfold/fold, pool on its own.
+  const std::vector<std::pair<Fn, TensorList>> ops = {
+      {[](const TensorList& a) {
+         return tanh(conv_transpose2d(a[0], a[1], a[2], {2}, {1}, {1}, 1, {1}));
+       },
+       {Seq({1, 2, 3, 2}), Seq({2, 2, 2, 3}, 1.0), Seq({2}, 2.0)}},
+      {[](const TensorList& a) { return tanh(conv3d(a[0], a[1], std::nullopt, {2, 1, 1})); },
+       {Seq({1, 2, 3, 3, 2}), Seq({2, 2, 2, 2, 1}, 1.0)}},
+      {[](const TensorList& a) {
+         return square(fold(unfold(a[0], {2}, {1}, {1}), {3}, {2}, {1}, {1}));
+       },
+       {Seq({1, 2, 3, 3})}},
+      {[](const TensorList& a) { return square(adaptive_avg_pool2d(a[0], {2, 3})); },
+       {Seq({1, 2, 3, 4})}},
+      {[](const TensorList& a) {
+         return square(avg_pool2d(a[0], {2}, {2}, {1}, true, false));
+       },
+       {Seq({1, 2, 5, 4})}},
+      {[](const TensorList& a) { return square(std::get<0>(adaptive_max_pool2d(a[0], {2}))); },
+       {Seq({1, 2, 3, 4})}},
+  };
+  for (const auto& [f, a] : ops) {
+    const GradcheckResult r2 = gradgradcheck(f, a);
+    EXPECT_TRUE(r2.ok) << r2.message;
+    const GradcheckResult rj = jvpcheck(f, a);
+    EXPECT_TRUE(rj.ok) << rj.message;
+  }
+}
+
+}  // namespace
+}  // namespace ft
