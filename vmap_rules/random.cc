@@ -91,6 +91,8 @@ LowerDraws InspectLowerLevels() {
   return lower;
 }
 
+}  // namespace
+
 // Draw runs draw(), the op on the logical shape (kSame) or on the batch-front physical shape
 // [B] + logical (kDifferent), `per_example` being the logical numel, under the chunk protocol
 // (NOTE: [Randomness and chunks]):
@@ -124,6 +126,8 @@ Tensor Draw(const VmapContext& ctx, Generator& gen, int64_t per_example,
   gen.set_offset(std::max(end, gen.offset()));
   return out;
 }
+
+namespace {
 
 BatchedResult Unbatched(Tensor t) { return {{Value(std::move(t))}, {std::nullopt}}; }
 BatchedResult BatchedFront(Tensor t) { return {{Value(std::move(t))}, {int64_t{0}}}; }

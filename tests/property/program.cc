@@ -394,6 +394,20 @@ FT_PROPERTY_SYM_PAIR(max_pool2d_with_indices)
 FT_PROPERTY_SYM_PAIR(adaptive_max_pool2d)
 #undef FT_PROPERTY_SYM_PAIR
 // ---- Attention and contractions (issue 21). ----
+FT_PROPERTY_SYM(addmm)
+FT_PROPERTY_SYM(baddbmm)
+Sym einsum(const char* equation, const std::vector<Sym>& operands) {
+  return Sym(absl::StrCat("einsum(\"", equation, "\", ", Show(operands), ")"));
+}
+Sym scaled_dot_product_attention(const Sym& q, const Sym& k, const Sym& v, std::nullopt_t,
+                                 double dropout_p, bool is_causal) {
+  return Sym(absl::StrCat("scaled_dot_product_attention(", Args(q, k, v), ", std::nullopt, ",
+                          Args(dropout_p, is_causal), ")"));
+}
+Sym scaled_dot_product_attention(const Sym& q, const Sym& k, const Sym& v, const Sym& mask,
+                                 double dropout_p, bool is_causal, double scale) {
+  return Call("scaled_dot_product_attention", q, k, v, mask, dropout_p, is_causal, scale);
+}
 #undef FT_PROPERTY_SYM
 
 // Names that take no leading Sym (or return several values) get their own overloads.
@@ -1648,6 +1662,76 @@ std::vector<Entry> BuildCatalog() {
                     }));
   }
   // ---- Attention and contractions (issue 21). ----
+  c.push_back(Def(
+      "addmm", 1, kSmooth, {"addmm"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 2, 2)) return false;
+        p = {s[0][1], r.Between(0, 3), r.Below(5)};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        return addmm(Constant(a[0], {p[1]}, p[2]), a[0], Constant(a[0], {p[0], p[1]}, p[2] + 1),
+                     0.5, -1.5);
+      }));
+  c.push_back(Def(
+      "baddbmm", 1, kSmooth, {"baddbmm"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 3, 3)) return false;
+        p = {s[0][0], s[0][2], r.Between(0, 3), r.Below(5)};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        return baddbmm(Constant(a[0], {1, p[2]}, p[3]), a[0],
+                       Constant(a[0], {p[0], p[1], p[2]}, p[3] + 1), 2.0, 0.7);
+      }));
+  // einsum: a product with a constant over the last dim (ellipsis batch), a batched dot
+  // product of two arguments (ellipses broadcast), and diagonals / traces.
+  c.push_back(Def(
+      "einsum_const", 1, kSmooth, {"einsum"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 1)) return false;
+        p = {s[0].back(), r.Between(0, 3), r.Below(5)};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        return einsum("...j,jk->...k", List(a[0], Constant(a[0], {p[0], p[1]}, p[2])));
+      }));
+  c.push_back(Def(
+      "einsum_dot", 2, kSmooth, {"einsum"},
+      [](Rng&, const std::vector<Shape>& s, Params&) {
+        if (Rank(s[0]) == 0 || Rank(s[1]) == 0 || s[0].back() != s[1].back()) return false;
+        return BroadcastShape(s[0], s[1], nullptr);
+      },
+      [](const auto& a, const Params&, bool) { return einsum("...i,...i->...", List(a[0], a[1])); }));
+  c.push_back(Def(
+      "einsum_diag", 1, kSmooth, {"einsum"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 2) || s[0][s[0].size() - 1] != s[0][s[0].size() - 2]) return false;
+        p = {r.Below(2)};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        return p[0] ? einsum("...ii->...i", std::vector{a[0]}) : einsum("...ii", std::vector{a[0]});
+      }));
+  // scaled_dot_product_attention of the argument as the queries [..., L, E] with constant
+  // keys and values: plain, causal, or with a float mask and a scale.
+  c.push_back(Def(
+      "scaled_dot_product_attention", 1, kSmooth, {"scaled_dot_product_attention"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 2) || s[0].back() == 0) return false;
+        p = {s[0].back(), r.Between(1, 3), r.Between(0, 2), r.Below(3), r.Below(5),
+             s[0][s[0].size() - 2]};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        const auto k = Constant(a[0], {p[1], p[0]}, p[4]);
+        const auto v = Constant(a[0], {p[1], p[2]}, p[4] + 1);
+        if (p[3] == 2) {
+          return scaled_dot_product_attention(a[0], k, v, Constant(a[0], {p[5], p[1]}, p[4] + 2),
+                                              0.0, false, 0.7);
+        }
+        return scaled_dot_product_attention(a[0], k, v, std::nullopt, 0.0, p[3] == 1);
+      }));
   return c;
 }
 
