@@ -389,7 +389,9 @@ TEST(MoreReductionGrad, Logcumsumexp) {
   for (int64_t i = 0; i < 5; ++i) {
     const Tensor prefix = softmax(narrow(small, 0, 0, i + 1), 0);
     EXPECT_TENSOR_NEAR(narrow(select(jac, 0, i), 0, 0, i + 1), prefix, 1e-14);
-    if (i < 4) EXPECT_TENSOR_EQ(narrow(select(jac, 0, i), 0, i + 1, 4 - i), zeros({4 - i}, kFloat64));
+    if (i < 4) {
+      EXPECT_TENSOR_EQ(narrow(select(jac, 0, i), 0, i + 1, 4 - i), zeros({4 - i}, kFloat64));
+    }
   }
 }
 
