@@ -48,8 +48,8 @@ T Softplus(T v, T threshold) {
 }
 
 // ErfinvDouble: the inverse of erf on [-1, 1]: Giles' single-precision approximation
-// ("Approximating the erfinv function", GPU Computing Gems, 2010) as the start, then two
-// Newton steps on erf(r) = y, each roughly doubling the correct digits, to ~1 ulp.
+// ("Approximating the erfinv function", GPU Computing Gems, 2010) as the start, then up to
+// three Newton steps on erf(r) = y, each roughly doubling the correct digits, to ~1 ulp.
 double ErfinvDouble(double y) {
   if (std::isnan(y) || y < -1.0 || y > 1.0) return kNaN;
   if (y == 1.0) return kInf;
