@@ -19,8 +19,9 @@
 //   - kl_div's target gradient is 0 where target == 0 (torch's masked_fill), computed without
 //     log(0).
 //   - binary_cross_entropy_with_logits differentiates input, target, weight and pos_weight.
-//   - nll_loss / cross_entropy: the class weights get no gradient (as in torch; the
-//     denominator of kMean depends on them); integer targets get none.
+//   - nll_loss / cross_entropy: the class weights get their gradient too (torch has none),
+//     kMean's denominator (the summed target weights) included; integer targets get none.
+//     These formulas read the op's output (the loss, for kMean's denominator derivative).
 //   - nll_loss is linear in its input: its jvp is nll_loss of the tangent. cross_entropy's
 //     jvp pushes the tangent through log_softmax (t - sum(softmax t)) and applies the
 //     (linear) loss of log-probabilities to it.
@@ -245,6 +246,63 @@ Tensor LogSoftmaxJvp(const Tensor& x, const Tensor& t, int64_t dim) {
   return t - sum(softmax(x, dim) * t, {dim}, true);
 }
 
+// ScatterToClasses: v (shaped like the target) summed into its targets' classes: [C].
+Tensor ScatterToClasses(const Tensor& v, const TargetWeights& tw, int64_t classes) {
+  const Tensor oh = to(one_hot(tw.safe_target, classes), v.dtype()) * unsqueeze(v, -1);
+  if (v.dim() == 0) return oh;
+  Shape dims;
+  for (int64_t d = 0; d < v.dim(); ++d) dims.push_back(d);
+  return sum(oh, dims);
+}
+
+// Picked: x (or log_softmax(x)) at each target's class, shaped like the target.
+Tensor Picked(const Tensor& x, const TargetWeights& tw) {
+  const int64_t cdim = kernels::LossClassDim(x.dim());
+  Tensor oh = to(one_hot(tw.safe_target, x.size(cdim)), x.dtype());
+  if (x.dim() > 1) oh = movedim(oh, -1, 1);
+  return sum(oh * x, {cdim});
+}
+
+// ClassLossWeightGrad: d loss / d weight of nll_loss (lsm = x, eps = 0) or cross_entropy
+// with class indices (lsm = log_softmax(x)). Per target e with class t and mask m:
+//   none / sum: g_e ((1 - eps) (-lsm[e, t]) m_e [c = t] + eps / C (-lsm[e, c]) m_e);
+//   mean (loss = S / W, W = sum of w[t] m): the same with g / W, minus g / W * loss * m_e
+//   at c = t (the derivative of the denominator).
+Tensor ClassLossWeightGrad(const Tensor& g, const Tensor& lsm, const TargetWeights& tw,
+                           int64_t reduction, double eps, const Tensor& out) {
+  const int64_t cdim = kernels::LossClassDim(lsm.dim());
+  const int64_t classes = lsm.size(cdim);
+  const Tensor ge = ClassSpread(g, reduction, tw);
+  Tensor per_target = ge * -Picked(lsm, tw) * tw.valid * (1.0 - eps);
+  if (reduction == kernels::kLossMean) {
+    per_target = per_target - expand(g * out / sum(tw.wt), tw.wt.sizes()) * tw.valid;
+  }
+  Tensor grad = ScatterToClasses(per_target, tw, classes);
+  if (eps > 0) {
+    const Tensor smooth = -lsm * AtClassDim(ge * tw.valid, lsm.dim());
+    Shape dims;
+    for (int64_t d = 0; d < lsm.dim(); ++d) {
+      if (d != cdim) dims.push_back(d);
+    }
+    grad = grad + (dims.empty() ? smooth : sum(smooth, dims)) * (eps / static_cast<double>(classes));
+  }
+  return grad;
+}
+
+// ClassLossWeightJvp: the tangent of a class-index loss along a weight tangent tw_dot:
+// `loss_of(tw_dot, r)` is the loss with weight tw_dot and reduction r (linear in the
+// weight); kMean also differentiates its denominator W: (S(tw_dot) - loss * W(tw_dot)) / W.
+template <typename LossOf>
+Tensor ClassLossWeightJvp(const Tensor& x, const Tensor& target, const Tensor& tw_dot,
+                          const TargetWeights& tw, int64_t ignore_index, int64_t reduction,
+                          const Tensor& out, LossOf loss_of) {
+  if (reduction != kernels::kLossMean) {
+    return loss_of(tw_dot, static_cast<Reduction::Mode>(reduction));
+  }
+  const Tensor dw = sum(TargetWeightsOf(x, target, Value(tw_dot), ignore_index).wt);
+  return (loss_of(tw_dot, Reduction::kSum) - out * dw) / sum(tw.wt);
+}
+
 }  // namespace
 
 void RegisterLossFormulas() {
@@ -255,6 +313,8 @@ void RegisterLossFormulas() {
   SetPointwiseLoss<SmoothL1Factors, 2>("smooth_l1_loss");
   SetPointwiseLoss<HuberFactors, 2>("huber_loss");
   SetPointwiseLoss<KlDivFactors, 2>("kl_div");
+  MarkOutputValuesRead(Op("nll_loss"));
+  MarkOutputValuesRead(Op("cross_entropy"));
 
   // binary_cross_entropy(self, target, weight, reduction): loss = -w (t lp + (1 - t) lq).
   SetVjp(Op("binary_cross_entropy"), [](const VjpContext& c, const TensorList& g) {
@@ -338,18 +398,33 @@ void RegisterLossFormulas() {
   SetVjp(Op("nll_loss"), [](const VjpContext& c, const TensorList& g) {
     const Tensor& x = c.input(0);
     const TargetWeights tw = TargetWeightsOf(x, c.input(1), c.inputs[2], c.inputs[3].to_int());
+    const int64_t reduction = c.inputs[4].to_int();
     TensorList out = {
-        c.needs(0) ? NllInputGrad(x, ClassSpread(g[0], c.inputs[4].to_int(), tw), tw) : Tensor(),
-        Tensor()};
-    if (!c.inputs[2].is_none()) out.push_back(Tensor());
+        c.needs(0) ? NllInputGrad(x, ClassSpread(g[0], reduction, tw), tw) : Tensor(), Tensor()};
+    if (!c.inputs[2].is_none()) {
+      out.push_back(c.needs(2) ? ClassLossWeightGrad(g[0], x, tw, reduction, 0.0, c.output(0))
+                               : Tensor());
+    }
     return out;
   });
   SetJvp(Op("nll_loss"), [](const JvpContext& c, const TensorList& tan) {
-    if (!tan[0].defined()) return TensorList{Tensor()};
+    const Tensor &x = c.input(0), &t = c.input(1);
     const std::optional<Tensor> w =
         c.inputs[2].is_none() ? std::nullopt : std::optional<Tensor>(c.input(2));
-    return TensorList{nll_loss(tan[0], c.input(1), w, c.inputs[3].to_int(),
-                               static_cast<Reduction::Mode>(c.inputs[4].to_int()))};
+    const int64_t ignore_index = c.inputs[3].to_int();
+    const int64_t reduction = c.inputs[4].to_int();
+    Tensor out;
+    if (tan[0].defined()) {
+      out = nll_loss(tan[0], t, w, ignore_index, static_cast<Reduction::Mode>(reduction));
+    }
+    if (w && tan.size() > 2 && tan[2].defined()) {
+      const TargetWeights tw = TargetWeightsOf(x, t, c.inputs[2], ignore_index);
+      out = AddTangents(out, ClassLossWeightJvp(x, t, tan[2], tw, ignore_index, reduction,
+                                                c.output(0), [&](const Tensor& wd, Reduction::Mode r) {
+                                                  return nll_loss(x, t, wd, ignore_index, r);
+                                                }));
+    }
+    return TensorList{out};
   });
 
   // cross_entropy(self, target, weight, ignore_index, reduction, label_smoothing).
@@ -370,6 +445,20 @@ void RegisterLossFormulas() {
       if (!weight.is_none()) ge = ge * ClassWeightView(weight, x);
       out = {c.needs(0) ? LogSoftmaxVjp(x, -(ge * tp), cdim) : Tensor(),
              c.needs(1) ? -(ge * lsm) * (1.0 - eps) : Tensor()};
+      if (!weight.is_none()) {
+        Tensor gw;
+        if (c.needs(2)) {
+          // ge already carries the weight: recompute the unweighted spread.
+          const Tensor per = -(lsm * tp) * AtClassDim(SpreadGrad(g[0], reduction, none_shape, 1),
+                                                      x.dim());
+          Shape dims;
+          for (int64_t d = 0; d < x.dim(); ++d) {
+            if (d != cdim) dims.push_back(d);
+          }
+          gw = dims.empty() ? per : sum(per, dims);
+        }
+        out.push_back(gw);
+      }
     } else {
       const TargetWeights tw = TargetWeightsOf(x, t, weight, c.inputs[3].to_int());
       Tensor gx;
@@ -384,8 +473,12 @@ void RegisterLossFormulas() {
         gx = LogSoftmaxVjp(x, glsm, cdim);
       }
       out = {gx, Tensor()};
+      if (!weight.is_none()) {
+        out.push_back(c.needs(2) ? ClassLossWeightGrad(g[0], log_softmax(x, cdim), tw, reduction,
+                                                       eps, c.output(0))
+                                 : Tensor());
+      }
     }
-    if (!weight.is_none()) out.push_back(Tensor());
     return out;
   });
   SetJvp(Op("cross_entropy"), [](const JvpContext& c, const TensorList& tan) {
@@ -396,16 +489,31 @@ void RegisterLossFormulas() {
     const int64_t cdim = kernels::LossClassDim(x.dim());
     const double classes = static_cast<double>(x.size(cdim));
     const Tensor tl = tan[0].defined() ? LogSoftmaxJvp(x, tan[0], cdim) : Tensor();
+    // The weight's tangent: the loss is linear in the weight (except kMean's denominator).
+    Tensor by_weight;
+    if (!weight.is_none() && tan.size() > 2 && tan[2].defined()) {
+      const int64_t ignore_index = c.inputs[3].to_int();
+      const auto loss_of = [&](const Tensor& wd, Reduction::Mode r) {
+        return cross_entropy(x, t, wd, ignore_index, r, eps);
+      };
+      if (kernels::IsProbTarget(t.dtype())) {
+        by_weight = loss_of(tan[2], static_cast<Reduction::Mode>(reduction));
+      } else {
+        const TargetWeights tw = TargetWeightsOf(x, t, weight, ignore_index);
+        by_weight = ClassLossWeightJvp(x, t, tan[2], tw, ignore_index, reduction, c.output(0),
+                                       loss_of);
+      }
+    }
     if (kernels::IsProbTarget(t.dtype())) {
       const Tensor lsm = log_softmax(x, cdim);
       const Tensor tp = eps > 0 ? t * (1.0 - eps) + eps / classes : t;
       Tensor per = AddTangents(Scaled(tl, tp), Scaled(tan[1], lsm * (1.0 - eps)));
-      if (!per.defined()) return TensorList{Tensor()};
+      if (!per.defined()) return TensorList{by_weight};
       if (!weight.is_none()) per = per * ClassWeightView(weight, x);
       const Tensor none = -sum(per, {cdim});
-      return TensorList{ReduceTangent(none, reduction, none.sizes(), 1)};
+      return TensorList{AddTangents(ReduceTangent(none, reduction, none.sizes(), 1), by_weight)};
     }
-    if (!tl.defined()) return TensorList{Tensor()};
+    if (!tl.defined()) return TensorList{by_weight};
     const std::optional<Tensor> w =
         weight.is_none() ? std::nullopt : std::optional<Tensor>(weight.tensor());
     const int64_t ignore_index = c.inputs[3].to_int();
@@ -417,7 +525,7 @@ void RegisterLossFormulas() {
       const Tensor smooth = -sum(prod, {cdim}) * tw.valid;
       out = out * (1.0 - eps) + ClassReduce(smooth, reduction, tw) * (eps / classes);
     }
-    return TensorList{out};
+    return TensorList{AddTangents(out, by_weight)};
   });
 }
 

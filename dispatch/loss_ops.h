@@ -28,9 +28,9 @@
 //
 // Derivatives: every loss is differentiable w.r.t. its input, and w.r.t. its target where
 // torch differentiates it (mse, l1, smooth_l1, huber, binary_cross_entropy_with_logits,
-// kl_div, cross_entropy with class probabilities), at any order. Integer targets get none;
-// binary_cross_entropy's target and the class-loss weights get none (as in torch); the
-// weights of binary_cross_entropy[_with_logits] do.
+// kl_div, cross_entropy with class probabilities), at any order; also binary_cross_entropy's
+// target and every weight (torch has none for those; the class losses' kMean differentiates
+// its denominator, the summed target weights, too). Integer targets get none.
 //
 // Example:
 //   Tensor logits = ft::tensor({2.0, 0.5, -1.0, 0.1, 0.2, 3.0}, {2, 3});

@@ -302,10 +302,20 @@ TEST(LossOps, SecondDerivatives) {
     const GradcheckResult g2 = gradgradcheck(f, args);
     EXPECT_TRUE(g2.ok) << g2.message;
   };
+  // The class weights are differentiated too (kMean's denominator included).
+  for (int r = 0; r < 3; ++r) {
+    const auto red = static_cast<Reduction::Mode>(r);
+    check([&](const TensorList& a) { return cross_entropy(a[0], t, a[1], 1, red, 0.2); },
+          {x, w});
+    check([&](const TensorList& a) { return nll_loss(log_softmax(a[0], 1), t, a[1], 2, red); },
+          {x, w});
+  }
   check([&](const TensorList& a) { return cross_entropy(a[0], t, w, 1, Reduction::kMean, 0.2); },
         {x});
-  check([&](const TensorList& a) { return nll_loss(log_softmax(a[0], 1), t, w); }, {x});
   const Tensor p = Fx("ce_prob_mean", "target");
+  check([](const TensorList& a) { return cross_entropy(a[0], a[1], a[2], -100,
+                                                       Reduction::kMean, 0.3); },
+        {x, p, Fx("ce_weighted_mean", "weight")});
   check([](const TensorList& a) { return cross_entropy(a[0], a[1], std::nullopt, -100,
                                                        Reduction::kSum, 0.1); },
         {x, p});

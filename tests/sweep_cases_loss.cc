@@ -1,7 +1,7 @@
 // Transforms-sweep entries (tests/sweep_cases.h): losses. Arguments sit away from the kinks:
 // l1's input and target ranges are disjoint, and smooth_l1 / huber terms lie wholly in their
-// quadratic or wholly in their linear zone. Class indices and class weights are fixed
-// (they get no gradient); swept weights of the binary losses are arguments.
+// quadratic or wholly in their linear zone. Class indices are fixed (they get no
+// gradient); every weight is a swept argument.
 #include "dispatch/ops.h"
 #include "tensor/factories.h"
 #include "tests/sweep_cases.h"
@@ -11,7 +11,6 @@ namespace {
 
 Tensor Classes3() { return tensor({0, 3, 1}, {3}); }         // N = 3 targets of C = 4
 Tensor ClassesIgnored() { return tensor({2, -100, 3}, {3}); }
-Tensor ClassWeights() { return tensor({0.5, 2.0, 1.5, 1.0}, {4}); }
 
 }  // namespace
 
@@ -62,22 +61,21 @@ std::vector<OpCase> LossCases() {
       {"nll_loss",
        [](const TensorList& a) {
          return nll_loss(a[0], Classes3()) +
-                sum(nll_loss(a[0], ClassesIgnored(), ClassWeights(), -100, Reduction::kNone)) *
-                    0.3;
+                sum(nll_loss(a[0], ClassesIgnored(), a[1], -100, Reduction::kNone)) * 0.3 +
+                nll_loss(a[0], ClassesIgnored(), a[1]) * 0.5;
        },
-       {{{3, 4}, -2.0, 0.0}}},
+       {{{3, 4}, -2.0, 0.0}, {{4}, 0.5, 2.0}}},
       {"cross_entropy",
        [](const TensorList& a) {
          return cross_entropy(a[0], Classes3()) +
-                cross_entropy(a[0], ClassesIgnored(), ClassWeights(), -100, Reduction::kMean,
-                              0.2) * 0.5 +
+                cross_entropy(a[0], ClassesIgnored(), a[2], -100, Reduction::kMean, 0.2) * 0.5 +
                 cross_entropy(unsqueeze(a[0], 2), reshape(Classes3(), {3, 1}), std::nullopt, 1,
                               Reduction::kSum, 0.1) * 0.3 +
-                cross_entropy(a[0], a[1], ClassWeights(), -100, Reduction::kMean, 0.1) * 0.7 +
+                cross_entropy(a[0], a[1], a[2], -100, Reduction::kMean, 0.1) * 0.7 +
                 sum(cross_entropy(select(a[0], 0, 1), select(a[1], 0, 2), std::nullopt, -100,
                                   Reduction::kNone)) * 0.2;
        },
-       {{{3, 4}, -2.0, 2.0}, {{3, 4}, 0.1, 1.0}}},
+       {{{3, 4}, -2.0, 2.0}, {{3, 4}, 0.1, 1.0}, {{4}, 0.5, 2.0}}},
   };
 }
 
