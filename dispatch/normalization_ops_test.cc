@@ -191,8 +191,8 @@ TEST(Normalize, ModesEmptyFloat32AndErrors) {
   CheckFloat32([](const TensorList& a) { return TensorList{normalize(a[0])}; }, {x});
   EXPECT_TENSOR_NEAR(normalize(NonContiguousCopy(x)), normalize(x), 1e-14);
   // A rank-0 input is its own slice.
-  EXPECT_TENSOR_NEAR(normalize(scalar_tensor(-3.0, kFloat64), 2.0, 0), scalar_tensor(-1.0, kFloat64),
-                     1e-15);
+  EXPECT_TENSOR_NEAR(normalize(scalar_tensor(-3.0, kFloat64), 2.0, 0),
+                     scalar_tensor(-1.0, kFloat64), 1e-15);
   EXPECT_EQ(normalize(zeros({0, 3}, kFloat64)).sizes(), IntArrayRef({0, 3}));
   EXPECT_TENSOR_NEAR(normalize(zeros({2, 0}, kFloat64), 2.0, 0), zeros({2, 0}, kFloat64), 0);
   EXPECT_FT_ERROR(normalize(x, 2.0, 2), "normalize: dim 2 is out of range");
@@ -296,7 +296,8 @@ TEST(BatchNorm, Float32NonContiguousEmptyAndErrors) {
                   "batch_norm: expected more than 1 value per channel");
   EXPECT_FT_ERROR(batch_norm(in[0], std::nullopt, std::nullopt),
                   "batch_norm: running_mean and running_var must be given");
-  EXPECT_FT_ERROR(batch_norm(in[0], zeros({4}, kFloat64), rv), "expected running_mean of shape [3]");
+  EXPECT_FT_ERROR(batch_norm(in[0], zeros({4}, kFloat64), rv),
+                  "expected running_mean of shape [3]");
   EXPECT_FT_ERROR(batch_norm(in[0], rm, rv, zeros({2}, kFloat64)), "expected weight of shape [3]");
   EXPECT_FT_ERROR(batch_norm(in[0], rm, to(rv, kFloat32)), "expected running_var to have");
   EXPECT_FT_ERROR(batch_norm(zeros({3}, kFloat64), rm, rv), "batch_norm: expected an input of");
