@@ -358,6 +358,22 @@ FT_PROPERTY_SYM_LOSS(nll_loss)
 FT_PROPERTY_SYM_LOSS(cross_entropy)
 #undef FT_PROPERTY_SYM_LOSS
 // ---- Normalization (issue 21). ----
+FT_PROPERTY_SYM(layer_norm)
+FT_PROPERTY_SYM(rms_norm)
+FT_PROPERTY_SYM(normalize)
+FT_PROPERTY_SYM(group_norm)
+// batch_norm / instance_norm return a NormResult; the catalog reads its output field.
+struct SymNormResult {
+  Sym output;
+};
+template <typename... A>
+SymNormResult batch_norm(const Sym& x, const A&... a) {
+  return {Sym(Call("batch_norm", x, a...).expr + ".output")};
+}
+template <typename... A>
+SymNormResult instance_norm(const Sym& x, const A&... a) {
+  return {Sym(Call("instance_norm", x, a...).expr + ".output")};
+}
 // ---- Indexing and shape ops for models (issue 21). ----
 FT_PROPERTY_SYM(embedding)
 FT_PROPERTY_SYM(masked_fill)
@@ -1431,6 +1447,80 @@ std::vector<Entry> BuildCatalog() {
                     }));
   }
   // ---- Normalization (issue 21). ----
+  // Params: the normalized (trailing) shape.
+  c.push_back(Def(
+      "layer_norm", 1, kSmooth, {"layer_norm"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 1)) return false;
+        const int64_t k = std::min<int64_t>(Rank(s[0]), 1 + r.Below(2));
+        PushShape(p, Shape(s[0].end() - k, s[0].end()));
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        const Shape ns = ReadShape(p, 0);
+        return layer_norm(a[0], ns, Constant(a[0], ns, 1), Constant(a[0], ns, 2));
+      }));
+  c.push_back(Def(
+      "rms_norm", 1, kSmooth, {"rms_norm"},
+      [](Rng&, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 1)) return false;
+        PushShape(p, Shape{s[0].back()});
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        const Shape ns = ReadShape(p, 0);
+        return rms_norm(a[0], ns, Constant(a[0], ns, 3));
+      }));
+  c.push_back(Def("normalize", 1, kSmooth, {"normalize"}, OneDim,
+                  [](const auto& a, const Params& p, bool) { return normalize(a[0], 2.0, p[0]); }));
+  // Params: num_groups (a divisor of C), C.
+  c.push_back(Def(
+      "group_norm", 1, kSmooth, {"group_norm"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 2)) return false;
+        const int64_t ch = s[0][1];
+        int64_t groups = ch == 0 ? 1 : 1 + r.Below(ch);
+        while (ch % groups != 0) --groups;
+        p = {groups, ch};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        return group_norm(a[0], p[0], Constant(a[0], Shape{p[1]}, 4),
+                          Constant(a[0], Shape{p[1]}, 5));
+      }));
+  // Params: training (batch_norm) or use_input_stats (instance_norm), C. The running
+  // variances are positive.
+  c.push_back(Def(
+      "batch_norm", 1, kSmooth, {"batch_norm"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 2)) return false;
+        const int64_t count = Numel(s[0]) / std::max<int64_t>(s[0][1], 1);
+        p = {count == 1 || s[0][1] == 0 ? 0 : r.Below(2), s[0][1]};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        const Shape ch = {p[1]};
+        const auto rv = Constant(a[0], ch, 7) * Constant(a[0], ch, 7) + 0.5;
+        return batch_norm(a[0], Constant(a[0], ch, 6), rv, Constant(a[0], ch, 8),
+                          Constant(a[0], ch, 9), p[0] != 0)
+            .output;
+      }));
+  c.push_back(Def(
+      "instance_norm", 1, kSmooth, {"instance_norm"},
+      [](Rng& r, const std::vector<Shape>& s, Params& p) {
+        if (!NeedRank(s, 2)) return false;
+        int64_t spatial = 1;
+        for (size_t d = 2; d < s[0].size(); ++d) spatial *= s[0][d];
+        p = {spatial == 1 ? 0 : r.Below(2), s[0][1]};
+        return true;
+      },
+      [](const auto& a, const Params& p, bool) {
+        const Shape ch = {p[1]};
+        const auto rv = Constant(a[0], ch, 11) * Constant(a[0], ch, 11) + 0.5;
+        return instance_norm(a[0], Constant(a[0], ch, 10), rv, Constant(a[0], ch, 12),
+                             Constant(a[0], ch, 13), p[0] != 0)
+            .output;
+      }));
   // ---- Indexing and shape ops for models (issue 21). ----
   // embedding: a [k, cols] table (a viewed as rows of its last dim) read at a [2, 2] index.
   // No padding_idx: its row is a constant to the derivatives, so the finite-difference
