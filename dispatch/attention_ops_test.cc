@@ -265,8 +265,8 @@ TEST(Einsum, SecondOrder) {
   EXPECT_TRUE(gradgradcheck(g, sq).ok);
   // hessian of a quadratic form x^T A x is A + A^T.
   const Tensor a = Uniform({3, 3}, 6);
-  const TensorList h = hessian([a](const TensorList& x) { return einsum("i,ij,j", {x[0], a, x[0]}); })(
-      {Uniform({3}, 7)});
+  const auto quadratic = [a](const TensorList& x) { return einsum("i,ij,j", {x[0], a, x[0]}); };
+  const TensorList h = hessian(quadratic)({Uniform({3}, 7)});
   EXPECT_TENSOR_NEAR(h[0], a + t(a), 1e-12);
 }
 

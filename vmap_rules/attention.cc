@@ -140,7 +140,8 @@ Attention PrepareAttention(const VmapContext& ctx, BatchedArgs& args, double dro
                            bool is_causal, std::optional<Scalar> scale, bool batch_q) {
   const bool has_mask = !args.values[3].is_none();
   Shape shapes[4];
-  for (size_t i = 0; i < (has_mask ? 4u : 3u); ++i) shapes[i] = LogicalShape(args.tensor(i), args.bdim(i));
+  const size_t n = has_mask ? 4 : 3;
+  for (size_t i = 0; i < n; ++i) shapes[i] = LogicalShape(args.tensor(i), args.bdim(i));
   const IntArrayRef mask_shape(shapes[3]);
   Attention a;
   a.logical = kernels::CheckAttention(
@@ -148,7 +149,7 @@ Attention PrepareAttention(const VmapContext& ctx, BatchedArgs& args, double dro
       args.tensor(2).dtype(), has_mask ? &mask_shape : nullptr,
       has_mask ? args.tensor(3).dtype() : kFloat32, dropout_p, is_causal, scale);
   int64_t rank = 0;
-  for (size_t i = 0; i < (has_mask ? 4u : 3u); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     rank = std::max(rank, static_cast<int64_t>(shapes[i].size()));
   }
   BDim bd[4] = {args.bdim(0), args.bdim(1), args.bdim(2), has_mask ? args.bdim(3) : BDim()};
@@ -216,7 +217,8 @@ BatchedResult SdpaDropoutRule(const VmapContext& ctx, BatchedArgs& args) {
   const Attention a = PrepareAttention(ctx, args, p, is_causal, scale, different && draws);
   const auto bdim = [](bool batched) { return batched ? BDim(0) : BDim(); };
   auto run = [&]() {
-    ValueList call = {Value(a.q),      Value(a.k),      Value(a.v),      a.mask ? Value(*a.mask) : Value(),
+    ValueList call = {Value(a.q),     Value(a.k),     Value(a.v),
+                      a.mask ? Value(*a.mask) : Value(),
                       args.values[4], args.values[5], args.values[6], Value(&gen)};
     return DispatchBoxed(ctx.op, call);
   };

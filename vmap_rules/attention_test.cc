@@ -159,7 +159,9 @@ TEST(AttentionRules, Attention) {
       {ArgSpec{{3, 4}, UniformMaker(), false}, ArgSpec{{5, 4}, UniformMaker(), false},
        ArgSpec{{5, 2}, UniformMaker(), false}, ArgSpec{{3, 5}}}));
   ExpectEmptyBatch(
-      [](const TensorList& a) { return TensorList{scaled_dot_product_attention(a[0], a[1], a[2])}; },
+      [](const TensorList& a) {
+        return TensorList{scaled_dot_product_attention(a[0], a[1], a[2])};
+      },
       {zeros({3, 4}), zeros({5, 4}), zeros({5, 2})});
 }
 

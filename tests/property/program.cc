@@ -1792,7 +1792,9 @@ std::vector<Entry> BuildCatalog() {
         if (Rank(s[0]) == 0 || Rank(s[1]) == 0 || s[0].back() != s[1].back()) return false;
         return BroadcastShape(s[0], s[1], nullptr);
       },
-      [](const auto& a, const Params&, bool) { return einsum("...i,...i->...", List(a[0], a[1])); }));
+      [](const auto& a, const Params&, bool) {
+        return einsum("...i,...i->...", List(a[0], a[1]));
+      }));
   c.push_back(Def(
       "einsum_diag", 1, kSmooth, {"einsum"},
       [](Rng& r, const std::vector<Shape>& s, Params& p) {
