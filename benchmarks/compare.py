@@ -81,9 +81,11 @@ THREADED = [
     "reduction/sum_1e6",
     "reduction/sum_rows_1000x1000",
     "per_op/eager",
+    "models/cnn_per_sample/B64",
+    "models/cnn_per_sample/B256",
 ]
 
-SUITES = ("eager", "vmap", "grad", "custom_function")
+SUITES = ("eager", "vmap", "grad", "custom_function", "models")
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, where python3-torch installs
 
 

@@ -1,0 +1,192 @@
+// The model workloads of issue 21, each figure beside its baseline in the same run
+// (benchmarks/side_by_side.h):
+//   - conv2d forward + backward (input, weight and bias gradients) of ResNet-like layers:
+//     ft's conv2d under vjp against oneDNN 2.6 (Debian's libdnnl, the library PyTorch's CPU
+//     convolutions use) running the same three primitives in its own blocked layouts, the
+//     reorders into them done once outside the timing: the limit of that library;
+//   - per-sample gradients of functorch's tutorial CNN (examples/tutorial_cnn.h) by
+//     vmap(grad) against a loop of single-example grads;
+//   - the empirical NTK of a small CNN (Jacobian contraction) against the loop of
+//     per-example jacrev products;
+//   - per-sample gradients of a transformer block (d 128, 4 heads, seq 64) against a loop.
+// //benchmarks:compare runs the same workloads in functorch beside them.
+#include <dnnl.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "benchmarks/side_by_side.h"
+#include "examples/tutorial_cnn.h"
+#include "ft.h"
+
+namespace ft::bench {
+namespace {
+
+// ---- conv2d forward + backward ----
+
+struct ConvShape {
+  int64_t n, c, h, w, o, k, pad;
+};
+
+// ft: the forward and the vjp with respect to input, weight and bias, one call.
+void BM_ConvFt(benchmark::State& state, ConvShape s) {
+  Generator gen(1);
+  const Tensor x = randn_like(zeros({s.n, s.c, s.h, s.w}), &gen);
+  const Tensor w = randn_like(zeros({s.o, s.c, s.k, s.k}), &gen) * 0.05;
+  const Tensor b = zeros({s.o});
+  const TensorListFn f = [s](const TensorList& a) {
+    return TensorList{conv2d(a[0], a[1], a[2], {1}, {s.pad})};
+  };
+  const Tensor g = ones_like(f({x, w, b})[0]);
+  for (auto _ : state) {
+    VjpResult r = vjp(f, {x, w, b});
+    benchmark::DoNotOptimize(r.vjp_fn({g})[0].impl());
+  }
+}
+
+// oneDNN: convolution_forward (training), backward_data and backward_weights (with bias).
+void BM_ConvOneDnn(benchmark::State& state, ConvShape s) {
+  using namespace dnnl;
+  using tag = memory::format_tag;
+  using dt = memory::data_type;
+  engine eng(engine::kind::cpu, 0);
+  stream strm(eng);
+  const int64_t oh = s.h + 2 * s.pad - s.k + 1, ow = s.w + 2 * s.pad - s.k + 1;
+  const memory::dims src_dims = {s.n, s.c, s.h, s.w}, wei_dims = {s.o, s.c, s.k, s.k},
+                     bias_dims = {s.o}, dst_dims = {s.n, s.o, oh, ow}, strides = {1, 1},
+                     pad = {s.pad, s.pad};
+  const memory::desc src_any(src_dims, dt::f32, tag::any), wei_any(wei_dims, dt::f32, tag::any),
+      bias_md(bias_dims, dt::f32, tag::x), dst_any(dst_dims, dt::f32, tag::any);
+  const convolution_forward::primitive_desc fwd_pd(
+      convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
+                                src_any, wei_any, bias_md, dst_any, strides, pad, pad),
+      eng);
+  const convolution_backward_data::primitive_desc bwd_data_pd(
+      convolution_backward_data::desc(algorithm::convolution_direct, src_any, wei_any, dst_any,
+                                      strides, pad, pad),
+      eng, fwd_pd);
+  const convolution_backward_weights::primitive_desc bwd_wei_pd(
+      convolution_backward_weights::desc(algorithm::convolution_direct, src_any, wei_any,
+                                         bias_md, dst_any, strides, pad, pad),
+      eng, fwd_pd);
+  // Buffers in the layouts each primitive chose, filled once (values do not change timing).
+  auto filled = [&eng](const memory::desc& md, float value) {
+    memory m(md, eng);
+    float* p = static_cast<float*>(m.get_data_handle());
+    for (size_t i = 0; i < md.get_size() / sizeof(float); ++i) p[i] = value;
+    return m;
+  };
+  memory src = filled(fwd_pd.src_desc(), 0.5f), wei = filled(fwd_pd.weights_desc(), 0.01f),
+         bias = filled(bias_md, 0.0f), dst = filled(fwd_pd.dst_desc(), 0.0f);
+  memory diff_dst = filled(bwd_data_pd.diff_dst_desc(), 1.0f);
+  memory diff_dst_w = filled(bwd_wei_pd.diff_dst_desc(), 1.0f);
+  memory wei_b = filled(bwd_data_pd.weights_desc(), 0.01f);
+  memory diff_src = filled(bwd_data_pd.diff_src_desc(), 0.0f);
+  memory src_w = filled(bwd_wei_pd.src_desc(), 0.5f);
+  memory diff_wei = filled(bwd_wei_pd.diff_weights_desc(), 0.0f),
+         diff_bias = filled(bwd_wei_pd.diff_bias_desc(), 0.0f);
+  convolution_forward fwd(fwd_pd);
+  convolution_backward_data bwd_data(bwd_data_pd);
+  convolution_backward_weights bwd_wei(bwd_wei_pd);
+  for (auto _ : state) {
+    fwd.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_BIAS, bias},
+                       {DNNL_ARG_DST, dst}});
+    bwd_data.execute(strm, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, wei_b},
+                            {DNNL_ARG_DIFF_SRC, diff_src}});
+    bwd_wei.execute(strm, {{DNNL_ARG_SRC, src_w}, {DNNL_ARG_DIFF_DST, diff_dst_w},
+                           {DNNL_ARG_DIFF_WEIGHTS, diff_wei}, {DNNL_ARG_DIFF_BIAS, diff_bias}});
+    strm.wait();
+  }
+}
+
+// ---- per-sample gradients of the tutorial CNN ----
+
+Tensor CnnExampleLoss(const TensorList& a) {
+  return tutorial::CnnLoss(tutorial::Params(a), unsqueeze(a[8], 0), unsqueeze(a[9], 0));
+}
+
+std::vector<int64_t> Argnums(int64_t n) {
+  std::vector<int64_t> r;
+  for (int64_t i = 0; i < n; ++i) r.push_back(i);
+  return r;
+}
+
+TensorList CnnArgs(int64_t batch) {
+  Generator gen(0);
+  TensorList args = tutorial::InitCnn(gen);
+  const tutorial::Mnist data = tutorial::SyntheticMnist(batch, gen);
+  args.push_back(data.x);
+  args.push_back(data.y);
+  return args;
+}
+
+void BM_CnnPerSampleFt(benchmark::State& state) {
+  const TensorList args = CnnArgs(state.range(0));
+  std::vector<std::optional<int64_t>> in_dims(tutorial::kCnnParams, std::nullopt);
+  in_dims.push_back(0);
+  in_dims.push_back(0);
+  const TensorListFn f = vmap(grad(ScalarFn(CnnExampleLoss), Argnums(tutorial::kCnnParams)), Dims(in_dims));
+  for (auto _ : state) benchmark::DoNotOptimize(f(args)[0].impl());
+}
+
+void BM_CnnPerSampleLoop(benchmark::State& state) {
+  const TensorList args = CnnArgs(state.range(0));
+  const TensorListFn g = grad(ScalarFn(CnnExampleLoss), Argnums(tutorial::kCnnParams));
+  for (auto _ : state) {
+    for (int64_t i = 0; i < state.range(0); ++i) {
+      TensorList one(args.begin(), args.begin() + tutorial::kCnnParams);
+      one.push_back(select(args[8], 0, i));
+      one.push_back(select(args[9], 0, i));
+      benchmark::DoNotOptimize(g(one)[0].impl());
+    }
+  }
+}
+
+void Register() {
+  auto figure = [](const std::string& fig, const std::string& target, std::optional<int64_t> arg,
+                   std::function<void(benchmark::State&)> ft,
+                   std::function<void(benchmark::State&)> baseline) {
+    SetFigure(fig, target);
+    for (const auto& [side, fn] : {std::pair{"/ft", ft}, std::pair{"/baseline", baseline}}) {
+      auto* b = benchmark::RegisterBenchmark((fig + side).c_str(), fn);
+      if (arg) b->Arg(*arg);
+      b->Repetitions(SmokeTest() ? 1 : kRepetitions)
+          ->ReportAggregatesOnly(true)
+          ->Unit(benchmark::kMillisecond);
+    }
+  };
+  const bool smoke = SmokeTest();
+  const std::vector<std::pair<std::string, ConvShape>> convs = {
+      {"conv2d_3x3_64c_56_B8", smoke ? ConvShape{1, 4, 8, 8, 4, 3, 1} : ConvShape{8, 64, 56, 56, 64, 3, 1}},
+      {"conv2d_1x1_256c_56_B8", smoke ? ConvShape{1, 8, 8, 8, 8, 1, 0} : ConvShape{8, 256, 56, 56, 256, 1, 0}},
+      {"conv2d_3x3_1to32_28_B64", smoke ? ConvShape{2, 1, 8, 8, 4, 3, 0} : ConvShape{64, 1, 28, 28, 32, 3, 0}},
+      {"conv2d_3x3_32to64_26_B64", smoke ? ConvShape{2, 4, 8, 8, 8, 3, 0} : ConvShape{64, 32, 26, 26, 64, 3, 0}},
+  };
+  for (const auto& [name, s] : convs) {
+    figure(name + "_fwd_bwd", "reported (limit: oneDNN's three primitives)", std::nullopt,
+           [s = s](benchmark::State& st) { BM_ConvFt(st, s); },
+           [s = s](benchmark::State& st) { BM_ConvOneDnn(st, s); });
+  }
+  for (int64_t batch : {int64_t{64}, smoke ? int64_t{64} : int64_t{256}}) {
+    const int64_t b = smoke ? 2 : batch;
+    figure("cnn_per_sample_B" + std::to_string(batch), "<= 1.0x functorch (baseline: a loop)", b,
+           BM_CnnPerSampleFt, BM_CnnPerSampleLoop);
+  }
+}
+
+}  // namespace
+}  // namespace ft::bench
+
+int main(int argc, char** argv) {
+  // oneDNN's OpenMP runtime takes its thread count from OMP_NUM_THREADS at its start: give it
+  // ft's (FT_NUM_THREADS), so both sides of a figure use the same cores.
+  setenv("OMP_NUM_THREADS", std::to_string(ft::GetNumThreads()).c_str(), /*overwrite=*/1);
+  ft::bench::Register();
+  return ft::bench::RunAndCompare(argc, argv);
+}
