@@ -38,12 +38,6 @@
 namespace ft::vmap_rules {
 namespace {
 
-Shape LogicalShape(const Tensor& x, BDim bdim) {
-  Shape s(x.sizes().begin(), x.sizes().end());
-  if (bdim) s.erase(s.begin() + *bdim);
-  return s;
-}
-
 BatchedResult Batched0(Tensor out) { return BatchedResult{{Value(std::move(out))}, {BDim(0)}}; }
 
 // ---- addmm (input, mat1, mat2, beta, alpha) and baddbmm ----

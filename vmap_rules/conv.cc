@@ -24,12 +24,6 @@
 namespace ft::vmap_rules {
 namespace {
 
-Shape LogicalShape(const Tensor& x, BDim bdim) {
-  Shape s(x.sizes().begin(), x.sizes().end());
-  if (bdim) s.erase(s.begin() + *bdim);
-  return s;
-}
-
 BatchedResult Front(Tensor out) { return BatchedResult{{Value(std::move(out))}, {BDim(0)}}; }
 
 // SingleInputRule: an op of one tensor (args 0) whose unbatched form has rank

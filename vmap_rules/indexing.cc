@@ -29,13 +29,6 @@ namespace {
 
 BatchedResult One(Tensor t, BDim bdim) { return BatchedResult{{Value(std::move(t))}, {bdim}}; }
 
-// LogicalSizes: t's per-example shape (its physical shape without the batch dim).
-Shape LogicalSizes(const Tensor& t, BDim bdim) {
-  Shape s(t.sizes().begin(), t.sizes().end());
-  if (bdim) s.erase(s.begin() + *bdim);
-  return s;
-}
-
 // Nonempty: the index ops treat a rank-0 tensor as shape [1] (as the kernels do).
 Shape Nonempty(Shape s) {
   if (s.empty()) s.push_back(1);
@@ -64,7 +57,7 @@ int64_t KeptBdimDim(int64_t d, BDim bdim) { return bdim && d >= *bdim ? d + 1 : 
 void CheckInt64(const char* op, const Tensor& t, BDim bdim, const char* what) {
   if (t.dtype() != kInt64) {
     ThrowError(op, ": expected an int64 ", what, " tensor, got ", DTypeName(t.dtype()),
-               " of shape ", ShapeToString(LogicalSizes(t, bdim)));
+               " of shape ", ShapeToString(LogicalShape(t, bdim)));
   }
 }
 
@@ -114,7 +107,7 @@ BatchedResult IndexSelectRule(const VmapContext& ctx, BatchedArgs& args) {
   const BDim ib = args.bdim(2);
   const int64_t batch = ctx.batch_size;
   CheckInt64(op, index, ib, "index");
-  const Shape is = LogicalSizes(index, ib);
+  const Shape is = LogicalShape(index, ib);
   if (is.size() > 1) {
     ThrowError(op, ": index must be a rank-0 or 1-D tensor, got shape ", ShapeToString(is));
   }
@@ -124,7 +117,7 @@ BatchedResult IndexSelectRule(const VmapContext& ctx, BatchedArgs& args) {
   if (xr == 0 && m != 1) {
     ThrowError(op, ": selecting from a rank-0 tensor takes exactly one index, got ", m);
   }
-  return InBounds(op, d, Nonempty(LogicalSizes(x, xb))[d], [&]() -> BatchedResult {
+  return InBounds(op, d, Nonempty(LogicalShape(x, xb))[d], [&]() -> BatchedResult {
     if (!ib) {
       if (xr > 0) return One(index_select(x, KeptBdimDim(d, xb), index), xb);
       // Logical rank 0: view each example as [1]; the result is [batch, 1] -> [batch].
@@ -157,7 +150,7 @@ BatchedResult GatherRule(const VmapContext& ctx, BatchedArgs& args) {
   const Tensor& x = args.tensor(0);
   const Tensor& index = args.tensor(2);
   CheckInt64(op, index, args.bdim(2), "index");
-  const Shape xs = LogicalSizes(x, args.bdim(0)), is = LogicalSizes(index, args.bdim(2));
+  const Shape xs = LogicalShape(x, args.bdim(0)), is = LogicalShape(index, args.bdim(2));
   const int64_t d = WrapDim(op, args.values[1].to_int(), static_cast<int64_t>(xs.size()));
   CheckSameRank(op, xs, is, "index");
   for (size_t i = 0; i < std::max<size_t>(xs.size(), 1); ++i) CheckIndexFits(op, xs, is, d, i);
@@ -181,8 +174,8 @@ BatchedResult ScatterAddRule(const VmapContext& ctx, BatchedArgs& args) {
     ThrowError(op, ": src dtype ", DTypeName(src.dtype()), " must match the input dtype ",
                DTypeName(x.dtype()));
   }
-  const Shape xs = LogicalSizes(x, args.bdim(0)), is = LogicalSizes(index, args.bdim(2)),
-              ss = LogicalSizes(src, args.bdim(3));
+  const Shape xs = LogicalShape(x, args.bdim(0)), is = LogicalShape(index, args.bdim(2)),
+              ss = LogicalShape(src, args.bdim(3));
   const int64_t d = WrapDim(op, args.values[1].to_int(), static_cast<int64_t>(xs.size()));
   CheckSameRank(op, xs, is, "index");
   CheckSameRank(op, xs, ss, "src");
@@ -217,7 +210,7 @@ BatchedResult TakeAlongDimRule(const VmapContext& ctx, BatchedArgs& args) {
   const BDim ib = args.bdim(1);
   const int64_t batch = ctx.batch_size;
   CheckInt64(op, indices, ib, "indices");
-  const Shape xs = LogicalSizes(x, xb), is = LogicalSizes(indices, ib);
+  const Shape xs = LogicalShape(x, xb), is = LogicalShape(indices, ib);
   if (args.values[2].is_none()) {
     const int64_t n = Numel(is);
     return InBounds(op, 0, Numel(xs), [&] {
@@ -273,7 +266,7 @@ struct JoinList {
 JoinList LogicalList(const BatchedArgs& args) {
   JoinList list{args.values[0].tensor_list(), args.list_bdims.at(0), {}};
   for (size_t i = 0; i < list.tensors.size(); ++i) {
-    list.shapes.push_back(LogicalSizes(list.tensors[i], list.bdims[i]));
+    list.shapes.push_back(LogicalShape(list.tensors[i], list.bdims[i]));
   }
   return list;
 }
@@ -373,7 +366,7 @@ BatchedResult SplitRule(const VmapContext& /*ctx*/, BatchedArgs& args) {
   const char* op = "split";
   const Tensor& x = args.tensor(0);
   const BDim xb = args.bdim(0);
-  const Shape xs = LogicalSizes(x, xb);
+  const Shape xs = LogicalShape(x, xb);
   const int64_t d = SplitDim(op, xs, args.values[2].to_int());
   const int64_t split_size = args.values[1].to_int();
   if (split_size < 0) ThrowError(op, ": split_size must be non-negative, got ", split_size);
@@ -388,7 +381,7 @@ BatchedResult SplitWithSizesRule(const VmapContext& /*ctx*/, BatchedArgs& args) 
   const char* op = "split_with_sizes";
   const Tensor& x = args.tensor(0);
   const BDim xb = args.bdim(0);
-  const Shape xs = LogicalSizes(x, xb);
+  const Shape xs = LogicalShape(x, xb);
   const int64_t d = SplitDim(op, xs, args.values[2].to_int());
   const Shape& sizes = args.values[1].shape();
   int64_t sum = 0;
@@ -411,7 +404,7 @@ BatchedResult ChunkRule(const VmapContext& /*ctx*/, BatchedArgs& args) {
   const char* op = "chunk";
   const Tensor& x = args.tensor(0);
   const BDim xb = args.bdim(0);
-  const int64_t d = SplitDim(op, LogicalSizes(x, xb), args.values[2].to_int());
+  const int64_t d = SplitDim(op, LogicalShape(x, xb), args.values[2].to_int());
   const int64_t chunks = args.values[1].to_int();
   return BatchedResult{{Value(chunk(x, chunks, KeptBdimDim(d, xb)))}, {xb}};
 }
@@ -425,7 +418,7 @@ BatchedResult RepeatRule(const VmapContext& /*ctx*/, BatchedArgs& args) {
   const char* op = "repeat";
   const Tensor& x = args.tensor(0);
   const BDim xb = args.bdim(0);
-  const Shape xs = LogicalSizes(x, xb);
+  const Shape xs = LogicalShape(x, xb);
   const Shape& repeats = args.values[1].shape();
   const int64_t k = static_cast<int64_t>(repeats.size());
   const int64_t rank = static_cast<int64_t>(xs.size());
@@ -456,7 +449,7 @@ BatchedResult PadRule(const VmapContext& /*ctx*/, BatchedArgs& args) {
   const char* op = "pad";
   const Tensor& x = args.tensor(0);
   const BDim xb = args.bdim(0);
-  const Shape xs = LogicalSizes(x, xb);
+  const Shape xs = LogicalShape(x, xb);
   const Shape& pads = args.values[1].shape();
   const int64_t rank = static_cast<int64_t>(xs.size());
   const int64_t pairs = static_cast<int64_t>(pads.size()) / 2;

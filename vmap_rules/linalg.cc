@@ -36,13 +36,6 @@
 namespace ft::vmap_rules {
 namespace {
 
-// LogicalShape: x's sizes without its batch dim (what the user's function sees).
-Shape LogicalShape(const Tensor& x, BDim bdim) {
-  Shape s(x.sizes().begin(), x.sizes().end());
-  if (bdim) s.erase(s.begin() + *bdim);
-  return s;
-}
-
 // An operand as the op sees it for one example (for validation and messages).
 struct Logical {
   Shape shape;

@@ -25,13 +25,6 @@ namespace {
 
 BatchedResult One(Tensor t, BDim bdim) { return BatchedResult{{Value(std::move(t))}, {bdim}}; }
 
-// LogicalSizes: t's per-example shape (its physical shape without the batch dim).
-Shape LogicalSizes(const Tensor& t, BDim bdim) {
-  Shape s(t.sizes().begin(), t.sizes().end());
-  if (bdim) s.erase(s.begin() + *bdim);
-  return s;
-}
-
 Shape Prepend(int64_t first, IntArrayRef rest) {
   Shape s{first};
   s.insert(s.end(), rest.begin(), rest.end());
@@ -66,7 +59,7 @@ BatchedResult EmbeddingRule(const VmapContext& ctx, BatchedArgs& args) {
   const Tensor& weight = args.tensor(1);
   const BDim wb = args.bdim(1);
   const std::optional<int64_t> padding_idx = OptInt(args.values[2]);
-  const Shape is = LogicalSizes(input, ib), ws = LogicalSizes(weight, wb);
+  const Shape is = LogicalShape(input, ib), ws = LogicalShape(weight, wb);
   const Shape out = kernels::EmbeddingCheck(is, input.dtype(), ws, padding_idx);
   const int64_t batch = ctx.batch_size;
   if (!wb) return One(embedding(MoveBdimToFront(input, ib), weight, padding_idx), 0);
@@ -94,9 +87,9 @@ BatchedResult MaskedFillRule(const VmapContext& /*ctx*/, BatchedArgs& args) {
   const BDim mb = args.bdim(1);
   const Tensor& value = args.tensor(2);
   const BDim vb = args.bdim(2);
-  const Shape xs = LogicalSizes(x, xb), ms = LogicalSizes(mask, mb);
+  const Shape xs = LogicalShape(x, xb), ms = LogicalShape(mask, mb);
   const Shape out =
-      kernels::MaskedFillCheck(xs, ms, mask.dtype(), LogicalSizes(value, vb));
+      kernels::MaskedFillCheck(xs, ms, mask.dtype(), LogicalShape(value, vb));
   const int64_t rank = static_cast<int64_t>(out.size());
   const Tensor px = PadToLogicalRank(MoveBdimToFront(x, xb), xb, rank);
   const Tensor pm = PadToLogicalRank(MoveBdimToFront(mask, mb), mb, rank);
@@ -117,8 +110,8 @@ BatchedResult IndexAddRule(const VmapContext& ctx, BatchedArgs& args) {
   const Tensor& source = args.tensor(3);
   const BDim sb = args.bdim(3);
   const Scalar alpha = args.values[4].scalar();
-  const Shape xs = LogicalSizes(x, xb), is = LogicalSizes(index, ib),
-              ss = LogicalSizes(source, sb);
+  const Shape xs = LogicalShape(x, xb), is = LogicalShape(index, ib),
+              ss = LogicalShape(source, sb);
   const int64_t d = kernels::IndexAddCheck(xs, x.dtype(), args.values[1].to_int(), is,
                                            index.dtype(), ss, source.dtype());
   const int64_t batch = ctx.batch_size;
@@ -155,7 +148,7 @@ BatchedResult IndexAddRule(const VmapContext& ctx, BatchedArgs& args) {
 template <Tensor (*Op)(const Tensor&, int64_t)>
 BatchRule TriangleRule(const char* op) {
   return [op](const VmapContext& /*ctx*/, BatchedArgs& args) {
-    kernels::TriangleCheck(op, LogicalSizes(args.tensor(0), args.bdim(0)));
+    kernels::TriangleCheck(op, LogicalShape(args.tensor(0), args.bdim(0)));
     return One(Op(MoveBdimToFront(args.tensor(0), args.bdim(0)), args.values[1].to_int()), 0);
   };
 }
@@ -165,7 +158,7 @@ BatchRule TriangleRule(const char* op) {
 BatchedResult RollRule(const VmapContext& ctx, BatchedArgs& args) {
   const Tensor& x = args.tensor(0);
   const BDim xb = args.bdim(0);
-  const Shape xs = LogicalSizes(x, xb);
+  const Shape xs = LogicalShape(x, xb);
   const Shape& shifts = args.values[1].shape();
   const Shape wrapped = kernels::RollCheck(xs, shifts, args.values[2].shape());
   const Tensor xf = MoveBdimToFront(x, xb);
@@ -181,12 +174,12 @@ BatchedResult RollRule(const VmapContext& ctx, BatchedArgs& args) {
 // pixel_shuffle / pixel_unshuffle take any leading dims: the batch dim joins them.
 BatchedResult PixelShuffleRule(const VmapContext& /*ctx*/, BatchedArgs& args) {
   const int64_t r = args.values[1].to_int();
-  kernels::PixelShuffleCheck(LogicalSizes(args.tensor(0), args.bdim(0)), r);
+  kernels::PixelShuffleCheck(LogicalShape(args.tensor(0), args.bdim(0)), r);
   return One(pixel_shuffle(MoveBdimToFront(args.tensor(0), args.bdim(0)), r), 0);
 }
 BatchedResult PixelUnshuffleRule(const VmapContext& /*ctx*/, BatchedArgs& args) {
   const int64_t r = args.values[1].to_int();
-  kernels::PixelUnshuffleCheck(LogicalSizes(args.tensor(0), args.bdim(0)), r);
+  kernels::PixelUnshuffleCheck(LogicalShape(args.tensor(0), args.bdim(0)), r);
   return One(pixel_unshuffle(MoveBdimToFront(args.tensor(0), args.bdim(0)), r), 0);
 }
 

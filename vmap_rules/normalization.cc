@@ -29,12 +29,6 @@
 namespace ft::vmap_rules {
 namespace {
 
-Shape LogicalShape(const Tensor& x, BDim bdim) {
-  Shape s(x.sizes().begin(), x.sizes().end());
-  if (bdim) s.erase(s.begin() + *bdim);
-  return s;
-}
-
 // The logical shape / dtype of an optional tensor argument (nullopt when None).
 std::optional<Shape> OptShape(const BatchedArgs& args, size_t i) {
   if (args.values[i].is_none()) return std::nullopt;

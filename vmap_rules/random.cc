@@ -29,13 +29,6 @@
 namespace ft::vmap_rules {
 namespace {
 
-// LogicalShape: x's sizes without the batch dim.
-Shape LogicalShape(const Tensor& x, BDim bdim) {
-  Shape s(x.sizes().begin(), x.sizes().end());
-  if (bdim) s.erase(s.begin() + *bdim);
-  return s;
-}
-
 // WithBatch: [batch_size] + shape.
 Shape WithBatch(int64_t batch_size, IntArrayRef shape) {
   Shape s{batch_size};

@@ -154,7 +154,8 @@ BatchedResult ArgRule(const VmapContext& ctx, BatchedArgs& args) {
   return BatchedResult{std::move(out), {0}};
 }
 
-// softmax / log_softmax / cumsum / cumprod / logcumsumexp (self, dim): the same op along the physical dim. A rank-0
+// softmax / log_softmax / cumsum / cumprod / logcumsumexp (self, dim): the same op along the
+// physical dim. A rank-0
 // example is scanned as a [1] vector (viewed [B, 1], op along dim 1, dim 1 dropped).
 BatchedResult AlongDimRule(const VmapContext& ctx, BatchedArgs& args) {
   const Tensor x = SelfFront(args);
@@ -175,14 +176,10 @@ BatchedResult AlongDimRule(const VmapContext& ctx, BatchedArgs& args) {
 // front and both are padded to the common logical rank; the op runs once along the physical
 // dim. A rank-0 example is scanned as a [1] vector.
 BatchedResult LinearRecurrenceRule(const VmapContext&, BatchedArgs& args) {
-  Shape logical[2];
-  for (size_t i = 0; i < 2; ++i) {
-    const Tensor& t = args.tensor(i);
-    logical[i] = Shape(t.sizes().begin(), t.sizes().end());
-    if (args.bdim(i)) logical[i].erase(logical[i].begin() + *args.bdim(i));
-  }
   // The op's own errors, naming the logical shapes.
-  const Shape shape = BroadcastShapes("linear_recurrence", logical[0], logical[1]);
+  const Shape shape =
+      BroadcastShapes("linear_recurrence", ::ft::LogicalShape(args.tensor(0), args.bdim(0)),
+                      ::ft::LogicalShape(args.tensor(1), args.bdim(1)));
   const int64_t rank = static_cast<int64_t>(shape.size());
   const int64_t d = WrapDim("linear_recurrence", args.values[2].to_int(), rank);
   const int64_t padded = std::max<int64_t>(rank, 1);

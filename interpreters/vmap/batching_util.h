@@ -24,6 +24,14 @@ namespace ft {
 // LogicalRank: x's rank as the user's function sees it (without the batch dim).
 inline int64_t LogicalRank(const Tensor& x, BDim bdim) { return x.dim() - (bdim ? 1 : 0); }
 
+// LogicalShape: x's sizes without its batch dim (the shape the user's function sees), for
+// rules that validate or name an operand's per-example shape.
+inline Shape LogicalShape(const Tensor& x, BDim bdim) {
+  Shape s(x.sizes().begin(), x.sizes().end());
+  if (bdim) s.erase(s.begin() + *bdim);
+  return s;
+}
+
 // MoveBdimToFront: x with its batch dim at 0 (x itself when unbatched or already there).
 Tensor MoveBdimToFront(const Tensor& x, BDim bdim);
 
