@@ -155,8 +155,8 @@ BatchedResult ArgRule(const VmapContext& ctx, BatchedArgs& args) {
 }
 
 // softmax / log_softmax / cumsum / cumprod / logcumsumexp (self, dim): the same op along the
-// physical dim. A rank-0
-// example is scanned as a [1] vector (viewed [B, 1], op along dim 1, dim 1 dropped).
+// physical dim. A rank-0 example is scanned as a [1] vector (viewed [B, 1], op along dim 1,
+// dim 1 dropped).
 BatchedResult AlongDimRule(const VmapContext& ctx, BatchedArgs& args) {
   const Tensor x = SelfFront(args);
   CheckFloatingExample(ctx.op.name(), x);
