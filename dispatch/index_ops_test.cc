@@ -609,6 +609,37 @@ TEST(Chunk, TorchRule) {
   EXPECT_TENSOR_EQ(n[1], tensor({2.0, 3.0}, {1, 2}));
 }
 
+// Found by //tests/fuzz (corpus/transforms_fuzzer/regression-split-views-offset-overflow*):
+// the pieces of a tensor without elements were placed at offset + start * stride, and a
+// stride near INT64_MAX (ContiguousStrides saturates) overflowed that product, which UBSan
+// reports. No element is addressed, so every piece is an empty view and nothing overflows.
+TEST(Chunk, PiecesOfAnEmptyTensorWithHugeStrides) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const Tensor base = zeros({0});
+  const Tensor odd = MakeDense(base.storage(), kFloat32, {0, 5, 3}, {max, max, max}, 0);
+  ASSERT_EQ(odd.numel(), 0);
+  struct Case {
+    TensorList pieces;
+    int64_t dim;
+    std::vector<int64_t> sizes;  // along dim
+  };
+  const std::vector<Case> cases = {
+      {chunk(odd, 3, 1), 1, {2, 2, 1}},
+      {split(odd, 2, 1), 1, {2, 2, 1}},
+      {split_with_sizes(odd, {1, 1, 3}, 1), 1, {1, 1, 3}},
+      {chunk(odd, 2, 2), 2, {2, 1}},
+      {split(odd, 1, 2), 2, {1, 1, 1}},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(cases[i].pieces.size(), cases[i].sizes.size());
+    for (size_t j = 0; j < cases[i].pieces.size(); ++j) {
+      EXPECT_EQ(cases[i].pieces[j].numel(), 0);
+      EXPECT_EQ(cases[i].pieces[j].sizes()[cases[i].dim], cases[i].sizes[j]);
+    }
+  }
+}
+
 TEST(Chunk, Errors) {
   EXPECT_FT_ERROR(chunk(zeros({4}), 0), "chunk: chunks must be positive, got 0");
   EXPECT_FT_ERROR(chunk(zeros({4}), -2), "chunk: chunks must be positive, got -2");

@@ -17,7 +17,9 @@ namespace ft::kernels {
 namespace {
 
 using internal::ForEachStrided;
+using internal::OffsetAdd;
 using internal::Operand;
+using internal::StrideMul;
 
 // PyTorch's ensure_nonempty_dim: the index ops treat a rank-0 tensor as shape [1], so that
 // gather/scatter_add/take_along_dim need no special case for scalars.
@@ -173,8 +175,9 @@ TensorList SplitViews(const Tensor& x, IntArrayRef sizes, int64_t d) {
   for (int64_t s : sizes) {
     Shape view_sizes = Dims(x);
     view_sizes[d] = s;
+    // Saturating: the pieces of a tensor without elements may carry strides near INT64_MAX.
     out.push_back(MakeDense(x.storage(), x.dtype(), view_sizes, strides,
-                            x.storage_offset() + start * x.strides()[d]));
+                            OffsetAdd(x.storage_offset(), StrideMul(start, x.strides()[d]))));
     start += s;
   }
   return out;

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "Eigen/Core"
 #include "absl/strings/string_view.h"
@@ -40,6 +41,26 @@ using ConstStridedMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>, Eig
                                    Eigen::InnerStride<Eigen::Dynamic>>;
 template <typename T>
 using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// StrideMul and OffsetAdd are the geometry arithmetic of views. For a tensor with elements,
+// every index times its stride, and the offset plus it, stays inside the storage, so nothing
+// overflows. A tensor without elements may carry any strides (none is ever followed:
+// ContiguousStrides of [0, 2^62, 2^62] saturates at INT64_MAX, and a view of it multiplies
+// again), so there the arithmetic saturates instead of overflowing, which is undefined
+// behaviour (ops_fuzzer under UBSan; split and chunk in transforms_fuzzer). Results for
+// tensors with elements are unchanged.
+inline int64_t StrideMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_mul_overflow(a, b, &r)) return r;
+  return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
+                            : std::numeric_limits<int64_t>::max();
+}
+
+inline int64_t OffsetAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+}
 
 // Operand: a strided view in bytes, as ForEachStrided consumes it.
 struct Operand {

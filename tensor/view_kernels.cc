@@ -11,29 +11,13 @@
 namespace ft::kernels {
 namespace {
 
+using internal::OffsetAdd;
+using internal::StrideMul;
+
 // Alias is the one way every view is made: same storage and dtype, new geometry. It never
 // touches the elements or the version counter.
 Tensor Alias(const Tensor& x, Shape sizes, Shape strides, int64_t offset) {
   return MakeDense(x.storage(), x.dtype(), std::move(sizes), std::move(strides), offset);
-}
-
-// StrideMul and OffsetAdd are the geometry arithmetic of views. For a tensor with elements,
-// every index times its stride, and the offset plus it, stays inside the storage, so nothing
-// overflows. A tensor without elements may carry any strides (none is ever followed:
-// ContiguousStrides of [0, 2^62, 2^62] saturates at INT64_MAX, and a view of it multiplies
-// again), so there the arithmetic saturates instead of overflowing, which is undefined
-// behaviour (ops_fuzzer under UBSan). Results for tensors with elements are unchanged.
-int64_t StrideMul(int64_t a, int64_t b) {
-  int64_t r;
-  if (!__builtin_mul_overflow(a, b, &r)) return r;
-  return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
-                            : std::numeric_limits<int64_t>::max();
-}
-
-int64_t OffsetAdd(int64_t a, int64_t b) {
-  int64_t r;
-  if (!__builtin_add_overflow(a, b, &r)) return r;
-  return b < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
 }
 
 Tensor Alias(const Tensor& x) {
