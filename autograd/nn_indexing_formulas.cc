@@ -1,15 +1,18 @@
 // vjp and jvp formulas: indexing and shape ops for models (embedding, masked_fill, index_add,
-// tril, triu, roll, pixel_shuffle, pixel_unshuffle). Every op here is linear in its floating
+// tril, triu, roll, pixel_shuffle, pixel_unshuffle, gather_nd, index_put_nd). Every op here is
+// linear in its floating
 // tensor inputs (indices and masks carry no gradient), so each jvp is the op applied to the
 // tangents, and each vjp is the adjoint written with public ops: embedding accumulates rows
 // with index_add, masked_fill zeroes the masked positions, index_add selects, tril / triu
-// mask, roll rolls back and the pixel ops invert each other.
+// mask, roll rolls back, the pixel ops invert each other, and gather_nd and index_put_nd are
+// each other's adjoint.
 #include <cstdint>
 #include <optional>
 
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
 #include "dispatch/ops.h"
+#include "tensor/factories.h"
 
 namespace ft::autograd {
 namespace {
@@ -26,6 +29,18 @@ std::optional<int64_t> PaddingRow(const Value& v, int64_t num) {
   const std::optional<int64_t> p = OptInt(v);
   if (!p) return std::nullopt;
   return *p < 0 ? *p + num : *p;
+}
+
+// LastWriters: bool [*B], true at the rows of index [*B, k] that index_put_nd (accumulate
+// false) leaves in place, i.e. no later row has the same coordinates. Each place records its
+// last row id (rows are written in order), and a row survives if it reads its own id back.
+Tensor LastWriters(const Tensor& x, const Tensor& index) {
+  const int64_t k = index.size(-1);
+  const Shape b(index.sizes().begin(), index.sizes().end() - 1);
+  const Shape lead(x.sizes().begin(), x.sizes().begin() + k);
+  const Tensor ids = reshape(arange(0, Numel(b), 1, kInt64), b);
+  const Tensor writer = index_put_nd(full(lead, -1, kInt64), index, ids, false);
+  return eq(gather_nd(writer, index), ids);
 }
 
 }  // namespace
@@ -143,6 +158,52 @@ void RegisterNnIndexingFormulas() {
   });
   MarkInputValuesUnused(Op("pixel_shuffle"));
   MarkInputValuesUnused(Op("pixel_unshuffle"));
+
+  // gather_nd(x, index): the gradient scatters back with accumulation (repeated rows add up).
+  SetVjp(Op("gather_nd"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    return TensorList{index_put_nd(zeros_like(x), c.input(1), g[0], true), Tensor()};
+  });
+  SetJvp(Op("gather_nd"), [](const JvpContext& c, const TensorList& t) {
+    if (!t[0].defined()) return TensorList{Tensor()};
+    return TensorList{gather_nd(t[0], c.input(1))};
+  });
+
+  // index_put_nd(x, index, values, accumulate): with accumulate, x's gradient is the output's
+  // and values' is gathered from it. Without, the written places of x get none, and of the
+  // rows writing one place only the last (the one that stays) gets its gradient, so the vjp
+  // is the transpose of the jvp even with repeated coordinates (torch hands every repeat the
+  // gradient). values' gradient is summed back over its broadcast.
+  SetVjp(Op("index_put_nd"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const Tensor& index = c.input(1);
+    const Tensor& values = c.input(2);
+    const bool accumulate = c.inputs[3].to_bool();
+    Tensor gx, gv;
+    if (c.needs(0)) {
+      gx = accumulate ? g[0] : index_put_nd(g[0], index, zeros({}, g[0].dtype()), false);
+    }
+    if (c.needs(2) && IsFloating(values.dtype())) {
+      Tensor rows = gather_nd(g[0], index);
+      if (!accumulate) {
+        Shape view(index.sizes().begin(), index.sizes().end() - 1);
+        view.resize(static_cast<size_t>(rows.dim()), 1);
+        rows = masked_fill(rows, reshape(logical_not(LastWriters(x, index)), view), 0.0);
+      }
+      gv = sum_to_size(rows, values.sizes());
+    }
+    return TensorList{gx, Tensor(), gv};
+  });
+  SetJvp(Op("index_put_nd"), [](const JvpContext& c, const TensorList& t) {
+    const Tensor& index = c.input(1);
+    const bool accumulate = c.inputs[3].to_bool();
+    if (!t[2].defined()) {
+      if (!t[0].defined() || accumulate) return TensorList{t[0]};
+      return TensorList{index_put_nd(t[0], index, zeros({}, t[0].dtype()), false)};
+    }
+    const Tensor base = t[0].defined() ? t[0] : zeros_like(c.input(0));
+    return TensorList{index_put_nd(base, index, t[2], accumulate)};
+  });
 }
 
 }  // namespace ft::autograd

@@ -1,12 +1,16 @@
 // ft/dispatch/nn_indexing_ops.h
 //
 // Indexing and shape ops for models, with torch's names, argument order and defaults:
-// embedding, masked_fill, index_add, tril, triu, roll, pixel_shuffle, pixel_unshuffle. Each
-// dispatches (dispatch.h) to its base kernel in tensor/nn_indexing_kernels.h.
+// embedding, masked_fill, index_add, tril, triu, roll, pixel_shuffle, pixel_unshuffle, and
+// advanced indexing: index and index_put (torch's x[i, :, j] and x.index_put(...)), built on
+// the primitives gather_nd and index_put_nd. Each op dispatches (dispatch.h) to its base kernel
+// in tensor/nn_indexing_kernels.h.
 //
-// Every op returns a new contiguous tensor (never a view of an input) of the input's dtype
-// (embedding: weight's). Index tensors are int64; index values must lie in [0, size) (no
-// Python-style wrap-around); all are checked before anything is allocated. Errors are
+// Every op returns a new tensor (never a view of an input) of the input's dtype (embedding:
+// weight's), contiguous except for index / index_put, which may return a permuted layout.
+// Index tensors are int64; index values must lie in [0, size) (no Python-style wrap-around),
+// except in advanced indexing, which follows torch (negative values count from the end); all
+// are checked before anything is allocated. Errors are
 // ft::Error naming the op and the shapes, dims or values involved. Every op is
 // differentiable in its floating tensor arguments (not in indices or masks), batchable with
 // vmap (indices and masks may be batched too), and passes through functionalize.
@@ -21,6 +25,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "tensor/scalar.h"
 #include "tensor/tensor.h"
@@ -74,6 +79,44 @@ Tensor roll(const Tensor& x, IntArrayRef shifts, IntArrayRef dims = {});
 // channel count not divisible by r^2 (shuffle), H or W not divisible by r (unshuffle).
 Tensor pixel_shuffle(const Tensor& x, int64_t upscale_factor);
 Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor);
+
+// ---- Advanced indexing ----
+//
+// TensorIndices: one entry per leading dim of x, as in torch's x[i, :, j]: an int64 tensor
+// indexes that dim, std::nullopt keeps it whole (a `:`). Dims past the list are kept whole.
+// The index tensors broadcast together to a shape B, and index values may be negative
+// (counting from the end, as in torch); a value outside [-size, size) is an ft::Error.
+using TensorIndices = std::vector<std::optional<Tensor>>;
+
+// index (torch's x[indices], aten::index): selects x at the broadcast index tuples. The result
+// is B followed by the kept dims, except that when the indexed dims are adjacent B takes their
+// place (torch's rule): x [5, 6, 7] indexed by (nullopt, i [2, 3], j [3]) is [5, 2, 3];
+// indexed by (i [2], nullopt, j [2]) it is [2, 6]. With no index tensor it is a copy of x.
+// Boolean masks (whose result shape depends on their values) are not supported: use
+// masked_fill or where. Differentiable in x; the gradient accumulates repeated indices.
+Tensor index(const Tensor& x, const TensorIndices& indices);
+
+// index_put (torch.index_put): a copy of x with `values` written at x[indices] (values
+// broadcast to the shape index(x, indices) has, and have x's dtype). accumulate=true adds
+// values instead, repeated index tuples adding up; accumulate=false writes, and where index
+// tuples repeat the last one wins (torch leaves that undefined; ft fixes it, and its
+// derivatives agree: the overwritten values get no gradient). Differentiable in x and values.
+// Example:
+//   index_put(zeros({3}), {tensor<int64_t>({0, 2, 0})}, tensor({1.0, 2.0, 3.0}), true)
+//   // [4, 0, 2]
+Tensor index_put(const Tensor& x, const TensorIndices& indices, const Tensor& values,
+                 bool accumulate = false);
+
+// gather_nd / index_put_nd: the op-table primitives index and index_put lower to (and useful
+// on their own, as in JAX / TF). index is int64 [*B, k]: each row holds coordinates into x's
+// first k dims (negative counts from the end). gather_nd(x, index) has shape
+// B + x.shape[k:], row b being x[index[b, 0], ..., index[b, k-1]]. index_put_nd writes (or,
+// with accumulate, adds) values, broadcast to that shape, at those places of a copy of x, rows
+// in order. Errors: a non-int64 or rank-0 index, k > x.dim(), a coordinate out of range,
+// values of another dtype or not broadcastable.
+Tensor gather_nd(const Tensor& x, const Tensor& index);
+Tensor index_put_nd(const Tensor& x, const Tensor& index, const Tensor& values,
+                    bool accumulate = false);
 
 // RegisterNnIndexingOps adds this family to the op table (called by RegisterAllOps).
 void RegisterNnIndexingOps(OpRegistry& registry);

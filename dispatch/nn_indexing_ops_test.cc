@@ -36,6 +36,13 @@ Tensor Fix(const std::string& c, const std::string& name) {
 Tensor I64(std::vector<int64_t> v, Shape shape) { return tensor(v, shape); }
 Tensor I64(std::vector<int64_t> v) { return tensor(v); }
 
+// At: the element of t at `pos`.
+int64_t At(const Tensor& t, std::vector<int64_t> pos) {
+  Tensor e = t;
+  for (int64_t p : pos) e = select(e, 0, p);
+  return e.item<int64_t>();
+}
+
 // CheckFixture: f of the differentiable inputs `names` of case `c` gives torch's output, its
 // vjp along the saved cotangent gives torch's gradients, and its jvp torch's tangent.
 void CheckFixture(const std::string& c, const std::vector<std::string>& names,
@@ -108,6 +115,23 @@ TEST(NnIndexingOps, PixelShuffleFixtures) {
                [](const TensorList& a) { return pixel_unshuffle(a[0], 2); });
 }
 
+TEST(NnIndexingOps, AdvancedIndexingFixtures) {
+  const Tensor i = Fix("index_adjacent", "i"), j = Fix("index_adjacent", "j");
+  CheckFixture("index_adjacent", {"x"},
+               [&](const TensorList& a) { return index(a[0], {std::nullopt, i, j}); });
+  const Tensor ni = Fix("index_nonadjacent", "i"), nj = Fix("index_nonadjacent", "j");
+  CheckFixture("index_nonadjacent", {"x"},
+               [&](const TensorList& a) { return index(a[0], {ni, std::nullopt, nj}); });
+  const Tensor pi = Fix("index_put_accumulate", "i");
+  CheckFixture("index_put_accumulate", {"x", "values"}, [&](const TensorList& a) {
+    return index_put(a[0], {std::nullopt, pi}, a[1], true);
+  });
+  const Tensor qi = Fix("index_put", "i"), qj = Fix("index_put", "j");
+  CheckFixture("index_put", {"x", "values"}, [&](const TensorList& a) {
+    return index_put(a[0], {qi, std::nullopt, qj}, a[1]);
+  });
+}
+
 // ---- Closed forms and dtypes ----
 
 TEST(NnIndexingOps, EmbeddingClosedForm) {
@@ -152,6 +176,87 @@ TEST(NnIndexingOps, IndexAddClosedForm) {
                    scalar_tensor(3.0));
   EXPECT_TENSOR_EQ(index_add(zeros({3}, kFloat64), 0, scalar_tensor(int64_t{1}, kInt64), tensor({2.0})),
                    tensor({0.0, 2.0, 0.0}));
+}
+
+// index against its definition, element by element: x [3, 4, 5] (values 0..59) indexed at
+// dims 0 and 2 (not adjacent: B = [2, 2] first, then the kept dim 1) and at dims 1 and 2
+// (adjacent: B replaces them, after dim 0).
+TEST(NnIndexingOps, IndexAgainstLoops) {
+  const Tensor x = reshape(arange(0, 60, 1, kInt64), {3, 4, 5});
+  const Tensor i = I64({2, -3, 0, 1}, {2, 2});
+  const Tensor j = I64({4, -1}, {2});  // broadcasts against i to [2, 2]
+  auto wrap = [](int64_t v, int64_t n) { return v < 0 ? v + n : v; };
+  const Tensor apart = index(x, {i, std::nullopt, j});
+  ASSERT_EQ(apart.sizes(), (IntArrayRef{2, 2, 4}));
+  for (int64_t a = 0; a < 2; ++a) {
+    for (int64_t b = 0; b < 2; ++b) {
+      for (int64_t m = 0; m < 4; ++m) {
+        const int64_t xi = wrap(At(i, {a, b}), 3), xj = wrap(At(j, {b}), 5);
+        EXPECT_EQ(At(apart, {a, b, m}), (xi * 4 + m) * 5 + xj) << a << b << m;
+      }
+    }
+  }
+  const Tensor k = I64({3, 0, -1, 2}, {2, 2});
+  const Tensor together = index(x, {std::nullopt, k, j});
+  ASSERT_EQ(together.sizes(), (IntArrayRef{3, 2, 2}));
+  for (int64_t n = 0; n < 3; ++n) {
+    for (int64_t a = 0; a < 2; ++a) {
+      for (int64_t b = 0; b < 2; ++b) {
+        const int64_t xk = wrap(At(k, {a, b}), 4), xj = wrap(At(j, {b}), 5);
+        EXPECT_EQ(At(together, {n, a, b}), (n * 4 + xk) * 5 + xj);
+      }
+    }
+  }
+  // One index selects rows; no index tensor at all copies.
+  EXPECT_TENSOR_EQ(index(x, {I64({1})}), narrow(x, 0, 1, 1));
+  EXPECT_TENSOR_EQ(index(x, {std::nullopt}), x);
+  EXPECT_TENSOR_EQ(index(x, {}), x);
+  // A rank-0 index drops the dim, like select.
+  EXPECT_TENSOR_EQ(index(x, {std::nullopt, scalar_tensor(int64_t{2}, kInt64)}), select(x, 1, 2));
+}
+
+TEST(NnIndexingOps, IndexPutClosedForm) {
+  const Tensor i = I64({0, 2, 0});
+  // accumulate adds up repeated places; without, the last write wins.
+  EXPECT_TENSOR_EQ(index_put(zeros({3}, kFloat64), {i}, tensor({1.0, 2.0, 3.0}), true),
+                   tensor({4.0, 0.0, 2.0}));
+  EXPECT_TENSOR_EQ(index_put(zeros({3}, kFloat64), {i}, tensor({1.0, 2.0, 3.0})),
+                   tensor({3.0, 0.0, 2.0}));
+  // values broadcast over the indexed shape [2, 4]: rows 0 and 2 of dim 1, all of dim 2.
+  const Tensor x = zeros({1, 3, 4}, kFloat64);
+  const Tensor put = index_put(x, {std::nullopt, I64({0, 2})}, tensor({1.0, 2.0, 3.0, 4.0}));
+  EXPECT_TENSOR_EQ(put, tensor({1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0},
+                               {1, 3, 4}));
+  // Non-adjacent indices: values come in torch's order, B first ([2] then kept [3]).
+  const Tensor y = index_put(zeros({2, 3, 2}, kFloat64), {I64({0, 1}), std::nullopt, I64({1, 0})},
+                             tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, {2, 3}));
+  EXPECT_TENSOR_EQ(y, tensor({0.0, 1.0, 0.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 0.0, 6.0, 0.0},
+                             {2, 3, 2}));
+  // int64 and bool; the input is never modified.
+  const Tensor n = I64({5, 5, 5});
+  EXPECT_TENSOR_EQ(index_put(n, {I64({1, 1})}, I64({2, 3}), true), I64({5, 10, 5}));
+  EXPECT_TENSOR_EQ(n, I64({5, 5, 5}));
+  EXPECT_TENSOR_EQ(index_put(zeros({3}, kBool), {I64({2})}, ones({1}, kBool)),
+                   tensor(std::vector<bool>{false, false, true}));
+  // The primitives directly: rows of coordinates into the leading dims.
+  const Tensor m = reshape(arange(0, 12, 1, kFloat64), {3, 4});
+  EXPECT_TENSOR_EQ(gather_nd(m, I64({0, 1, 2, 3, -1, 0}, {3, 2})), tensor({1.0, 11.0, 8.0}));
+  EXPECT_TENSOR_EQ(gather_nd(m, I64({2, 0}, {2, 1})), index_select(m, 0, I64({2, 0})));
+  EXPECT_TENSOR_EQ(index_put_nd(zeros({2, 2}, kFloat64), I64({1, 0, 1, 0}, {2, 2}),
+                                tensor({1.0, 2.0}), true),
+                   tensor({0.0, 0.0, 3.0, 0.0}, {2, 2}));
+}
+
+// Without accumulate, a place written twice keeps the last value, so only the last of the
+// repeated rows gets a gradient (torch gives every repeat one; that is not the derivative).
+TEST(NnIndexingOps, IndexPutRepeatedPlacesGradient) {
+  const Tensor i = I64({1, 0, 1});
+  const ScalarFn f = [&](const TensorList& a) {
+    return sum(index_put(a[0], {i}, a[1]) * tensor({1.0, 10.0}));
+  };
+  const TensorList g = grad(f, {0, 1})({tensor({0.5, 0.5}), tensor({1.0, 2.0, 3.0})});
+  EXPECT_TENSOR_EQ(g[0], tensor({0.0, 0.0}));
+  EXPECT_TENSOR_EQ(g[1], tensor({0.0, 1.0, 10.0}));
 }
 
 TEST(NnIndexingOps, TrilTriuClosedForm) {
@@ -343,6 +448,32 @@ TEST(NnIndexingOps, PixelShuffleErrors) {
   EXPECT_FT_ERROR(pixel_unshuffle(ones({1, 5, 4}), 2),
                   "pixel_unshuffle: height and width (size(-2) = 5, size(-1) = 4) must be "
                   "divisible by downscale_factor 2, input shape [1, 5, 4]");
+}
+
+TEST(NnIndexingOps, AdvancedIndexingErrors) {
+  const Tensor x = zeros({2, 3}, kFloat64);
+  EXPECT_FT_ERROR(index(x, {I64({0}), I64({0}), I64({0})}),
+                  "index: too many indices for a tensor of shape [2, 3]: 3 given");
+  EXPECT_FT_ERROR(index(x, {ones({2}, kBool)}),
+                  "index: the index for dim 0 is a boolean mask (shape [2])");
+  EXPECT_FT_ERROR(index(x, {std::nullopt, ones({1}, kFloat32)}),
+                  "index: the index for dim 1 must be int64, got float32");
+  EXPECT_FT_ERROR(index(x, {I64({0, 1}), I64({0, 1, 2})}), "index");
+  EXPECT_FT_ERROR(index(x, {std::nullopt, I64({3})}),
+                  "index: an index is out of range for x of shape [2, 3] indexed at dims [1] "
+                  "(gather_nd: index 3 is out of bounds for dimension 0 with size 3)");
+  EXPECT_FT_ERROR(index(x, {I64({-3})}), "index -3 is out of bounds for dimension 0 with size 2");
+  EXPECT_FT_ERROR(index_put(x, {I64({0})}, ones({3}, kFloat32)),
+                  "index_put: values must have x's dtype float64, got float32");
+  EXPECT_FT_ERROR(index_put(x, {I64({0, 1})}, ones({2}, kFloat64)),
+                  "index_put: values of shape [2] cannot be broadcast to the indexed shape [2, 3]");
+  EXPECT_FT_ERROR(gather_nd(x, scalar_tensor(int64_t{0}, kInt64)),
+                  "gather_nd: index must have at least one dim");
+  EXPECT_FT_ERROR(gather_nd(x, I64({0, 0, 0}, {1, 3})),
+                  "gather_nd: index of shape [1, 3] has 3 coordinates per row, but x of shape "
+                  "[2, 3] has only 2 dims");
+  EXPECT_FT_ERROR(index_put_nd(x, I64({0}, {1, 1}), ones({4}, kFloat64)),
+                  "index_put_nd: values of shape [4] cannot be broadcast to the indexed shape [1, 3]");
 }
 
 }  // namespace

@@ -307,4 +307,121 @@ Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor) {
   return reshape(clone(permute(reshape(x, split), perm)), out);
 }
 
+// ---- gather_nd / index_put_nd ----
+
+Shape GatherNdCheck(const char* op, IntArrayRef x, IntArrayRef index, DType index_dtype) {
+  CheckInt64(op, index_dtype, index, "index");
+  if (index.empty()) {
+    ThrowError(op, ": index must have at least one dim (its last holds the coordinates), got "
+               "a rank-0 index");
+  }
+  const int64_t k = index.back();
+  if (k > static_cast<int64_t>(x.size())) {
+    ThrowError(op, ": index of shape ", ShapeToString(index), " has ", k,
+               " coordinates per row, but x of shape ", ShapeToString(x), " has only ",
+               x.size(), " dims");
+  }
+  Shape out(index.begin(), index.end() - 1);
+  out.insert(out.end(), x.begin() + k, x.end());
+  return out;
+}
+
+void IndexPutNdCheck(IntArrayRef x, DType x_dtype, IntArrayRef index, DType index_dtype,
+                     IntArrayRef values, DType values_dtype) {
+  const char* op = "index_put_nd";
+  const Shape target = GatherNdCheck(op, x, index, index_dtype);
+  if (values_dtype != x_dtype) {
+    ThrowError(op, ": values must have x's dtype ", DTypeName(x_dtype), ", got ",
+               DTypeName(values_dtype));
+  }
+  if (!IsExpandableTo(values, target)) {
+    ThrowError(op, ": values of shape ", ShapeToString(values),
+               " cannot be broadcast to the indexed shape ", ShapeToString(target));
+  }
+}
+
+namespace {
+
+// RowOffsets: for each row of index [*, k], the element offset of x[row...] in a contiguous
+// x, negative coordinates counting from the end (torch's advanced indexing). Every
+// coordinate is checked against its dim before anything is allocated.
+std::vector<int64_t> RowOffsets(const char* op, IntArrayRef x, const Tensor& index) {
+  const int64_t k = index.size(-1);
+  const std::vector<int64_t> coords = Int64Values(index);
+  const int64_t rows = k == 0 ? Numel(index.sizes().subspan(0, index.dim() - 1))
+                              : static_cast<int64_t>(coords.size()) / k;
+  const Shape strides = ContiguousStrides(x);
+  std::vector<int64_t> offsets(static_cast<size_t>(rows), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t v = coords[static_cast<size_t>(r * k + j)];
+      const int64_t size = x[static_cast<size_t>(j)];
+      if (v < -size || v >= size) {
+        ThrowError(op, ": index ", v, " is out of bounds for dimension ", j, " with size ",
+                   size);
+      }
+      if (v < 0) v += size;
+      off += v * strides[static_cast<size_t>(j)];
+    }
+    offsets[static_cast<size_t>(r)] = off;
+  }
+  return offsets;
+}
+
+}  // namespace
+
+Tensor gather_nd(const Tensor& x, const Tensor& index) {
+  const char* op = "gather_nd";
+  const Shape out_shape = GatherNdCheck(op, x.sizes(), index.sizes(), index.dtype());
+  const std::vector<int64_t> offsets = RowOffsets(op, x.sizes(), index);
+  Tensor out = EmptyContiguous(out_shape, x.dtype());
+  if (out.numel() == 0) return out;
+  const Tensor xc = contiguous(x);
+  const int64_t item = ItemSize(x.dtype());
+  const int64_t row_bytes = out.numel() / static_cast<int64_t>(offsets.size()) * item;
+  const char* src = static_cast<const char*>(xc.impl()->raw_data());
+  char* dst = static_cast<char*>(out.impl()->raw_data());
+  for (size_t r = 0; r < offsets.size(); ++r) {
+    std::memcpy(dst + static_cast<int64_t>(r) * row_bytes, src + offsets[r] * item,
+                static_cast<size_t>(row_bytes));
+  }
+  return out;
+}
+
+Tensor index_put_nd(const Tensor& x, const Tensor& index, const Tensor& values, bool accumulate) {
+  const char* op = "index_put_nd";
+  IndexPutNdCheck(x.sizes(), x.dtype(), index.sizes(), index.dtype(), values.sizes(),
+                  values.dtype());
+  const std::vector<int64_t> offsets = RowOffsets(op, x.sizes(), index);
+  Tensor out = clone(x);
+  const Shape target = GatherNdCheck(op, x.sizes(), index.sizes(), index.dtype());
+  const int64_t n = Numel(target);
+  if (n == 0) return out;
+  const Tensor v = contiguous(expand(values, target));
+  const int64_t row = n / static_cast<int64_t>(offsets.size());
+  char* dst = static_cast<char*>(out.impl()->raw_data());
+  const char* src = static_cast<const char*>(v.impl()->raw_data());
+  const int64_t item = ItemSize(x.dtype());
+  // Rows are written in order, so with repeated coordinates and accumulate false the last
+  // row wins (torch leaves that order unspecified; ft's derivatives rely on it).
+  for (size_t r = 0; r < offsets.size(); ++r) {
+    char* d = dst + offsets[r] * item;
+    const char* s = src + static_cast<int64_t>(r) * row * item;
+    if (!accumulate) {
+      std::memcpy(d, s, static_cast<size_t>(row * item));
+    } else if (x.dtype() == kBool) {
+      for (int64_t i = 0; i < row; ++i) d[i] = static_cast<char>(d[i] || s[i]);
+    } else {
+      VisitDType(x.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* dt = reinterpret_cast<T*>(d);
+        const T* st = reinterpret_cast<const T*>(s);
+        for (int64_t i = 0; i < row; ++i) dt[i] += st[i];
+      });
+    }
+  }
+  return out;
+}
+
 }  // namespace ft::kernels

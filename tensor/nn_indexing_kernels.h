@@ -1,7 +1,8 @@
 // ft/tensor/nn_indexing_kernels.h
 //
 // Indexing and shape ops for models: the base kernels (embedding, masked_fill, index_add, tril,
-// triu, roll, pixel_shuffle, pixel_unshuffle). Dense tensors only; //dispatch makes them
+// triu, roll, pixel_shuffle, pixel_unshuffle, and gather_nd / index_put_nd, the primitives of
+// advanced indexing). Dense tensors only; //dispatch makes them
 // public ops (dispatch/nn_indexing_ops.h documents each).
 //
 // Every kernel validates all of its arguments (index values included) before it allocates,
@@ -26,6 +27,8 @@ Tensor triu(const Tensor& x, int64_t diagonal);
 Tensor roll(const Tensor& x, IntArrayRef shifts, IntArrayRef dims);
 Tensor pixel_shuffle(const Tensor& x, int64_t upscale_factor);
 Tensor pixel_unshuffle(const Tensor& x, int64_t downscale_factor);
+Tensor gather_nd(const Tensor& x, const Tensor& index);
+Tensor index_put_nd(const Tensor& x, const Tensor& index, const Tensor& values, bool accumulate);
 
 // Shape checks of the kernels above, on sizes and dtypes only: the batching rules call them
 // with per-example (logical) shapes so that errors under vmap read like the op's own.
@@ -41,6 +44,12 @@ void TriangleCheck(const char* op, IntArrayRef x);
 Shape RollCheck(IntArrayRef x, IntArrayRef shifts, IntArrayRef dims);
 Shape PixelShuffleCheck(IntArrayRef x, int64_t upscale_factor);
 Shape PixelUnshuffleCheck(IntArrayRef x, int64_t downscale_factor);
+// GatherNdCheck returns gather_nd's result shape, index.shape[:-1] + x.shape[k:] with
+// k = index.size(-1); IndexPutNdCheck checks index_put_nd's arguments (values broadcast to that
+// shape). `op` names the op in the messages.
+Shape GatherNdCheck(const char* op, IntArrayRef x, IntArrayRef index, DType index_dtype);
+void IndexPutNdCheck(IntArrayRef x, DType x_dtype, IntArrayRef index, DType index_dtype,
+                     IntArrayRef values, DType values_dtype);
 
 }  // namespace ft::kernels
 

@@ -1,5 +1,6 @@
 // Transforms-sweep entries (tests/sweep_cases.h): indexing and shape ops for models.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "dispatch/ops.h"
@@ -23,6 +24,19 @@ const Tensor& FillMask() {  // [4], broadcast over the rows of a [3, 4] input
   return t;
 }
 
+const Tensor& NdIndex() {  // rows of 2 coordinates into [3, 4, ...]; rows 0 and 2 repeat
+  static const Tensor t = tensor(std::vector<int64_t>{0, 1, 2, -1, 0, 1, 1, 0}, {4, 2});
+  return t;
+}
+const Tensor& RowIndex() {  // broadcast against ColIndex to [2, 2]
+  static const Tensor t = tensor(std::vector<int64_t>{2, 0}, {2, 1});
+  return t;
+}
+const Tensor& ColIndex() {
+  static const Tensor t = tensor(std::vector<int64_t>{-1, 1});
+  return t;
+}
+
 }  // namespace
 
 std::vector<OpCase> NnIndexingCases() {
@@ -43,6 +57,22 @@ std::vector<OpCase> NnIndexingCases() {
        {{{4, 1, 3}}}},
       {"pixel_unshuffle", [](const TensorList& a) { return pixel_unshuffle(a[0], 2); },
        {{{1, 2, 4}}}},
+      // One entry per op: the primitive (repeated rows) and the torch-style composite.
+      {"gather_nd",
+       [](const TensorList& a) {
+         return cat({reshape(gather_nd(a[0], NdIndex()), {-1}),
+                     reshape(index(a[0], {std::nullopt, RowIndex(), ColIndex()}), {-1})});
+       },
+       {{{3, 4, 2}}}},
+      // Repeated rows without accumulate (the last write wins, and only it has a derivative),
+      // with accumulate, and index_put's non-adjacent indices.
+      {"index_put_nd",
+       [](const TensorList& a) {
+         return stack({index_put_nd(a[0], NdIndex(), a[1]),
+                       index_put_nd(a[0], NdIndex(), a[1], true),
+                       index_put(a[0], {RowIndex(), std::nullopt, ColIndex()}, a[2])});
+       },
+       {{{3, 4, 2}}, {{4, 1}}, {{4}}}},
   };
 }
 

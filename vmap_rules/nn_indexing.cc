@@ -1,5 +1,5 @@
 // Batching rules: indexing and shape ops for models (embedding, masked_fill, index_add, tril,
-// triu, roll, pixel_shuffle, pixel_unshuffle).
+// triu, roll, pixel_shuffle, pixel_unshuffle, gather_nd, index_put_nd).
 //
 // Each rule first runs the kernel's own shape check (tensor/nn_indexing_kernels.h) on the
 // per-example (logical) shapes, so errors under vmap read like the op's errors for one
@@ -15,6 +15,7 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
+#include "tensor/factories.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
 #include "tensor/nn_indexing_kernels.h"
@@ -183,6 +184,71 @@ BatchedResult PixelUnshuffleRule(const VmapContext& /*ctx*/, BatchedArgs& args) 
   return One(pixel_unshuffle(MoveBdimToFront(args.tensor(0), args.bdim(0)), r), 0);
 }
 
+// WithBatchColumn: index [B, *b, k] (batch dim in front) as [B, *b, k + 1], each row's example
+// number first, so that the primitive on a batch-front x pairs example n's rows with x[n].
+Tensor WithBatchColumn(const Tensor& index, int64_t batch) {
+  Shape view(static_cast<size_t>(index.dim()), 1);
+  view[0] = batch;
+  Shape column(index.sizes().begin(), index.sizes().end());
+  column.back() = 1;
+  const Tensor ids = expand(reshape(arange(0, batch, 1, kInt64), view), column);
+  return cat({ids, index}, -1);
+}
+
+// gather_nd(x, index). Shared rows: x's batch dim moves right behind the k indexed dims, where
+// the primitive keeps whole dims, and comes out right behind B. Batched rows: gather_nd of the
+// batch-front index from a shared x, or, when x is batched too, rows led by their example.
+BatchedResult GatherNdRule(const VmapContext& ctx, BatchedArgs& args) {
+  const char* op = "gather_nd";
+  const Tensor& x = args.tensor(0);
+  const BDim xb = args.bdim(0);
+  const Tensor& index = args.tensor(1);
+  const BDim ib = args.bdim(1);
+  const Shape xs = LogicalShape(x, xb), is = LogicalShape(index, ib);
+  kernels::GatherNdCheck(op, xs, is, index.dtype());
+  const int64_t k = is.back();
+  return InBounds(op, "x of shape " + ShapeToString(xs), [&] {
+    if (!ib) {
+      return One(gather_nd(movedim(x, *xb, k), index), static_cast<int64_t>(is.size()) - 1);
+    }
+    const Tensor idx = MoveBdimToFront(index, ib);
+    if (!xb) return One(gather_nd(x, idx), 0);
+    return One(gather_nd(MoveBdimToFront(x, xb), WithBatchColumn(idx, ctx.batch_size)), 0);
+  });
+}
+
+// index_put_nd(x, index, values, accumulate). Shared rows: x's batch dim goes behind the k
+// indexed dims (x expanded when shared) and values' behind B, so every example's rows write
+// its own slice. Batched rows: x batch-front and rows led by their example number, which also
+// keeps each example's rows in order (the last write wins per example, as for one example).
+BatchedResult IndexPutNdRule(const VmapContext& ctx, BatchedArgs& args) {
+  const char* op = "index_put_nd";
+  const Tensor& x = args.tensor(0);
+  const BDim xb = args.bdim(0);
+  const Tensor& index = args.tensor(1);
+  const BDim ib = args.bdim(1);
+  const Tensor& values = args.tensor(2);
+  const BDim vb = args.bdim(2);
+  const bool accumulate = args.values[3].to_bool();
+  const Shape xs = LogicalShape(x, xb), is = LogicalShape(index, ib);
+  kernels::IndexPutNdCheck(xs, x.dtype(), is, index.dtype(), LogicalShape(values, vb),
+                           values.dtype());
+  const int64_t k = is.back();
+  const int64_t b_rank = static_cast<int64_t>(is.size()) - 1;
+  const int64_t target_rank = b_rank + static_cast<int64_t>(xs.size()) - k;
+  const int64_t batch = ctx.batch_size;
+  return InBounds(op, "x of shape " + ShapeToString(xs), [&] {
+    const Tensor xf = EnsureBatchedFront(x, xb, batch);
+    const Tensor vf = PadToLogicalRank(MoveBdimToFront(values, vb), vb, target_rank);
+    if (!ib) {
+      const Tensor v = vb ? movedim(vf, 0, b_rank) : unsqueeze(vf, b_rank);
+      return One(index_put_nd(movedim(xf, 0, k), index, v, accumulate), k);
+    }
+    const Tensor idx = WithBatchColumn(MoveBdimToFront(index, ib), batch);
+    return One(index_put_nd(xf, idx, vf, accumulate), 0);
+  });
+}
+
 }  // namespace
 
 void RegisterNnIndexingRules() {
@@ -195,6 +261,8 @@ void RegisterNnIndexingRules() {
   SetBatchRule(r.Get("roll"), &RollRule);
   SetBatchRule(r.Get("pixel_shuffle"), &PixelShuffleRule);
   SetBatchRule(r.Get("pixel_unshuffle"), &PixelUnshuffleRule);
+  SetBatchRule(r.Get("gather_nd"), &GatherNdRule);
+  SetBatchRule(r.Get("index_put_nd"), &IndexPutNdRule);
 }
 
 }  // namespace ft::vmap_rules

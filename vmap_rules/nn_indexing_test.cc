@@ -2,6 +2,7 @@
 // tries every mix of mapped and unmapped arguments, so batched indices, masks and fill values
 // meet shared data and the other way round), empty batches, and per-example errors.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "dispatch/ops.h"
@@ -102,6 +103,39 @@ TEST(NnIndexingRules, PixelShuffle) {
   EXPECT_TRUE(CheckVmap(u, {ArgSpec{{2, 1, 2, 4}}}));
 }
 
+// gather_nd / index_put_nd and the torch-style index / index_put built on them: shared rows
+// (the batch dim parked behind the indexed dims) and batched rows (led by their example),
+// negative and repeated coordinates (accumulate false: the last write wins in every example).
+TEST(NnIndexingRules, GatherNdAndIndexPutNd) {
+  const ValueMaker signed_index = UniformMaker(-3, 3, kInt64);
+  auto g = [](const TensorList& a) { return TensorList{gather_nd(a[0], a[1])}; };
+  EXPECT_TRUE(CheckVmap(g, {ArgSpec{{3, 3, 2}}, ArgSpec{{4, 2}, signed_index}}));
+  EXPECT_TRUE(CheckVmap(g, {ArgSpec{{3, 2}}, ArgSpec{{2, 2, 1}, IndexMaker(3)}}));
+  EXPECT_TRUE(CheckVmap(g, {ArgSpec{{3}}, ArgSpec{{1}, IndexMaker(3)}}));
+  EXPECT_TRUE(CheckVmap(g, {ArgSpec{{2, 3}}, ArgSpec{{2, 0}, IndexMaker(1)}}));
+  for (bool acc : {false, true}) {
+    SCOPED_TRACE(acc);
+    auto p = [acc](const TensorList& a) {
+      return TensorList{index_put_nd(a[0], a[1], a[2], acc)};
+    };
+    EXPECT_TRUE(CheckVmap(p, {ArgSpec{{3, 3, 2}}, ArgSpec{{4, 2}, signed_index}, ArgSpec{{4, 2}}}));
+    EXPECT_TRUE(CheckVmap(p, {ArgSpec{{3, 3, 2}}, ArgSpec{{4, 2}, IndexMaker(3)}, ArgSpec{{2}}}));
+    EXPECT_TRUE(CheckVmap(p, {ArgSpec{{3, 2}}, ArgSpec{{2, 2, 1}, IndexMaker(3)}, ArgSpec{{}}}));
+    EXPECT_TRUE(CheckVmap(p, {ArgSpec{{4}}, ArgSpec{{6, 1}, IndexMaker(4)}, ArgSpec{{6}}}));
+    EXPECT_TRUE(CheckVmap(p, {ArgSpec{{2, 3}}, ArgSpec{{0}, IndexMaker(1)}, ArgSpec{{3}}}));
+  }
+  auto ix = [](const TensorList& a) {
+    return TensorList{index(a[0], {std::nullopt, a[1], a[2]})};
+  };
+  EXPECT_TRUE(CheckVmap(ix, {ArgSpec{{2, 3, 4}}, ArgSpec{{2, 2}, IndexMaker(3)},
+                             ArgSpec{{2}, IndexMaker(4)}}));
+  auto ip = [](const TensorList& a) {
+    return TensorList{index_put(a[0], {a[1], std::nullopt, a[2]}, a[3], true)};
+  };
+  EXPECT_TRUE(CheckVmap(ip, {ArgSpec{{3, 2, 4}}, ArgSpec{{2}, IndexMaker(3)},
+                             ArgSpec{{2}, IndexMaker(4)}, ArgSpec{{2, 2}}}));
+}
+
 // A batch of size 0 gives an empty batch of the per-example result shape.
 TEST(NnIndexingRules, EmptyBatch) {
   EXPECT_EQ(Vmapped([](const Tensor& w) { return embedding(tensor<int64_t>({0, 1}), w); },
@@ -130,6 +164,17 @@ TEST(NnIndexingRules, EmptyBatch) {
 }
 
 TEST(NnIndexingRules, Errors) {
+  EXPECT_FT_ERROR(Vmapped([](const Tensor& i) { return gather_nd(ones({3}), i); },
+                          tensor<int64_t>({0, 3}, {2, 1})),
+                  "gather_nd: an index is out of range for x of shape [3]");
+  EXPECT_FT_ERROR(Vmapped([](const Tensor& x) { return gather_nd(x, tensor<int64_t>({0, 0}, {1, 2})); },
+                          ones({2, 3})),
+                  "gather_nd: index of shape [1, 2] has 2 coordinates per row, but x of shape [3] "
+                  "has only 1 dims");
+  EXPECT_FT_ERROR(Vmapped([](const Tensor& v) {
+                    return index_put_nd(ones({3, 2}), tensor<int64_t>({1}, {1, 1}), v);
+                  }, ones({2, 3})),
+                  "index_put_nd: values of shape [3] cannot be broadcast to the indexed shape [1, 2]");
   EXPECT_FT_ERROR(Vmapped([](const Tensor& w) { return embedding(tensor<int64_t>({0}), w); },
                           ones({2, 3})),
                   "embedding: weight must be 2-D [num_embeddings, embedding_dim], got shape [3]");

@@ -383,6 +383,8 @@ FT_PROPERTY_SYM(triu)
 FT_PROPERTY_SYM(roll)
 FT_PROPERTY_SYM(pixel_shuffle)
 FT_PROPERTY_SYM(pixel_unshuffle)
+FT_PROPERTY_SYM(gather_nd)
+FT_PROPERTY_SYM(index_put_nd)
 // ---- Convolution and pooling (issue 21). ----
 FT_PROPERTY_SYM(conv1d)
 FT_PROPERTY_SYM(conv2d)
@@ -1590,6 +1592,22 @@ std::vector<Entry> BuildCatalog() {
                   },
                   [](const auto& a, const Params& p, bool) {
                     return pixel_unshuffle(sin(pixel_shuffle(a[0], p[0])), p[0]);
+                  }));
+  // gather_nd then index_put_nd at the same rows (k = 1 or 2 coordinates per row, repeats
+  // likely): rows read, transformed and written back, added with accumulate (p[4]).
+  c.push_back(Def("gather_index_put_nd", 1, kSmooth, {"gather_nd", "index_put_nd", "sin"},
+                  [](Rng& r, const std::vector<Shape>& s, Params& p) {
+                    if (Rank(s[0]) == 0) return false;
+                    const int64_t k = Rank(s[0]) >= 2 && r.Chance(50) ? 2 : 1;
+                    int64_t high = s[0][0];
+                    if (k == 2) high = std::min(high, s[0][1]);
+                    if (high == 0) return false;
+                    p = {k, r.Between(1, 4), high, r.Below(5), r.Chance(50) ? 1 : 0};
+                    return true;
+                  },
+                  [](const auto& a, const Params& p, bool) {
+                    const auto idx = IndexFor(a[0], {p[1], p[0]}, p[2], p[3]);
+                    return index_put_nd(a[0], idx, sin(gather_nd(a[0], idx)), p[4] == 1);
                   }));
   // ---- Convolution and pooling (issue 21). ----
   {

@@ -65,3 +65,26 @@ case("roll_repeat", lambda x: torch.roll(x, (2, 3), (1, -1)), {"x": rand(2, 5, s
 case("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), {"x": rand(1, 8, 2, 3, seed=16)}, seed=16)
 case("pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), {"x": rand(1, 2, 4, 6, seed=17)},
      seed=17)
+
+# Advanced indexing: adjacent indexed dims (B takes their place), non-adjacent (B first),
+# negative and repeated indices (the gradient accumulates).
+ii = torch.tensor([[0, 2, -1], [1, 1, 3]])
+jj = torch.tensor([4, -2, 0])
+case("index_adjacent", lambda x: x[:, ii, jj], {"x": rand(2, 4, 5, 3, seed=18)},
+     {"i": ii, "j": jj}, seed=18)
+ni = torch.tensor([2, 0, 2])
+nj = torch.tensor([-1])
+case("index_nonadjacent", lambda x: x[ni, :, nj], {"x": rand(3, 4, 2, seed=19)},
+     {"i": ni, "j": nj}, seed=19)
+# index_put with accumulate (repeated places add up) and without (distinct places, where
+# torch's gradient is defined); values broadcast over the kept dim.
+# (torch.index_put takes no None entries in 1.13; aten::index_put does.)
+pi = torch.tensor([1, 0, 1, -1])
+case("index_put_accumulate",
+     lambda x, v: torch.ops.aten.index_put(x, [None, pi], v, True),
+     {"x": rand(3, 4, 2, seed=20), "values": rand(4, 2, seed=21)}, {"i": pi}, seed=20)
+qi = torch.tensor([[2], [0]])
+qj = torch.tensor([1, 3])
+case("index_put", lambda x, v: torch.ops.aten.index_put(x, [qi, None, qj], v, False),
+     {"x": rand(3, 2, 4, seed=22), "values": rand(2, 1, 2, seed=23)}, {"i": qi, "j": qj},
+     seed=22)
