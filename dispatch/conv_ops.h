@@ -1,8 +1,9 @@
 // ft/dispatch/conv_ops.h
 //
-// Convolution and pooling: the public ops, with torch.nn.functional's names, argument order,
-// defaults and semantics. Each dispatches (dispatch.h) to its base kernel in
-// tensor/conv_kernels.h, so every transform (grad, vmap, jvp, jit, functionalize) applies.
+// Convolution, pooling and interpolation: the public ops, with torch.nn.functional's names,
+// argument order, defaults and semantics. Each dispatches (dispatch.h) to its base kernel in
+// tensor/conv_kernels.h or tensor/upsample_kernels.h (interpolate through the upsample
+// primitives), so every transform (grad, vmap, jvp, jit, functionalize) applies.
 //
 // Layout is channels first: a batched input is [N, C, spatial...], an unbatched one (one
 // example, as torch allows) is [C, spatial...] and gives an unbatched result. Per-dim

@@ -175,6 +175,8 @@ TEST(ConvOps, InterpolateByHand) {
   const auto v = [](const Tensor& t) { return t.to_vector<double>(); };
   using V = std::vector<double>;
   const Tensor abc = tensor(V{1, 2, 3}, {1, 1, 3});
+  // The primitive's header example: doubling reads o / 2.
+  EXPECT_EQ(v(upsample_nearest(tensor(V{1, 2}, {1, 1, 2}), {4})), (V{1, 1, 2, 2}));
   // nearest, 3 -> 2: s = 1.5, sources floor(0) = 0, floor(1.5) = 1.
   EXPECT_EQ(v(interpolate(abc, {2})), (V{1, 2}));
   // nearest-exact, 3 -> 2: floor(0.75) = 0, floor(2.25) = 2.

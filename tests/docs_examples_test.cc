@@ -470,5 +470,19 @@ TEST(DocsApi, InteropNpy) {
   EXPECT_TENSOR_EQ(back, ft::tensor({0.0f, 3.0f, 1.0f, 4.0f, 2.0f, 5.0f}, {3, 2}));
 }
 
+TEST(DocsApi, Interpolate) {
+  ft::Tensor x = ft::ones({8, 3, 28, 28});
+  ft::Tensor up = ft::interpolate(x, {56});
+  ft::Tensor bl = ft::interpolate(x, {}, {1.5}, "bilinear", /*align_corners=*/true);
+  EXPECT_EQ(up.sizes(), IntArrayRef({8, 3, 56, 56}));
+  EXPECT_EQ(bl.sizes(), IntArrayRef({8, 3, 42, 42}));
+  EXPECT_TENSOR_NEAR(bl, ft::ones({8, 3, 42, 42}), 1e-6);
+  // The header's example (dispatch/conv_ops.h).
+  ft::Tensor h = ft::ones({8, 3, 14, 14});
+  EXPECT_EQ(ft::interpolate(h, {28}).sizes(), IntArrayRef({8, 3, 28, 28}));
+  EXPECT_EQ(ft::interpolate(h, {}, {1.5}, "bilinear", true).sizes(),
+            IntArrayRef({8, 3, 21, 21}));
+}
+
 }  // namespace
 }  // namespace ft
