@@ -47,7 +47,9 @@ TEST(Derivatives, FindDerivativesAgreesWithTheAccessors) {
     EXPECT_EQ(d->nondifferentiable, autograd::IsNonDifferentiable(*op)) << op->name();
     EXPECT_EQ(d->reads_input_values, autograd::ReadsInputValues(*op)) << op->name();
     EXPECT_EQ(d->reads_output_values, autograd::ReadsOutputValues(*op)) << op->name();
-    if (d->vjp) EXPECT_EQ(&d->backward_name, &autograd::BackwardName(*op)) << op->name();
+    if (d->vjp) {
+      EXPECT_EQ(&d->backward_name, &autograd::BackwardName(*op)) << op->name();
+    }
   }
   EXPECT_GT(with_entry, 100);
   const autograd::OpDerivatives* mul = autograd::FindDerivatives(OpRegistry::Global().Get("mul"));

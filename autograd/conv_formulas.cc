@@ -1,6 +1,6 @@
 // vjp and jvp formulas: convolution and pooling (conv1d/2d/3d, conv_transpose1d/2d/3d, unfold,
 // fold, max_pool1d/2d (with indices), avg_pool1d/2d, adaptive_avg_pool1d/2d,
-// adaptive_max_pool2d).
+// adaptive_max_pool2d, upsample_nearest/linear and their backwards).
 //
 // Every formula is written with public ops, so it is differentiable and batchable again:
 //   - conv is bilinear in (input, weight): the input gradient is a transposed conv of the
@@ -11,6 +11,9 @@
 //     adjoints are written with fold (avg_pool) or two matmuls with constant pooling matrices
 //     (adaptive_avg_pool); max pools scatter the gradient into the argmax positions through
 //     their indices (scatter_add), and their tangents gather there.
+//   - each upsample op is a linear map whose adjoint is its partner op (upsample_nearest and
+//     upsample_nearest_backward, upsample_linear and upsample_linear_backward): the vjp calls
+//     the partner, the jvp the op itself on the tangent.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -265,6 +268,54 @@ Tensor AvgPoolGrad(const Tensor& g, const Tensor& x, int64_t n, IntArrayRef kern
   return reshape(img, x.sizes());
 }
 
+// ---- Upsampling. ----
+
+std::optional<double> OptDouble(const Value& v) {
+  if (v.is_none()) return std::nullopt;
+  return v.to_double();
+}
+
+// Forward args: nearest (input, output_size, scales_d, scales_h, scales_w, exact); linear
+// (input, output_size, align_corners, scales_d, scales_h, scales_w). A backward has
+// input_size after output_size, then the same.
+template <bool kLinear>
+void SetUpsampleFormulas(const char* forward, const char* backward) {
+  // read(in, k): the mode's arguments, `k` being the index of the first one after the sizes;
+  // fwd and bwd call the forward and the backward with them.
+  struct Args {
+    IntArrayRef os;
+    bool flag;
+    std::optional<double> sd, sh, sw;
+  };
+  static constexpr auto read = [](const ValueList& in, size_t k) {
+    const size_t sk = kLinear ? k + 1 : k;
+    return Args{in[1].shape(), in[kLinear ? k : k + 3].to_bool(), OptDouble(in[sk]),
+                OptDouble(in[sk + 1]), OptDouble(in[sk + 2])};
+  };
+  static constexpr auto fwd = [](const Tensor& x, const Args& a) {
+    return kLinear ? upsample_linear(x, a.os, a.flag, a.sd, a.sh, a.sw)
+                   : upsample_nearest(x, a.os, a.sd, a.sh, a.sw, a.flag);
+  };
+  static constexpr auto bwd = [](const Tensor& g, IntArrayRef input_size, const Args& a) {
+    return kLinear ? upsample_linear_backward(g, a.os, input_size, a.flag, a.sd, a.sh, a.sw)
+                   : upsample_nearest_backward(g, a.os, input_size, a.sd, a.sh, a.sw, a.flag);
+  };
+  SetVjp(Op(forward), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{bwd(g[0], c.input(0).sizes(), read(c.inputs, 2))};
+  });
+  SetJvp(Op(forward), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{fwd(t[0], read(c.inputs, 2))};
+  });
+  SetVjp(Op(backward), [](const VjpContext& c, const TensorList& g) {
+    return TensorList{fwd(g[0], read(c.inputs, 3))};
+  });
+  SetJvp(Op(backward), [](const JvpContext& c, const TensorList& t) {
+    return TensorList{bwd(t[0], c.inputs[2].shape(), read(c.inputs, 3))};
+  });
+  MarkInputValuesUnused(Op(forward));
+  MarkInputValuesUnused(Op(backward));
+}
+
 }  // namespace
 
 void RegisterConvFormulas() {
@@ -347,6 +398,9 @@ void RegisterConvFormulas() {
   SetJvp(Op("adaptive_avg_pool2d"), [](const JvpContext& c, const TensorList& t) {
     return TensorList{adaptive_avg_pool2d(t[0], c.inputs[1].shape())};
   });
+
+  SetUpsampleFormulas<false>("upsample_nearest", "upsample_nearest_backward");
+  SetUpsampleFormulas<true>("upsample_linear", "upsample_linear_backward");
 
   for (const char* name : {"unfold", "fold", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
                            "adaptive_avg_pool2d"}) {

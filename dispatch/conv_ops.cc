@@ -1,9 +1,15 @@
 #include "dispatch/conv_ops.h"
 
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/index_ops.h"
 #include "tensor/conv_kernels.h"
 #include "tensor/error.h"
+#include "tensor/upsample_kernels.h"
 
 namespace ft {
 
@@ -151,6 +157,125 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef 
   return Call<&kernels::adaptive_max_pool2d>(input, output_size);
 }
 
+Tensor upsample_nearest(const Tensor& input, IntArrayRef output_size,
+                        std::optional<double> scales_d, std::optional<double> scales_h,
+                        std::optional<double> scales_w, bool exact) {
+  return Call<&kernels::upsample_nearest>(input, output_size, scales_d, scales_h, scales_w,
+                                          exact);
+}
+Tensor upsample_nearest_backward(const Tensor& grad_output, IntArrayRef output_size,
+                                 IntArrayRef input_size, std::optional<double> scales_d,
+                                 std::optional<double> scales_h,
+                                 std::optional<double> scales_w, bool exact) {
+  return Call<&kernels::upsample_nearest_backward>(grad_output, output_size, input_size,
+                                                   scales_d, scales_h, scales_w, exact);
+}
+Tensor upsample_linear(const Tensor& input, IntArrayRef output_size, bool align_corners,
+                       std::optional<double> scales_d, std::optional<double> scales_h,
+                       std::optional<double> scales_w) {
+  return Call<&kernels::upsample_linear>(input, output_size, align_corners, scales_d, scales_h,
+                                         scales_w);
+}
+Tensor upsample_linear_backward(const Tensor& grad_output, IntArrayRef output_size,
+                                IntArrayRef input_size, bool align_corners,
+                                std::optional<double> scales_d, std::optional<double> scales_h,
+                                std::optional<double> scales_w) {
+  return Call<&kernels::upsample_linear_backward>(grad_output, output_size, input_size,
+                                                  align_corners, scales_d, scales_h, scales_w);
+}
+
+namespace {
+
+std::string DoublesToString(absl::Span<const double> v) {
+  return absl::StrCat("[", absl::StrJoin(v, ", "), "]");
+}
+
+}  // namespace
+
+Tensor interpolate(const Tensor& input, IntArrayRef size, absl::Span<const double> scale_factor,
+                   absl::string_view mode, std::optional<bool> align_corners,
+                   std::optional<bool> recompute_scale_factor, bool antialias) {
+  const char* op = "interpolate";
+  const int64_t r = input.dim();
+  if (r < 3 || r > 5) {
+    ThrowError(op, ": expected a 3-D, 4-D or 5-D input [N, C, *spatial], got shape ",
+               ShapeToString(input.sizes()));
+  }
+  const int64_t n = r - 2;
+  // The mode and its rank.
+  const bool nearest = mode == "nearest", exact = mode == "nearest-exact";
+  const bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
+  if (mode == "bicubic" || mode == "area") {
+    ThrowError(op, ": mode '", mode, "' is not supported by ft (supported: nearest, "
+               "nearest-exact, linear, bilinear, trilinear)");
+  }
+  if (!nearest && !exact && !linear) {
+    ThrowError(op, ": unknown mode '", mode, "' (expected one of nearest, nearest-exact, linear, "
+               "bilinear, trilinear)");
+  }
+  if (antialias) {
+    ThrowError(op, ": antialias is not supported by ft (mode '", mode, "')");
+  }
+  if ((nearest || exact) && align_corners) {
+    ThrowError(op, ": align_corners can only be set with the interpolating modes linear, "
+               "bilinear and trilinear, got mode '", mode, "'");
+  }
+  if (linear) {
+    const int64_t want = mode == "linear" ? 1 : mode == "bilinear" ? 2 : 3;
+    if (want != n) {
+      ThrowError(op, ": mode '", mode, "' needs a ", want + 2, "-D input, got ", r,
+                 "-D input ", ShapeToString(input.sizes()));
+    }
+  }
+  // The output size.
+  if (!size.empty() && !scale_factor.empty()) {
+    ThrowError(op, ": only one of size and scale_factor may be given, got size ",
+               ShapeToString(size), " and scale_factor ", DoublesToString(scale_factor));
+  }
+  if (size.empty() && scale_factor.empty()) {
+    ThrowError(op, ": either size or scale_factor must be given");
+  }
+  const bool recompute = recompute_scale_factor.value_or(false);
+  if (recompute && !size.empty()) {
+    ThrowError(op, ": recompute_scale_factor is not meaningful with an explicit size");
+  }
+  const auto check_len = [&](const char* name, size_t len, const std::string& v) {
+    if (len != 1 && static_cast<int64_t>(len) != n) {
+      ThrowError(op, ": ", name, " must have 1 or ", n, " values (one per spatial dim of input ",
+                 ShapeToString(input.sizes()), "), got ", v);
+    }
+  };
+  Shape out;
+  std::optional<double> scales[3];
+  if (!size.empty()) {
+    check_len("size", size.size(), ShapeToString(size));
+    for (int64_t i = 0; i < n; ++i) out.push_back(size[size.size() == 1 ? 0 : i]);
+  } else {
+    check_len("scale_factor", scale_factor.size(), DoublesToString(scale_factor));
+    for (int64_t i = 0; i < n; ++i) {
+      const double s = scale_factor[scale_factor.size() == 1 ? 0 : i];
+      const double o = std::floor(static_cast<double>(input.size(2 + i)) * s);
+      if (!(std::abs(o) < 9.0e18)) {
+        ThrowError(op, ": scale_factor ", DoublesToString(scale_factor), " gives an output size ",
+                   "out of range for input ", ShapeToString(input.sizes()));
+      }
+      out.push_back(static_cast<int64_t>(o));
+      if (!recompute) scales[3 - n + i] = s;
+    }
+  }
+  // Positive input and output sizes, at least one channel: the primitives' own checks, under
+  // this op's name.
+  kernels::UpsampleShape(op, input.sizes(), out, scales[0], scales[1], scales[2]);
+  if (!IsFloating(input.dtype())) {
+    ThrowError(op, ": expected a floating point input, got ", DTypeName(input.dtype()));
+  }
+  if (linear) {
+    return upsample_linear(input, out, align_corners.value_or(false), scales[0], scales[1],
+                           scales[2]);
+  }
+  return upsample_nearest(input, out, scales[0], scales[1], scales[2], exact);
+}
+
 void RegisterConvOps(OpRegistry& r) {
   const std::initializer_list<const char*> conv_args = {"input",   "weight",   "bias", "stride",
                                                         "padding", "dilation", "groups"};
@@ -181,6 +306,18 @@ void RegisterConvOps(OpRegistry& r) {
   RegisterOp<&kernels::adaptive_avg_pool1d>(r, "adaptive_avg_pool1d", {"input", "output_size"});
   RegisterOp<&kernels::adaptive_avg_pool2d>(r, "adaptive_avg_pool2d", {"input", "output_size"});
   RegisterOp<&kernels::adaptive_max_pool2d>(r, "adaptive_max_pool2d", {"input", "output_size"});
+  RegisterOp<&kernels::upsample_nearest>(
+      r, "upsample_nearest",
+      {"input", "output_size", "scales_d", "scales_h", "scales_w", "exact"});
+  RegisterOp<&kernels::upsample_nearest_backward>(
+      r, "upsample_nearest_backward",
+      {"grad_output", "output_size", "input_size", "scales_d", "scales_h", "scales_w", "exact"});
+  RegisterOp<&kernels::upsample_linear>(
+      r, "upsample_linear",
+      {"input", "output_size", "align_corners", "scales_d", "scales_h", "scales_w"});
+  RegisterOp<&kernels::upsample_linear_backward>(
+      r, "upsample_linear_backward", {"grad_output", "output_size", "input_size", "align_corners",
+                                      "scales_d", "scales_h", "scales_w"});
 }
 
 }  // namespace ft

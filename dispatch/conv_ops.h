@@ -1,8 +1,9 @@
 // ft/dispatch/conv_ops.h
 //
-// Convolution and pooling: the public ops, with torch.nn.functional's names, argument order,
-// defaults and semantics. Each dispatches (dispatch.h) to its base kernel in
-// tensor/conv_kernels.h, so every transform (grad, vmap, jvp, jit, functionalize) applies.
+// Convolution, pooling and interpolation: the public ops, with torch.nn.functional's names,
+// argument order, defaults and semantics. Each dispatches (dispatch.h) to its base kernel in
+// tensor/conv_kernels.h or tensor/upsample_kernels.h (interpolate through the upsample
+// primitives), so every transform (grad, vmap, jvp, jit, functionalize) applies.
 //
 // Layout is channels first: a batched input is [N, C, spatial...], an unbatched one (one
 // example, as torch allows) is [C, spatial...] and gives an unbatched result. Per-dim
@@ -30,6 +31,8 @@
 #include <optional>
 #include <tuple>
 
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
@@ -144,6 +147,63 @@ Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size);
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
 // adaptive_max_pool2d: (values, indices) over the same windows (indices as max_pool2d's).
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
+
+// ---- Resizing (torch.nn.functional.interpolate). ----
+
+// interpolate: resizes the spatial dims of input [N, C, *spatial] (3-D, 4-D or 5-D: 1, 2 or 3
+// spatial dims; there is no unbatched form, as in torch). Exactly one of `size` (the output's
+// spatial sizes) and `scale_factor` (output = floor(in * scale_factor)) is given, each with
+// one value for every spatial dim ({2}) or one per spatial dim ({2, 3}); empty means None.
+// Modes:
+//   "nearest"        out[o] = in[min(floor(o * s), in - 1)], s = in / out, or 1 / scale_factor
+//                    when scale_factor is given and recompute_scale_factor is not true
+//   "nearest-exact"  out[o] = in[min(floor((o + 0.5) * s), in - 1)] (rounds half up)
+//   "linear" (3-D), "bilinear" (4-D), "trilinear" (5-D): separable linear interpolation
+//                    between the two nearest input elements; source coordinate
+//                    x = o * (in - 1) / (out - 1) with align_corners, otherwise
+//                    max((o + 0.5) * s - 0.5, 0) (pixel centers; torch's default,
+//                    align_corners = false)
+// Index arithmetic is torch 1.13's (tensor/upsample_kernels.h). Floating inputs; the result
+// is contiguous, of the input's dtype. Differentiable (the adjoint primitives
+// upsample_*_backward below) and batchable in every mode.
+// Throws ft::Error (naming interpolate and the shapes) for: an input that is not 3-D to 5-D,
+// both or neither of size / scale_factor, a size or scale_factor of the wrong length,
+// recompute_scale_factor = true with a size, align_corners given for the nearest modes, a
+// linear mode for the wrong rank ("bilinear" needs 4-D input), modes "bicubic" and "area" and
+// antialias (not supported by ft) and unknown modes, integer inputs, an output size <= 0.
+//   Tensor x = ones({8, 3, 14, 14});
+//   interpolate(x, {28});                                    // [8, 3, 28, 28], nearest
+//   interpolate(x, {}, {1.5}, "bilinear", /*align_corners=*/true);  // [8, 3, 21, 21]
+Tensor interpolate(const Tensor& input, IntArrayRef size = {},
+                   absl::Span<const double> scale_factor = {},
+                   absl::string_view mode = "nearest",
+                   std::optional<bool> align_corners = std::nullopt,
+                   std::optional<bool> recompute_scale_factor = std::nullopt,
+                   bool antialias = false);
+
+// The op-table primitives behind interpolate (tensor/upsample_kernels.h documents them): a
+// linear map and its adjoint per mode family. input [N, C, *spatial] with
+// n = output_size.size() spatial dims; the scales are torch's per-dim scale factors (the
+// last n of d, h, w; nullopt: in / out is used); input_size is the full input shape.
+Tensor upsample_nearest(const Tensor& input, IntArrayRef output_size,
+                        std::optional<double> scales_d = std::nullopt,
+                        std::optional<double> scales_h = std::nullopt,
+                        std::optional<double> scales_w = std::nullopt, bool exact = false);
+Tensor upsample_nearest_backward(const Tensor& grad_output, IntArrayRef output_size,
+                                 IntArrayRef input_size,
+                                 std::optional<double> scales_d = std::nullopt,
+                                 std::optional<double> scales_h = std::nullopt,
+                                 std::optional<double> scales_w = std::nullopt,
+                                 bool exact = false);
+Tensor upsample_linear(const Tensor& input, IntArrayRef output_size, bool align_corners = false,
+                       std::optional<double> scales_d = std::nullopt,
+                       std::optional<double> scales_h = std::nullopt,
+                       std::optional<double> scales_w = std::nullopt);
+Tensor upsample_linear_backward(const Tensor& grad_output, IntArrayRef output_size,
+                                IntArrayRef input_size, bool align_corners = false,
+                                std::optional<double> scales_d = std::nullopt,
+                                std::optional<double> scales_h = std::nullopt,
+                                std::optional<double> scales_w = std::nullopt);
 
 // RegisterConvOps adds this family to the op table (called by RegisterAllOps).
 void RegisterConvOps(OpRegistry& registry);

@@ -1,7 +1,7 @@
-// Convolution and pooling ops: values, vjps and jvps against PyTorch fixtures
+// Convolution, pooling and interpolate: values, vjps and jvps against PyTorch fixtures
 // (tests/fixtures/torch/conv, written by tools/torch_fixtures/conv.py), a direct-loop
-// convolution, float32, size-0 and size-1 dims, non-contiguous inputs, every error, and the
-// second derivatives of a small CNN against finite differences.
+// convolution, hand-computed interpolations, float32, size-0 and size-1 dims, non-contiguous
+// inputs, every error, and the second derivatives of a small CNN against finite differences.
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -134,6 +134,172 @@ TEST(ConvOps, UnfoldFoldFixtures) {
             [](const TensorList& a) { return unfold(a[0], {2, 3}, {1, 2}, {1}, {2, 1}); });
   CheckCase("fold", 1,
             [](const TensorList& a) { return fold(a[0], {5, 6}, {2, 3}, {1, 2}, {1}, {2, 1}); });
+}
+
+TEST(ConvOps, InterpolateFixtures) {
+  CheckCase("interpolate_nearest1d", 1, [](const TensorList& a) { return interpolate(a[0], {7}); });
+  CheckCase("interpolate_nearest2d_scale", 1,
+            [](const TensorList& a) { return interpolate(a[0], {}, {1.5, 2.3}); });
+  CheckCase("interpolate_nearest3d", 1,
+            [](const TensorList& a) { return interpolate(a[0], {3, 5, 2}); });
+  CheckCase("interpolate_nearest2d_keep_double", 1,
+            [](const TensorList& a) { return interpolate(a[0], {4, 3}); });
+  CheckCase("interpolate_exact2d", 1,
+            [](const TensorList& a) { return interpolate(a[0], {5, 3}, {}, "nearest-exact"); });
+  CheckCase("interpolate_exact1d_scale", 1,
+            [](const TensorList& a) { return interpolate(a[0], {}, {1.7}, "nearest-exact"); });
+  CheckCase("interpolate_linear1d", 1,
+            [](const TensorList& a) { return interpolate(a[0], {9}, {}, "linear"); });
+  CheckCase("interpolate_linear1d_scale", 1,
+            [](const TensorList& a) { return interpolate(a[0], {}, {1.7}, "linear"); });
+  CheckCase("interpolate_linear1d_to1", 1,
+            [](const TensorList& a) { return interpolate(a[0], {1}, {}, "linear", true); });
+  CheckCase("interpolate_bilinear_align", 1,
+            [](const TensorList& a) { return interpolate(a[0], {5, 7}, {}, "bilinear", true); });
+  CheckCase("interpolate_bilinear_scale", 1,
+            [](const TensorList& a) { return interpolate(a[0], {}, {0.6, 1.5}, "bilinear"); });
+  CheckCase("interpolate_bilinear_recompute", 1, [](const TensorList& a) {
+    return interpolate(a[0], {}, {1.7}, "bilinear", std::nullopt, true);
+  });
+  CheckCase("interpolate_bilinear_keep_w", 1,
+            [](const TensorList& a) { return interpolate(a[0], {6, 4}, {}, "bilinear"); });
+  CheckCase("interpolate_trilinear", 1,
+            [](const TensorList& a) { return interpolate(a[0], {3, 4, 5}, {}, "trilinear"); });
+  CheckCase("interpolate_trilinear_align", 1,
+            [](const TensorList& a) { return interpolate(a[0], {}, {2}, "trilinear", true); });
+}
+
+// Hand-computed values: each output's source index or coordinate worked out on paper from the
+// formulas in dispatch/conv_ops.h.
+TEST(ConvOps, InterpolateByHand) {
+  const auto v = [](const Tensor& t) { return t.to_vector<double>(); };
+  using V = std::vector<double>;
+  const Tensor abc = tensor(V{1, 2, 3}, {1, 1, 3});
+  // The primitive's header example: doubling reads o / 2.
+  EXPECT_EQ(v(upsample_nearest(tensor(V{1, 2}, {1, 1, 2}), {4})), (V{1, 1, 2, 2}));
+  // nearest, 3 -> 2: s = 1.5, sources floor(0) = 0, floor(1.5) = 1.
+  EXPECT_EQ(v(interpolate(abc, {2})), (V{1, 2}));
+  // nearest-exact, 3 -> 2: floor(0.75) = 0, floor(2.25) = 2.
+  EXPECT_EQ(v(interpolate(abc, {2}, {}, "nearest-exact")), (V{1, 3}));
+  // nearest, 3 -> 7: s = 3/7, sources 0 0 0 1 1 2 2.
+  EXPECT_EQ(v(interpolate(abc, {7})), (V{1, 1, 1, 2, 2, 3, 3}));
+  // nearest-exact, 3 -> 7: floor((o + 0.5) * 3/7) = 0 0 1 1 2 2 2.
+  EXPECT_EQ(v(interpolate(abc, {7}, {}, "nearest-exact")), (V{1, 1, 2, 2, 2, 3, 3}));
+  // scale_factor 1.5 on 3 elements: out floor(4.5) = 4, sources floor(o / 1.5) = 0 0 1 2.
+  EXPECT_EQ(v(interpolate(abc, {}, {1.5})), (V{1, 1, 2, 3}));
+  // linear, scale_factor 1.7 on 0..5: out floor(10.2) = 10; output 1 sits at
+  // x = 1.5 / 1.7 - 0.5 = 0.38235..., or with recompute_scale_factor (s = 6 / 10) at 0.4.
+  const Tensor ramp = tensor(V{0, 1, 2, 3, 4, 5}, {1, 1, 6});
+  EXPECT_NEAR(v(interpolate(ramp, {}, {1.7}, "linear"))[1], 1.5 / 1.7 - 0.5, 1e-15);
+  EXPECT_NEAR(v(interpolate(ramp, {}, {1.7}, "linear", std::nullopt, true))[1], 0.4, 1e-15);
+  // linear with align_corners: [0, 10] -> 5 is evenly spaced.
+  const Tensor ends = tensor(V{0, 10}, {1, 1, 2});
+  EXPECT_EQ(v(interpolate(ends, {5}, {}, "linear", true)), (V{0, 2.5, 5, 7.5, 10}));
+  // linear, pixel centers: s = 0.5, x = 0 (clamped from -0.25), 0.25, 0.75, 1 (1.25 past the
+  // last element: both corners are element 1).
+  EXPECT_EQ(v(interpolate(ends, {4}, {}, "linear")), (V{0, 2.5, 7.5, 10}));
+  // bilinear with align_corners, 2x2 -> 3x3: the midpoints average their neighbours.
+  const Tensor sq = tensor(V{0, 1, 2, 3}, {1, 1, 2, 2});
+  EXPECT_EQ(v(interpolate(sq, {3}, {}, "bilinear", true)),
+            (V{0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3}));
+  // trilinear with align_corners, 2x1x1 -> 3x1x1.
+  EXPECT_EQ(v(interpolate(tensor(V{4, 8}, {1, 1, 2, 1, 1}), {3, 1, 1}, {}, "trilinear", true)),
+            (V{4, 6, 8}));
+  // The adjoints, summed over unit gradients: how often each input is read (nearest) and its
+  // total weight (linear, the four outputs above: 1 + 0.75 + 0.25 = 2 per input).
+  EXPECT_EQ(v(upsample_nearest_backward(ones({1, 1, 7}, kFloat64), {7}, {1, 1, 3})),
+            (V{3, 2, 2}));
+  EXPECT_EQ(v(upsample_linear_backward(ones({1, 1, 4}, kFloat64), {4}, {1, 1, 2})), (V{2, 2}));
+  // 1x2 -> 2x3: rows 0 0; columns floor(o * 2/3) = 0 0 1; so column 0 is read 4 times.
+  EXPECT_EQ(v(grad([](const TensorList& a) { return sum(interpolate(a[0], {2, 3})); })(
+                {ones({1, 1, 1, 2}, kFloat64)})[0]),
+            (V{4, 2}));
+}
+
+TEST(ConvOps, InterpolateShapesDtypesAndAdjoints) {
+  // An empty batch, size-1 dims, float32.
+  EXPECT_EQ(interpolate(Seq({0, 2, 3}), {5}, {}, "linear").sizes(), IntArrayRef({0, 2, 5}));
+  EXPECT_EQ(interpolate(Seq({0, 2, 3, 3}), {1}).sizes(), IntArrayRef({0, 2, 1, 1}));
+  EXPECT_TENSOR_NEAR(interpolate(full({1, 1, 1}, 3.0, kFloat64), {4}, {}, "linear"),
+                     full({1, 1, 4}, 3.0, kFloat64), 0.0);
+  const Tensor x32 = to(Seq({2, 3, 4, 5}), kFloat32);
+  const Tensor y32 = interpolate(x32, {7, 3}, {}, "bilinear");
+  EXPECT_EQ(y32.dtype(), kFloat32);
+  EXPECT_TENSOR_NEAR(y32, to(interpolate(Seq({2, 3, 4, 5}), {7, 3}, {}, "bilinear"), kFloat32),
+                     1e-6);
+  // Each backward primitive is the transpose of its forward: <A x, y> == <x, A^T y>.
+  const Tensor x = Seq({2, 2, 3, 4, 5});
+  const Tensor y = Seq({2, 2, 5, 3, 7}, 1.0);
+  const Shape xs = {2, 2, 3, 4, 5};
+  for (bool flag : {false, true}) {
+    EXPECT_NEAR(sum(upsample_nearest(x, {5, 3, 7}, 1.9, std::nullopt, 1.3, flag) * y)
+                    .item<double>(),
+                sum(x * upsample_nearest_backward(y, {5, 3, 7}, xs, 1.9, std::nullopt, 1.3, flag))
+                    .item<double>(),
+                1e-12);
+    EXPECT_NEAR(sum(upsample_linear(x, {5, 3, 7}, flag, std::nullopt, 0.8) * y).item<double>(),
+                sum(x * upsample_linear_backward(y, {5, 3, 7}, xs, flag, std::nullopt, 0.8))
+                    .item<double>(),
+                1e-12);
+  }
+}
+
+TEST(ConvOps, InterpolateErrors) {
+  const Tensor x = Seq({2, 3, 4, 5});
+  EXPECT_FT_ERROR(interpolate(Seq({3, 4}), {2}),
+                  "interpolate: expected a 3-D, 4-D or 5-D input [N, C, *spatial], got shape "
+                  "[3, 4]");
+  EXPECT_FT_ERROR(interpolate(Seq({1, 1, 1, 1, 1, 1}), {2}), "got shape [1, 1, 1, 1, 1, 1]");
+  EXPECT_FT_ERROR(interpolate(x, {2}, {2.0}),
+                  "interpolate: only one of size and scale_factor may be given, got size [2] "
+                  "and scale_factor [2]");
+  EXPECT_FT_ERROR(interpolate(x), "interpolate: either size or scale_factor must be given");
+  EXPECT_FT_ERROR(interpolate(x, {2, 3, 4}),
+                  "interpolate: size must have 1 or 2 values (one per spatial dim of input "
+                  "[2, 3, 4, 5]), got [2, 3, 4]");
+  EXPECT_FT_ERROR(interpolate(x, {}, {2, 3, 4}), "scale_factor must have 1 or 2 values");
+  EXPECT_FT_ERROR(interpolate(x, {2}, {}, "nearest", std::nullopt, true),
+                  "recompute_scale_factor is not meaningful with an explicit size");
+  EXPECT_FT_ERROR(interpolate(x, {2}, {}, "nearest", false),
+                  "interpolate: align_corners can only be set with the interpolating modes "
+                  "linear, bilinear and trilinear, got mode 'nearest'");
+  EXPECT_FT_ERROR(interpolate(x, {2}, {}, "nearest-exact", true), "got mode 'nearest-exact'");
+  EXPECT_FT_ERROR(interpolate(x, {2}, {}, "linear"),
+                  "interpolate: mode 'linear' needs a 3-D input, got 4-D input [2, 3, 4, 5]");
+  EXPECT_FT_ERROR(interpolate(Seq({2, 3, 4}), {2}, {}, "bilinear"),
+                  "mode 'bilinear' needs a 4-D input, got 3-D input [2, 3, 4]");
+  EXPECT_FT_ERROR(interpolate(x, {2}, {}, "trilinear"), "mode 'trilinear' needs a 5-D input");
+  EXPECT_FT_ERROR(interpolate(x, {2}, {}, "bicubic"),
+                  "interpolate: mode 'bicubic' is not supported by ft");
+  EXPECT_FT_ERROR(interpolate(x, {2}, {}, "area"), "mode 'area' is not supported by ft");
+  EXPECT_FT_ERROR(interpolate(x, {2}, {}, "bilinear", std::nullopt, std::nullopt, true),
+                  "interpolate: antialias is not supported by ft");
+  EXPECT_FT_ERROR(interpolate(x, {2}, {}, "cubic"), "interpolate: unknown mode 'cubic'");
+  EXPECT_FT_ERROR(interpolate(to(x, kInt64), {2}),
+                  "interpolate: expected a floating point input, got int64");
+  EXPECT_FT_ERROR(interpolate(to(x, kInt64), {2}, {}, "bilinear"), "got int64");
+  EXPECT_FT_ERROR(interpolate(x, {0, 2}),
+                  "interpolate: input and output sizes should be greater than 0, got input "
+                  "[2, 3, 4, 5] and output_size [0, 2]");
+  EXPECT_FT_ERROR(interpolate(x, {}, {0.2}), "output_size [0, 1]");
+  EXPECT_FT_ERROR(interpolate(x, {}, {-1.0}), "should be greater than 0");
+  EXPECT_FT_ERROR(interpolate(Seq({2, 3, 0}), {2}), "should be greater than 0");
+  EXPECT_FT_ERROR(interpolate(Seq({2, 0, 3}), {2}),
+                  "interpolate: expected at least one channel, got input [2, 0, 3]");
+  // The primitives check their own arguments.
+  EXPECT_FT_ERROR(upsample_nearest(x, {2}),
+                  "upsample_nearest: expected a 3-D input [N, C, W] for output_size [2], got "
+                  "shape [2, 3, 4, 5]");
+  EXPECT_FT_ERROR(upsample_linear(Seq({2, 3, 4}), {2, 2, 2, 2}),
+                  "upsample_linear: output_size must have 1, 2 or 3 values");
+  EXPECT_FT_ERROR(upsample_linear(Seq({2, 3, 4}), {2}, false, 2.0),
+                  "upsample_linear: a scale was given for a spatial dim that a 3-D input does "
+                  "not have");
+  EXPECT_FT_ERROR(upsample_nearest_backward(Seq({2, 3, 5}), {4}, {2, 3, 4}),
+                  "upsample_nearest_backward: expected grad_output of shape [2, 3, 4] (input_size "
+                  "[2, 3, 4], output_size [4]), got [2, 3, 5]");
+  EXPECT_FT_ERROR(upsample_linear_backward(Seq({2, 3, 4}), {4}, {2, 3, 4, 4}),
+                  "upsample_linear_backward: expected a 3-D input [N, C, W]");
 }
 
 // A direct loop of the conv2d definition (the oracle the im2col + GEMM kernel must match).
@@ -359,6 +525,16 @@ TEST(ConvOps, SmallCnnSecondOrder) {
        {Seq({1, 2, 5, 4})}},
       {[](const TensorList& a) { return square(std::get<0>(adaptive_max_pool2d(a[0], {2}))); },
        {Seq({1, 2, 3, 4})}},
+      {[](const TensorList& a) {
+         return square(interpolate(a[0], {}, {1.7, 0.6}, "bilinear"));
+       },
+       {Seq({1, 2, 3, 4})}},
+      {[](const TensorList& a) {
+         return square(interpolate(a[0], {3, 2, 4}, {}, "trilinear", true));
+       },
+       {Seq({1, 1, 2, 3, 3})}},
+      {[](const TensorList& a) { return square(interpolate(a[0], {5}, {}, "nearest-exact")); },
+       {Seq({2, 1, 3})}},
   };
   for (const auto& [f, a] : ops) {
     const GradcheckResult r2 = gradgradcheck(f, a);

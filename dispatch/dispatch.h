@@ -21,7 +21,8 @@
 //
 // Supported kernel parameter types: const Tensor&, const std::optional<Tensor>&,
 // const TensorList&, Scalar, std::optional<Scalar>, int64_t, std::optional<int64_t>, double,
-// bool, IntArrayRef, DType, Generator*. Results: Tensor, TensorList, std::tuple<Tensor...>.
+// std::optional<double>, bool, IntArrayRef, DType, Generator*. Results: Tensor, TensorList,
+// std::tuple<Tensor...>.
 #ifndef FT_DISPATCH_DISPATCH_H_
 #define FT_DISPATCH_DISPATCH_H_
 
@@ -156,6 +157,15 @@ template <>
 struct ArgTraits<double> : PlainArg<double, ArgKind::kDouble> {
   static double From(const Value& v) { return v.to_double(); }
   static Value To(double d) { return Value(d); }
+};
+template <>
+struct ArgTraits<std::optional<double>>
+    : PlainArg<std::optional<double>, ArgKind::kOptionalDouble> {
+  static std::optional<double> From(const Value& v) {
+    if (v.is_none()) return std::nullopt;
+    return v.to_double();
+  }
+  static Value To(std::optional<double> d) { return d ? Value(*d) : Value(); }
 };
 template <>
 struct ArgTraits<bool> : PlainArg<bool, ArgKind::kBool> {

@@ -102,7 +102,7 @@ Tensor index(const Tensor& x, const TensorIndices& indices);
 // tuples repeat the last one wins (torch leaves that undefined; ft fixes it, and its
 // derivatives agree: the overwritten values get no gradient). Differentiable in x and values.
 // Example:
-//   index_put(zeros({3}), {tensor<int64_t>({0, 2, 0})}, tensor({1.0, 2.0, 3.0}), true)
+//   index_put(zeros({3}), {tensor<int64_t>({0, 2, 0})}, tensor({1.0f, 2.0f, 3.0f}), true)
 //   // [4, 0, 2]
 Tensor index_put(const Tensor& x, const TensorIndices& indices, const Tensor& values,
                  bool accumulate = false);

@@ -31,6 +31,8 @@ const char* ArgKindName(ArgKind kind) {
       return "DType";
     case ArgKind::kGenerator:
       return "Generator?";
+    case ArgKind::kOptionalDouble:
+      return "float?";
   }
   return "?";
 }

@@ -53,6 +53,7 @@ enum class ArgKind : uint8_t {
   kIntList,
   kDType,
   kGenerator,
+  kOptionalDouble,
 };
 
 const char* ArgKindName(ArgKind kind);

@@ -470,5 +470,38 @@ TEST(DocsApi, InteropNpy) {
   EXPECT_TENSOR_EQ(back, ft::tensor({0.0f, 3.0f, 1.0f, 4.0f, 2.0f, 5.0f}, {3, 2}));
 }
 
+TEST(DocsApi, Interpolate) {
+  ft::Tensor x = ft::ones({8, 3, 28, 28});
+  ft::Tensor up = ft::interpolate(x, {56});
+  ft::Tensor bl = ft::interpolate(x, {}, {1.5}, "bilinear", /*align_corners=*/true);
+  EXPECT_EQ(up.sizes(), IntArrayRef({8, 3, 56, 56}));
+  EXPECT_EQ(bl.sizes(), IntArrayRef({8, 3, 42, 42}));
+  EXPECT_TENSOR_NEAR(bl, ft::ones({8, 3, 42, 42}), 1e-6);
+  // The header's example (dispatch/conv_ops.h).
+  ft::Tensor h = ft::ones({8, 3, 14, 14});
+  EXPECT_EQ(ft::interpolate(h, {28}).sizes(), IntArrayRef({8, 3, 28, 28}));
+  EXPECT_EQ(ft::interpolate(h, {}, {1.5}, "bilinear", true).sizes(),
+            IntArrayRef({8, 3, 21, 21}));
+}
+
+TEST(DocsApi, AdvancedIndexing) {
+  Tensor x = ft::reshape(ft::arange(0, 12, 1, ft::kFloat64), {3, 4});
+  EXPECT_TENSOR_EQ(ft::index(x, {ft::tensor<int64_t>({2, -3})}),
+                   ft::tensor({8.0, 9.0, 10.0, 11.0, 0.0, 1.0, 2.0, 3.0}, {2, 4}));
+  EXPECT_TENSOR_EQ(ft::index(x, {std::nullopt, ft::tensor<int64_t>({1, 1})}),
+                   ft::tensor({1.0, 1.0, 5.0, 5.0, 9.0, 9.0}, {3, 2}));
+  EXPECT_TENSOR_EQ(ft::index(x, {ft::tensor<int64_t>({0, 2}), ft::tensor<int64_t>({3, 0})}),
+                   ft::tensor({3.0, 8.0}));
+  EXPECT_TENSOR_EQ(ft::index_put(ft::zeros({3}, ft::kFloat64), {ft::tensor<int64_t>({0, 2, 0})},
+                                 ft::tensor({1.0, 2.0, 3.0}), /*accumulate=*/true),
+                   ft::tensor({4.0, 0.0, 2.0}));
+  EXPECT_TENSOR_EQ(ft::gather_nd(x, ft::tensor<int64_t>({0, 1, 2, 3}, {2, 2})),
+                   ft::tensor({1.0, 11.0}));
+  // The header's example (dispatch/nn_indexing_ops.h).
+  EXPECT_TENSOR_EQ(ft::index_put(ft::zeros({3}), {ft::tensor<int64_t>({0, 2, 0})},
+                                 ft::tensor({1.0f, 2.0f, 3.0f}), true),
+                   ft::tensor({4.0f, 0.0f, 2.0f}));
+}
+
 }  // namespace
 }  // namespace ft

@@ -65,6 +65,23 @@ std::vector<OpCase> ConvCases() {
       {"adaptive_max_pool2d",
        [](const TensorList& a) { return std::get<0>(adaptive_max_pool2d(a[0], {2})); },
        {{{1, 3, 4}}}},
+      // The upsampling primitives (one entry per op: the other modes' derivatives are checked
+      // in dispatch/conv_ops_test.cc, their batching in vmap_rules/conv_test.cc), through
+      // interpolate with scale factors that are not in / out (the kernels' 1 / scale path),
+      // and the backwards directly.
+      {"upsample_nearest",
+       [](const TensorList& a) { return interpolate(a[0], {}, {1.5, 0.7}); }, {{{1, 2, 3, 4}}}},
+      {"upsample_nearest_backward",
+       [](const TensorList& a) { return upsample_nearest_backward(a[0], {5}, {2, 1, 3}); },
+       {{{2, 1, 5}}}},
+      {"upsample_linear",
+       [](const TensorList& a) { return interpolate(a[0], {}, {1.5, 0.7, 1.2}, "trilinear"); },
+       {{{1, 1, 2, 3, 3}}}},
+      {"upsample_linear_backward",
+       [](const TensorList& a) {
+         return upsample_linear_backward(a[0], {3, 5}, {1, 2, 2, 2}, true);
+       },
+       {{{1, 2, 3, 5}}}},
   };
 }
 

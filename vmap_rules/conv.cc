@@ -1,6 +1,6 @@
 // Batching rules: convolution and pooling (conv1d/2d/3d, conv_transpose1d/2d/3d, unfold,
 // fold, max_pool1d/2d (with indices), avg_pool1d/2d, adaptive_avg_pool1d/2d,
-// adaptive_max_pool2d).
+// adaptive_max_pool2d, upsample_nearest/linear and their backwards).
 //
 // Every rule validates the LOGICAL (one example's) arguments first with the kernels' own
 // shape functions (tensor/conv_kernels.h), so errors under vmap name the example's shapes,
@@ -19,6 +19,7 @@
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
 #include "tensor/conv_kernels.h"
+#include "tensor/upsample_kernels.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {
@@ -200,6 +201,50 @@ BatchedResult FoldRule(const VmapContext& ctx, BatchedArgs& a) {
       [&](const Tensor& x) -> TensorList { return {fold(x, os, k, d, p, s)}; });
 }
 
+// ---- Upsampling: N and C are free dims, so the vmap dim folds into N. ----
+
+std::optional<double> OptDouble(const Value& v) {
+  if (v.is_none()) return std::nullopt;
+  return v.to_double();
+}
+
+// UpsampleRule: upsample_nearest (input, output_size, scales_d, scales_h, scales_w, exact),
+// upsample_linear (input, output_size, align_corners, scales_d, scales_h, scales_w) and their
+// backwards (grad_output, output_size, input_size, ...the forward's remaining arguments). A
+// backward's input_size is one example's; the merged call gets [B * N, C, ...].
+template <bool kLinear, bool kBackward>
+BatchedResult UpsampleRule(const VmapContext& ctx, BatchedArgs& a) {
+  const char* name = ctx.op.name().c_str();
+  const IntArrayRef os = a.values[1].shape();
+  const size_t k = kBackward ? 3 : 2;  // the first argument after input_size
+  const bool flag = a.values[kLinear ? k : k + 3].to_bool();
+  const size_t sk = kLinear ? k + 1 : k;  // scales_d
+  const std::optional<double> sd = OptDouble(a.values[sk]), sh = OptDouble(a.values[sk + 1]),
+                              sw = OptDouble(a.values[sk + 2]);
+  const Shape logical = LogicalShape(a.tensor(0), a.bdim(0));
+  Shape input_size;
+  if constexpr (kBackward) {
+    input_size = kernels::UpsampleBackwardShape(name, logical, os, a.values[2].shape(), sd, sh,
+                                                sw);
+  } else {
+    kernels::UpsampleShape(name, logical, os, sd, sh, sw);
+  }
+  const auto run = [&](const Tensor& x) {
+    if constexpr (kBackward) {
+      Shape in = input_size;
+      in[0] = x.size(0);
+      return kLinear ? upsample_linear_backward(x, os, in, flag, sd, sh, sw)
+                     : upsample_nearest_backward(x, os, in, sd, sh, sw, flag);
+    } else {
+      return kLinear ? upsample_linear(x, os, flag, sd, sh, sw)
+                     : upsample_nearest(x, os, sd, sh, sw, flag);
+    }
+  };
+  if (!a.bdim(0)) return BatchedResult{{Value(run(a.tensor(0)))}, {std::nullopt}};
+  const Tensor x = flatten(MoveBdimToFront(a.tensor(0), a.bdim(0)), 0, 1);
+  return Front(unflatten(run(x), 0, {ctx.batch_size, logical[0]}));
+}
+
 }  // namespace
 
 void RegisterConvRules() {
@@ -221,6 +266,10 @@ void RegisterConvRules() {
   SetBatchRule(r.Get("adaptive_max_pool2d"), &AdaptiveRule);
   SetBatchRule(r.Get("unfold"), &UnfoldRule);
   SetBatchRule(r.Get("fold"), &FoldRule);
+  SetBatchRule(r.Get("upsample_nearest"), &UpsampleRule<false, false>);
+  SetBatchRule(r.Get("upsample_nearest_backward"), &UpsampleRule<false, true>);
+  SetBatchRule(r.Get("upsample_linear"), &UpsampleRule<true, false>);
+  SetBatchRule(r.Get("upsample_linear_backward"), &UpsampleRule<true, true>);
 }
 
 }  // namespace ft::vmap_rules

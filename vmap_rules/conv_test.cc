@@ -1,6 +1,6 @@
-// vmap of the convolution and pooling ops against the loop-and-stack oracle (every in_dims
-// mix of batched and shared input / weight / bias, batch sizes 1 and 3, nested levels), an
-// empty batch, and the ops' own errors under vmap (naming one example's shapes).
+// vmap of the convolution, pooling and upsampling ops against the loop-and-stack oracle
+// (every in_dims mix of batched and shared input / weight / bias, batch sizes 1 and 3, nested
+// levels), an empty batch, and the ops' own errors under vmap (naming one example's shapes).
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -110,6 +110,55 @@ TEST(ConvRules, PoolsUnfoldFold) {
     EXPECT_TRUE(check1(
         [](const Tensor& x) { return TensorList{fold(x, {4, 5}, {2, 3}, {1}, {1}, {2})}; }, s));
   }
+}
+
+TEST(ConvRules, Interpolate) {
+  const auto check1 = [](const std::function<Tensor(const Tensor&)>& f, Shape shape) {
+    return CheckVmap([f](const TensorList& a) { return TensorList{f(a[0])}; }, {ArgSpec{shape}});
+  };
+  EXPECT_TRUE(check1([](const Tensor& x) { return interpolate(x, {7}); }, {2, 3, 5}));
+  EXPECT_TRUE(check1([](const Tensor& x) { return interpolate(x, {}, {1.7}, "nearest-exact"); },
+                     {1, 2, 5}));
+  EXPECT_TRUE(
+      check1([](const Tensor& x) { return interpolate(x, {}, {1.5, 0.7}); }, {2, 1, 4, 5}));
+  EXPECT_TRUE(check1([](const Tensor& x) { return interpolate(x, {3, 2, 4}); }, {1, 2, 2, 3, 2}));
+  EXPECT_TRUE(check1([](const Tensor& x) { return interpolate(x, {9}, {}, "linear"); }, {2, 1, 4}));
+  EXPECT_TRUE(check1(
+      [](const Tensor& x) { return interpolate(x, {}, {1.7, 0.6}, "bilinear", true); },
+      {1, 2, 3, 5}));
+  EXPECT_TRUE(check1([](const Tensor& x) { return interpolate(x, {}, {1.5}, "trilinear"); },
+                     {1, 1, 2, 2, 3}));
+  // The adjoints, whose input_size names one example's N.
+  EXPECT_TRUE(check1(
+      [](const Tensor& g) { return upsample_nearest_backward(g, {7, 3}, {2, 1, 3, 4}); },
+      {2, 1, 7, 3}));
+  EXPECT_TRUE(check1(
+      [](const Tensor& g) {
+        return upsample_linear_backward(g, {5}, {2, 3, 4}, false, std::nullopt, std::nullopt,
+                                        1.3);
+      },
+      {2, 3, 5}));
+  // An empty batch.
+  const Tensor y = vmap([](const TensorList& a) { return TensorList{interpolate(a[0], {5})}; },
+                        {0})({zeros({0, 2, 3, 4}, kFloat64)})[0];
+  EXPECT_EQ(y.sizes(), IntArrayRef({0, 2, 3, 5}));
+  // Errors name one example's shapes and the op.
+  const auto up = [](const TensorList& a) { return TensorList{interpolate(a[0], {2})}; };
+  EXPECT_FT_ERROR(vmap(up, {0})({ones({3, 2, 1, 0}, kFloat64)}),
+                  "interpolate: input and output sizes should be greater than 0, got input "
+                  "[2, 1, 0]");
+  const auto lin = [](const TensorList& a) {
+    return TensorList{upsample_linear(a[0], {2, 2})};
+  };
+  EXPECT_FT_ERROR(vmap(lin, {1})({ones({2, 3, 4}, kFloat64)}),
+                  "upsample_linear: expected a 4-D input [N, C, H, W] for output_size [2, 2], "
+                  "got shape [2, 4]");
+  const auto bwd = [](const TensorList& a) {
+    return TensorList{upsample_nearest_backward(a[0], {4}, {2, 3, 2})};
+  };
+  EXPECT_FT_ERROR(vmap(bwd, {0})({ones({5, 2, 3, 3}, kFloat64)}),
+                  "upsample_nearest_backward: expected grad_output of shape [2, 3, 4] "
+                  "(input_size [2, 3, 2], output_size [4]), got [2, 3, 3]");
 }
 
 TEST(ConvRules, EmptyBatch) {

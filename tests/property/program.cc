@@ -400,6 +400,10 @@ FT_PROPERTY_SYM(avg_pool1d)
 FT_PROPERTY_SYM(avg_pool2d)
 FT_PROPERTY_SYM(adaptive_avg_pool1d)
 FT_PROPERTY_SYM(adaptive_avg_pool2d)
+FT_PROPERTY_SYM(upsample_nearest)
+FT_PROPERTY_SYM(upsample_nearest_backward)
+FT_PROPERTY_SYM(upsample_linear)
+FT_PROPERTY_SYM(upsample_linear_backward)
 // The (values, indices) pools print as std::get of the call.
 #define FT_PROPERTY_SYM_PAIR(fn)                                               \
   template <typename... A>                                                     \
@@ -1757,6 +1761,36 @@ std::vector<Entry> BuildCatalog() {
     c.push_back(Def("adaptive_max_pool2d", 1, 0, {"adaptive_max_pool2d"}, adaptive_propose(2),
                     [](const auto& a, const Params& p, bool) {
                       return std::get<0>(adaptive_max_pool2d(a[0], Shape{p[0], p[1]}));
+                    }));
+    // interpolate's primitives: resizing [N, C, *spatial] to drawn sizes, then the adjoint
+    // back to the input's shape (p = {n, out_1..out_n, align_corners, input shape...}).
+    const auto resize_propose = [](Rng& r, const std::vector<Shape>& s, Params& p) {
+      const int64_t rank = Rank(s[0]);
+      if (rank < 3 || rank > 5) return false;
+      for (int64_t d = 1; d < rank; ++d) {
+        if (s[0][static_cast<size_t>(d)] == 0) return false;
+      }
+      p = {rank - 2};
+      for (int64_t d = 2; d < rank; ++d) p.push_back(r.Between(1, 5));
+      p.push_back(r.Chance(50) ? 1 : 0);
+      p.insert(p.end(), s[0].begin(), s[0].end());
+      return true;
+    };
+    const auto out_of = [](const Params& p) { return Shape(p.begin() + 1, p.begin() + 1 + p[0]); };
+    const auto in_of = [](const Params& p) { return Shape(p.begin() + 2 + p[0], p.end()); };
+    c.push_back(Def("upsample_nearest", 1, kSmooth,
+                    {"upsample_nearest", "upsample_nearest_backward", "sin"}, resize_propose,
+                    [=](const auto& a, const Params& p, bool) {
+                      return upsample_nearest_backward(sin(upsample_nearest(a[0], out_of(p))),
+                                                       out_of(p), in_of(p));
+                    }));
+    c.push_back(Def("upsample_linear", 1, kSmooth,
+                    {"upsample_linear", "upsample_linear_backward", "sin"}, resize_propose,
+                    [=](const auto& a, const Params& p, bool) {
+                      const bool align = p[static_cast<size_t>(1 + p[0])] == 1;
+                      return upsample_linear_backward(
+                          sin(upsample_linear(a[0], out_of(p), align)), out_of(p), in_of(p),
+                          align);
                     }));
     // unfold, and fold back to the input's spatial size
     // (p = {k, stride, padding, dilation, ceil_mode (unused), H, W}).

@@ -79,3 +79,33 @@ case("unfold", lambda x: F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=
      [r(2, 3, 5, 6)])
 case("fold", lambda x: F.fold(x, (5, 6), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
      [r(2, 18, 12)])
+
+# interpolate (after every other case: the seeds above stay as they were). Sizes that shrink,
+# grow, keep (out == in) and double (out == 2 * in) a dim; scale factors that are not in / out
+# (the kernels then read 1 / scale); recompute_scale_factor; align_corners both ways.
+I = F.interpolate
+case("interpolate_nearest1d", lambda x: I(x, size=7), [r(2, 3, 5)])
+case("interpolate_nearest2d_scale", lambda x: I(x, scale_factor=(1.5, 2.3)), [r(1, 2, 4, 5)])
+case("interpolate_nearest3d", lambda x: I(x, size=(3, 5, 2)), [r(1, 2, 2, 3, 4)])
+case("interpolate_nearest2d_keep_double", lambda x: I(x, size=(4, 3)), [r(1, 1, 2, 3)])
+case("interpolate_exact2d", lambda x: I(x, size=(5, 3), mode="nearest-exact"), [r(2, 2, 3, 4)])
+case("interpolate_exact1d_scale", lambda x: I(x, scale_factor=1.7, mode="nearest-exact"),
+     [r(1, 2, 5)])
+case("interpolate_linear1d", lambda x: I(x, size=9, mode="linear"), [r(2, 3, 4)])
+case("interpolate_linear1d_scale", lambda x: I(x, scale_factor=1.7, mode="linear"),
+     [r(1, 2, 6)])
+case("interpolate_linear1d_to1",
+     lambda x: I(x, size=1, mode="linear", align_corners=True), [r(1, 1, 4)])
+case("interpolate_bilinear_align",
+     lambda x: I(x, size=(5, 7), mode="bilinear", align_corners=True), [r(2, 2, 3, 4)])
+case("interpolate_bilinear_scale",
+     lambda x: I(x, scale_factor=(0.6, 1.5), mode="bilinear"), [r(1, 2, 5, 4)])
+case("interpolate_bilinear_recompute",
+     lambda x: I(x, scale_factor=1.7, mode="bilinear", recompute_scale_factor=True),
+     [r(1, 2, 3, 4)])
+case("interpolate_bilinear_keep_w", lambda x: I(x, size=(6, 4), mode="bilinear"),
+     [r(1, 2, 3, 4)])
+case("interpolate_trilinear", lambda x: I(x, size=(3, 4, 5), mode="trilinear"),
+     [r(1, 2, 2, 3, 3)])
+case("interpolate_trilinear_align",
+     lambda x: I(x, scale_factor=2, mode="trilinear", align_corners=True), [r(1, 1, 2, 2, 3)])
