@@ -177,10 +177,15 @@ Tensor Upsample(const char* op, const Tensor& x, IntArrayRef in_shape, IntArrayR
                 std::optional<double> sw) {
   internal::CheckFloating(op, x);
   const int64_t n = static_cast<int64_t>(output_size.size());
-  Shape out_shape(in_shape.begin(), in_shape.begin() + 2);
-  out_shape.insert(out_shape.end(), output_size.begin(), output_size.end());
   const int64_t planes = in_shape[0] * in_shape[1];
-  Tensor result = EmptyContiguous(kForward ? IntArrayRef(out_shape) : in_shape, x.dtype());
+  Tensor result;
+  if constexpr (kForward) {
+    Shape out_shape = {in_shape[0], in_shape[1]};
+    for (int64_t s : output_size) out_shape.push_back(s);
+    result = EmptyContiguous(out_shape, x.dtype());
+  } else {
+    result = EmptyContiguous(in_shape, x.dtype());
+  }
   const Tensor xc = contiguous(x);
   VisitDType(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
