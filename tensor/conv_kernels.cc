@@ -11,10 +11,12 @@
 
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
+#include "tensor/onednn_conv.h"
 
 namespace ft::kernels {
 namespace {
 
+namespace onednn = internal::onednn;
 using internal::RowMajorMatrix;
 template <typename T>
 using ConstMatMap = Eigen::Map<const RowMajorMatrix<T>, Eigen::Unaligned>;
@@ -166,6 +168,32 @@ void AddBias(T* out, const T* bias, int64_t n, int64_t channels, int64_t plane) 
   }
 }
 
+// MakeProblem: the oneDNN description of a convolution from the image `src` [N, C, s...] to
+// the windows `dst` [N, O, s...] (for a transposed convolution, its output and its input).
+onednn::ConvProblem MakeProblem(const char* op, int64_t n, int64_t batch, int64_t src_channels,
+                                IntArrayRef src_spatial, int64_t dst_channels,
+                                IntArrayRef dst_spatial, IntArrayRef weight, IntArrayRef stride,
+                                IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  onednn::ConvProblem p;
+  p.src = {batch, src_channels};
+  p.src.insert(p.src.end(), src_spatial.begin(), src_spatial.end());
+  p.dst = {batch, dst_channels};
+  p.dst.insert(p.dst.end(), dst_spatial.begin(), dst_spatial.end());
+  p.weights.assign(weight.begin(), weight.end());
+  p.stride = PerDim(op, "", stride, n);
+  p.padding_l = PerDim(op, "", padding, n);
+  p.dilation = PerDim(op, "", dilation, n);
+  p.groups = groups;
+  for (int64_t i = 0; i < n; ++i) {
+    // Whatever makes dst = (src + pad_l + pad_r - extent) / stride + 1 exact; negative where
+    // torch's floor leaves trailing input unread.
+    const int64_t extent = p.dilation[i] * (weight[2 + i] - 1) + 1;
+    p.padding_r.push_back((dst_spatial[i] - 1) * p.stride[i] + extent - src_spatial[i] -
+                          p.padding_l[i]);
+  }
+  return p;
+}
+
 Tensor ConvNd(const char* op, int64_t n, const Tensor& input, const Tensor& weight,
               const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
               IntArrayRef dilation, int64_t groups) {
@@ -192,6 +220,17 @@ Tensor ConvNd(const char* op, int64_t n, const Tensor& input, const Tensor& weig
       const T* px = static_cast<const T*>(x.impl()->raw_data());
       const T* pw = static_cast<const T*>(w.impl()->raw_data());
       T* po = static_cast<T*>(out.impl()->raw_data());
+      if constexpr (std::is_same_v<T, float>) {
+        const onednn::ConvProblem problem = MakeProblem(op, n, N, C, in_sp, O, out_sp,
+                                                        weight.sizes(), stride, padding,
+                                                        dilation, groups);
+        if (onednn::ConvForward(problem, px, pw,
+                                b.defined() ? static_cast<const T*>(b.impl()->raw_data())
+                                            : nullptr,
+                                po)) {
+          return;
+        }
+      }
       const bool pointwise = g.Pointwise();
       std::vector<T> cols(pointwise ? 0 : static_cast<size_t>(Cg * K * L));
       for (int64_t i = 0; i < N; ++i) {
@@ -241,6 +280,18 @@ Tensor ConvTransposeNd(const char* op, int64_t n, const Tensor& input, const Ten
       const T* px = static_cast<const T*>(x.impl()->raw_data());
       const T* pw = static_cast<const T*>(w.impl()->raw_data());
       T* po = static_cast<T*>(out.impl()->raw_data());
+      if constexpr (std::is_same_v<T, float>) {
+        // The transposed convolution is the convolution's adjoint in its input: oneDNN's
+        // backward-data primitive of the convolution from `out` (the image) to `input`.
+        const onednn::ConvProblem problem = MakeProblem(op, n, N, Cout, out_sp, Cin, in_sp,
+                                                        weight.sizes(), stride, padding,
+                                                        dilation, groups);
+        if (onednn::ConvBackwardData(problem, px, pw, po)) {
+          AddBias(po, b.defined() ? static_cast<const T*>(b.impl()->raw_data()) : nullptr, N,
+                  Cout, I);
+          return;
+        }
+      }
       std::fill(po, po + out.numel(), T(0));
       RowMajorMatrix<T> cols(Og * K, L);
       for (int64_t i = 0; i < N; ++i) {
