@@ -58,6 +58,8 @@ for _conv in ("conv2d_3x3_64c_56_B8", "conv2d_1x1_256c_56_B8", "conv2d_3x3_1to32
     MAPPING[f"models/{_conv}_fwd_bwd"] = ("models", f"{_conv}_fwd_bwd", True)
 for _b in (64, 256):
     MAPPING[f"models/cnn_per_sample/B{_b}"] = ("models", f"cnn_per_sample_B{_b}", False)
+MAPPING["models/ntk_cnn/N20_M5_S32"] = ("models", "ntk_cnn_N20_M5_S32", False)
+MAPPING["models/transformer_per_sample/B32"] = ("models", "transformer_per_sample_B32", False)
 for _mlp in ("32-64-64-10", "784-128-10"):
     for _b in (64, 1024):
         # once: a cold call, ft's caches emptied first (limit: Eigen allocating fresh);
@@ -83,6 +85,8 @@ THREADED = [
     "per_op/eager",
     "models/cnn_per_sample/B64",
     "models/cnn_per_sample/B256",
+    "models/ntk_cnn/N20_M5_S32",
+    "models/transformer_per_sample/B32",
 ]
 
 SUITES = ("eager", "vmap", "grad", "custom_function", "models")

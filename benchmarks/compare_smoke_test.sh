@@ -16,6 +16,10 @@ for r in rows:
     assert set(r) >= {"workload", "threads", "ft", "functorch", "limit"}, r
     assert r["functorch"] is None, r
 measured = [r for r in rows if r["ft"] is not None]
+# Model figures that compare.py joins by name: each must reach the table with ft's figure.
+for w in ("models/cnn_per_sample/B64", "models/ntk_cnn/N20_M5_S32",
+          "models/transformer_per_sample/B32"):
+    assert any(r["workload"] == w and r["ft"] is not None for r in rows), w
 assert len(measured) >= 30, len(measured)
 assert all(r["ft"] > 0 for r in measured)
 print(f"compare.json: {len(rows)} rows, {len(measured)} with ft's figure")

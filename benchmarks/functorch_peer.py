@@ -411,6 +411,103 @@ def _cnn_per_sample(batch):
     return build
 
 
+# The NTK tutorial's CNN (examples/ntk_cnn.h): name -> (N images x1, M images x2, size S).
+NTK_SHAPES = {"N20_M5_S32": (20, 5, 32)}
+NTK_SMOKE = (2, 2, 9)
+
+
+def _ntk_cnn_params(size):
+    """The NTK tutorial's CNN for size x size images, initialized like torch.nn's layers."""
+    flat = 32 * (size - 6) ** 2
+    shapes = [(32, 3, 3, 3), (32,), (32, 32, 3, 3), (32,), (32, 32, 3, 3), (32,), (10, flat),
+              (10,)]
+    fan_in = [27, 27, 288, 288, 288, 288, flat, flat]
+    return tuple((torch.rand(*s) * 2 - 1) / math.sqrt(f) for s, f in zip(shapes, fan_in))
+
+
+def _ntk_cnn_forward(params, x):
+    """One image x [3, S, S] -> outputs [10]."""
+    w1, b1, w2, b2, w3, b3, w4, b4 = params
+    h = F.relu(F.conv2d(x.unsqueeze(0), w1, b1))
+    h = F.relu(F.conv2d(h, w2, b2))
+    h = F.conv2d(h, w3, b3)
+    return F.linear(torch.flatten(h, 1), w4, b4).squeeze(0)
+
+
+def _ntk_by_jacobian_contraction(params, x1, x2):
+    """The NTK [N, M, 10, 10] as functorch's tutorial computes it: vmap(jacrev) over each
+    image set, then one einsum per parameter, summed (in ft's order: examples/ntk_cnn.h)."""
+    batched_jacobian = vmap(jacrev(_ntk_cnn_forward), (None, 0))
+    jac1, jac2 = batched_jacobian(params, x1), batched_jacobian(params, x2)
+    ntk = None
+    for j1, j2 in zip(jac1, jac2):
+        term = torch.einsum("Naf,Mbf->NMab", j1.flatten(2), j2.flatten(2))
+        ntk = term if ntk is None else ntk + term
+    return ntk
+
+
+def _ntk_cnn(name):
+    def build(smoke):
+        n, m, size = NTK_SMOKE if smoke else NTK_SHAPES[name]
+        params = _ntk_cnn_params(size)
+        x1 = torch.randn(n, 3, size, size)
+        x2 = torch.randn(m, 3, size, size)
+        return dict(fn=lambda: _ntk_by_jacobian_contraction(params, x1, x2))
+    return build
+
+
+# The transformer block (examples/transformer_block.h): name -> (d, heads, seq, batch).
+TRANSFORMER_SHAPES = {"B32": (128, 4, 64, 32)}
+TRANSFORMER_SMOKE = (16, 2, 6, 4)
+
+
+def _transformer_params(d):
+    """The block's 18 parameters in ft's order (transformer::Param), initialized like torch's
+    LayerNorm and Linear, Linear biases 0."""
+    h = 4 * d
+
+    def uniform(shape, fan_in):
+        return (torch.rand(*shape) * 2 - 1) / math.sqrt(fan_in)
+    z, o = torch.zeros, torch.ones
+    return (o(d), z(d), uniform((d, d), d), z(d),
+            uniform((d, d), d), z(d), uniform((d, d), d), z(d),
+            uniform((d, d), d), z(d), o(d), z(d),
+            uniform((h, d), d), z(h), uniform((d, h), h), z(d),
+            uniform((2, d), d), z(2))
+
+
+def _transformer_logits(params, x, heads):
+    """One sequence x [S, d] -> logits [2]: a pre-norm encoder block, mean over S, linear."""
+    (ln1_w, ln1_b, wq, bq, wk, bk, wv, bv, wo, bo, ln2_w, ln2_b, w1, b1, w2, b2, wc,
+     bc) = params
+    s, d = x.shape
+
+    def split(t):  # [S, d] -> [heads, S, d / heads]
+        return t.reshape(s, heads, d // heads).transpose(0, 1)
+    a = F.layer_norm(x, (d,), ln1_w, ln1_b)
+    q, k, v = split(F.linear(a, wq, bq)), split(F.linear(a, wk, bk)), split(F.linear(a, wv, bv))
+    # torch 1.13 has no F.scaled_dot_product_attention: its math, spelled out.
+    weights = torch.softmax(q @ k.transpose(-2, -1) * (1.0 / math.sqrt(d // heads)), dim=-1)
+    h = x + F.linear((weights @ v).transpose(0, 1).reshape(s, d), wo, bo)
+    h = h + F.linear(F.gelu(F.linear(F.layer_norm(h, (d,), ln2_w, ln2_b), w1, b1)), w2, b2)
+    return F.linear(h.mean(0), wc, bc)
+
+
+def _transformer_per_sample(name):
+    def build(smoke):
+        d, heads, seq, batch = TRANSFORMER_SMOKE if smoke else TRANSFORMER_SHAPES[name]
+        params = _transformer_params(d)
+        x = torch.randn(batch, seq, d)
+        y = (x[:, :, 0].mean(1) > 0).long()  # the sign of the first feature's mean
+
+        def example_loss(p, xi, yi):
+            logits = _transformer_logits(p, xi, heads)
+            return F.cross_entropy(logits.unsqueeze(0), yi.unsqueeze(0))
+        f = vmap(grad(example_loss), in_dims=(None, 0, 0))
+        return dict(fn=lambda: f(params, x, y))
+    return build
+
+
 def all_workloads():
     work = list(_per_op_workloads())
     for sizes in ((32, 64, 64, 10), (784, 128, 10)):
@@ -437,6 +534,10 @@ def all_workloads():
         work.append((f"models/{name}_fwd_bwd", _conv_fwd_bwd(name)))
     for batch in (64, 256):
         work.append((f"models/cnn_per_sample/B{batch}", _cnn_per_sample(batch)))
+    for name in NTK_SHAPES:
+        work.append((f"models/ntk_cnn/{name}", _ntk_cnn(name)))
+    for name in TRANSFORMER_SHAPES:
+        work.append((f"models/transformer_per_sample/{name}", _transformer_per_sample(name)))
     return work
 
 

@@ -6,9 +6,10 @@
 //     reorders into them done once outside the timing: the limit of that library;
 //   - per-sample gradients of functorch's tutorial CNN (examples/tutorial_cnn.h) by
 //     vmap(grad) against a loop of single-example grads;
-//   - the empirical NTK of a small CNN (Jacobian contraction) against the loop of
-//     per-example jacrev products;
-//   - per-sample gradients of a transformer block (d 128, 4 heads, seq 64) against a loop.
+//   - the empirical NTK of functorch's NTK-tutorial CNN (examples/ntk_cnn.h) by Jacobian
+//     contraction against the loop of per-example jacrev products;
+//   - per-sample gradients of a transformer block (examples/transformer_block.h; d 128,
+//     4 heads, seq 64, B 32) by vmap(grad) against a loop of single-example grads.
 // //benchmarks:compare runs the same workloads in functorch beside them.
 #include <dnnl.hpp>
 
@@ -22,6 +23,8 @@
 
 #include "benchmark/benchmark.h"
 #include "benchmarks/side_by_side.h"
+#include "examples/ntk_cnn.h"
+#include "examples/transformer_block.h"
 #include "examples/tutorial_cnn.h"
 #include "ft.h"
 
@@ -148,6 +151,85 @@ void BM_CnnPerSampleLoop(benchmark::State& state) {
   }
 }
 
+// ---- the empirical NTK of the NTK tutorial's CNN ----
+
+// n images x1 and m images x2, each [3, size, size].
+struct NtkShape {
+  int64_t n, m, size;
+};
+
+struct NtkInputs {
+  TensorList params;
+  Tensor x1, x2;
+};
+
+NtkInputs MakeNtkInputs(NtkShape s) {
+  Generator gen(2);
+  NtkInputs in;
+  in.params = ntk::InitParams(gen, s.size);
+  in.x1 = randn_like(zeros({s.n, 3, s.size, s.size}), &gen);
+  in.x2 = randn_like(zeros({s.m, 3, s.size, s.size}), &gen);
+  return in;
+}
+
+void BM_NtkFt(benchmark::State& state, NtkShape s) {
+  const NtkInputs in = MakeNtkInputs(s);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ntk::NtkByJacobianContraction(in.params, in.x1, in.x2).impl());
+  }
+}
+
+void BM_NtkLoop(benchmark::State& state, NtkShape s) {
+  const NtkInputs in = MakeNtkInputs(s);
+  for (auto _ : state) benchmark::DoNotOptimize(ntk::NtkByLoop(in.params, in.x1, in.x2).impl());
+}
+
+// ---- per-sample gradients of the transformer block ----
+
+struct TransformerCase {
+  transformer::BlockShape shape;
+  int64_t seq, batch;
+};
+
+// {params..., x [batch, seq, d], y [batch]}.
+TensorList TransformerArgs(const TransformerCase& c) {
+  Generator gen(0);
+  TensorList args = transformer::InitParams(c.shape, gen);
+  const transformer::Sequences data = transformer::SyntheticSequences(c.shape, c.batch, c.seq, gen);
+  args.push_back(data.x);
+  args.push_back(data.y);
+  return args;
+}
+
+ScalarFn TransformerExampleLoss(transformer::BlockShape shape) {
+  return [shape](const TensorList& a) { return transformer::ExampleLoss(shape, a); };
+}
+
+void BM_TransformerPerSampleFt(benchmark::State& state, TransformerCase c) {
+  const TensorList args = TransformerArgs(c);
+  std::vector<std::optional<int64_t>> in_dims(transformer::kNumParams, std::nullopt);
+  in_dims.push_back(0);
+  in_dims.push_back(0);
+  const TensorListFn f = vmap(
+      grad(TransformerExampleLoss(c.shape), transformer::ParamArgnums()), Dims(in_dims));
+  for (auto _ : state) benchmark::DoNotOptimize(f(args)[0].impl());
+}
+
+void BM_TransformerPerSampleLoop(benchmark::State& state, TransformerCase c) {
+  const TensorList args = TransformerArgs(c);
+  const TensorListFn g = grad(TransformerExampleLoss(c.shape), transformer::ParamArgnums());
+  const Tensor& xs = args[transformer::kNumParams];
+  const Tensor& ys = args[transformer::kNumParams + 1];
+  for (auto _ : state) {
+    for (int64_t i = 0; i < c.batch; ++i) {
+      TensorList one(args.begin(), args.begin() + transformer::kNumParams);
+      one.push_back(select(xs, 0, i));
+      one.push_back(select(ys, 0, i));
+      benchmark::DoNotOptimize(g(one)[0].impl());
+    }
+  }
+}
+
 void Register() {
   auto figure = [](const std::string& fig, const std::string& target, std::optional<int64_t> arg,
                    std::function<void(benchmark::State&)> ft,
@@ -178,6 +260,16 @@ void Register() {
     figure("cnn_per_sample_B" + std::to_string(batch), "<= 1.0x functorch (baseline: a loop)", b,
            BM_CnnPerSampleFt, BM_CnnPerSampleLoop);
   }
+  // functorch's NTK tutorial: 20 training images against 5 test images of 32x32.
+  const NtkShape ntk_shape = smoke ? NtkShape{2, 2, 9} : NtkShape{20, 5, 32};
+  figure("ntk_cnn_N20_M5_S32", "<= 1.0x functorch (baseline: a loop of per-example jacrev)",
+         std::nullopt, [ntk_shape](benchmark::State& st) { BM_NtkFt(st, ntk_shape); },
+         [ntk_shape](benchmark::State& st) { BM_NtkLoop(st, ntk_shape); });
+  const TransformerCase block = smoke ? TransformerCase{{.d = 16, .heads = 2}, 6, 4}
+                                      : TransformerCase{{.d = 128, .heads = 4}, 64, 32};
+  figure("transformer_per_sample_B32", "<= 1.0x functorch (baseline: a loop)", std::nullopt,
+         [block](benchmark::State& st) { BM_TransformerPerSampleFt(st, block); },
+         [block](benchmark::State& st) { BM_TransformerPerSampleLoop(st, block); });
 }
 
 }  // namespace

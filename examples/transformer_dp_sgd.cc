@@ -1,5 +1,5 @@
-// transformer_dp_sgd: a transformer encoder block (multi-head attention, layer_norm, a gelu
-// MLP, residual connections) trained with DP-SGD: vmap(grad) gives every example's own
+// transformer_dp_sgd: a transformer encoder block (transformer_block.h: multi-head attention,
+// layer_norm, a gelu MLP, residual connections) trained with DP-SGD: vmap(grad) gives every example's own
 // gradient, each is clipped to norm C, their sum gets Gaussian noise of scale sigma C, and
 // one step updates the parameters. The task: classify synthetic sequences by the sign of the
 // mean of their first feature.
@@ -7,13 +7,14 @@
 // loop of single-example grads, and that training lowers the loss.
 //   ./bazelw run -c opt //examples:transformer_dp_sgd
 //   ./bazelw run -c opt //examples:transformer_dp_sgd -- --d=128 --heads=4 --seq=64 --batch=32
-#include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <vector>
 
+#include "examples/transformer_block.h"
 #include "ft.h"
 
 namespace {
@@ -24,54 +25,9 @@ struct Config {
 };
 Config config;
 
-// The parameters, in this order.
-enum Param : int64_t {
-  kLn1W, kLn1B, kWq, kBq, kWk, kBk, kWv, kBv, kWo, kBo, kLn2W, kLn2B, kW1, kB1, kW2, kB2, kWc,
-  kBc, kNumParams
-};
+transformer::BlockShape Shape() { return {.d = config.d, .heads = config.heads}; }
 
-ft::TensorList InitParams(ft::Generator& gen) {
-  const int64_t d = config.d, h = 4 * config.d;
-  auto uniform = [&gen](std::vector<int64_t> shape, double fan_in) {
-    return (ft::rand_like(ft::zeros(shape), &gen) * 2.0 - 1.0) / std::sqrt(fan_in);
-  };
-  return {ft::ones({d}),        ft::zeros({d}),    uniform({d, d}, d), ft::zeros({d}),
-          uniform({d, d}, d),   ft::zeros({d}),    uniform({d, d}, d), ft::zeros({d}),
-          uniform({d, d}, d),   ft::zeros({d}),    ft::ones({d}),      ft::zeros({d}),
-          uniform({h, d}, d),   ft::zeros({h}),    uniform({d, h}, h), ft::zeros({d}),
-          uniform({2, d}, d),   ft::zeros({2})};
-}
-
-// Multi-head self-attention of one sequence x [S, d].
-ft::Tensor Attention(const ft::TensorList& p, const ft::Tensor& x) {
-  const int64_t s = x.size(0), d = config.d, heads = config.heads;
-  auto split = [&](const ft::Tensor& t) {  // [S, d] -> [heads, S, d / heads]
-    return ft::transpose(ft::reshape(t, {s, heads, d / heads}), 0, 1);
-  };
-  const ft::Tensor q = split(ft::linear(x, p[kWq], p[kBq]));
-  const ft::Tensor k = split(ft::linear(x, p[kWk], p[kBk]));
-  const ft::Tensor v = split(ft::linear(x, p[kWv], p[kBv]));
-  const ft::Tensor o = ft::scaled_dot_product_attention(q, k, v);
-  return ft::linear(ft::reshape(ft::transpose(o, 0, 1), {s, d}), p[kWo], p[kBo]);
-}
-
-// One example's logits [2]: a pre-norm encoder block, then the mean over the sequence.
-ft::Tensor Logits(const ft::TensorList& p, const ft::Tensor& x) {
-  const std::vector<int64_t> d = {config.d};
-  ft::Tensor h = x + Attention(p, ft::layer_norm(x, d, p[kLn1W], p[kLn1B]));
-  const ft::Tensor mlp = ft::linear(
-      ft::gelu(ft::linear(ft::layer_norm(h, d, p[kLn2W], p[kLn2B]), p[kW1], p[kB1])), p[kW2],
-      p[kB2]);
-  h = h + mlp;
-  return ft::linear(ft::mean(h, {0}), p[kWc], p[kBc]);
-}
-
-// a = {params..., x [S, d], y (0-dim int64)}: one example's cross-entropy.
-ft::Tensor ExampleLoss(const ft::TensorList& a) {
-  const ft::TensorList p(a.begin(), a.begin() + kNumParams);
-  return ft::cross_entropy(ft::unsqueeze(Logits(p, a[kNumParams]), 0),
-                           ft::unsqueeze(a[kNumParams + 1], 0));
-}
+ft::Tensor ExampleLoss(const ft::TensorList& a) { return transformer::ExampleLoss(Shape(), a); }
 
 double MeanLoss(const ft::TensorList& p, const ft::Tensor& xs, const ft::Tensor& ys) {
   double total = 0;
@@ -96,20 +52,18 @@ int main(int argc, char** argv) {
     if (std::strncmp(a, "--steps=", 8) == 0) config.steps = std::atoll(a + 8);
   }
   ft::Generator gen(5);
-  ft::TensorList params = InitParams(gen);
+  ft::TensorList params = transformer::InitParams(Shape(), gen);
   const int64_t n = 8 * config.batch;
-  const ft::Tensor xs = ft::randn_like(ft::zeros({n, config.seq, config.d}), &gen);
-  const ft::Tensor ys = ft::to(ft::gt(ft::mean(ft::select(xs, 2, 0), {1}), 0.0), ft::kInt64);
+  const transformer::Sequences data = transformer::SyntheticSequences(Shape(), n, config.seq, gen);
+  const ft::Tensor& xs = data.x;
+  const ft::Tensor& ys = data.y;
 
-  std::vector<int64_t> argnums;
-  std::vector<std::optional<int64_t>> in_dims;
-  for (int64_t i = 0; i < kNumParams; ++i) {
-    argnums.push_back(i);
-    in_dims.push_back(std::nullopt);
-  }
+  const std::vector<int64_t> argnums = transformer::ParamArgnums();
+  std::vector<std::optional<int64_t>> in_dims(transformer::kNumParams, std::nullopt);
   in_dims.push_back(0);
   in_dims.push_back(0);
-  const ft::TensorListFn per_example = ft::vmap(ft::grad(ft::ScalarFn(ExampleLoss), argnums), ft::Dims(in_dims));
+  const ft::TensorListFn per_example =
+      ft::vmap(ft::grad(ft::ScalarFn(ExampleLoss), argnums), ft::Dims(in_dims));
   const double initial = MeanLoss(params, xs, ys);
   bool ok = true;
   for (int64_t step = 0; step < config.steps; ++step) {
@@ -127,7 +81,7 @@ int main(int argc, char** argv) {
         one.push_back(ft::select(xb, 0, i));
         one.push_back(ft::select(yb, 0, i));
         const ft::TensorList g = ft::grad(ft::ScalarFn(ExampleLoss), argnums)(one);
-        for (int64_t p = 0; p < kNumParams; ++p) {
+        for (int64_t p = 0; p < transformer::kNumParams; ++p) {
           gap = std::max(gap, ft::amax(ft::abs(ft::select(grads[p], 0, i) - g[p])).item<double>());
           scale = std::max(scale, ft::amax(ft::abs(g[p])).item<double>());
         }
@@ -140,7 +94,7 @@ int main(int argc, char** argv) {
     ft::Tensor sq = ft::zeros({config.batch});
     for (const ft::Tensor& g : grads) sq = sq + ft::sum(ft::square(ft::flatten(g, 1)), {1});
     const ft::Tensor factor = ft::clamp(config.clip / (ft::sqrt(sq) + 1e-12), std::nullopt, 1.0);
-    for (int64_t p = 0; p < kNumParams; ++p) {
+    for (int64_t p = 0; p < transformer::kNumParams; ++p) {
       std::vector<int64_t> shape(static_cast<size_t>(grads[p].dim()), 1);
       shape[0] = config.batch;
       const ft::Tensor clipped = ft::sum(grads[p] * ft::reshape(factor, shape), {0});
