@@ -4,9 +4,9 @@
 //
 // Every formula is written with public ops, so it is differentiable and batchable again:
 //   - conv is bilinear in (input, weight): the input gradient is a transposed conv of the
-//     output gradient, the weight gradient a conv of the input with the output gradient
-//     (ConvWeightGrad), the bias gradient a sum; a transposed conv's gradients are the same
-//     three with the roles of conv and transposed conv swapped.
+//     output gradient, the weight gradient the primitive conv_weight_grad (itself bilinear:
+//     its gradients are a transposed conv and a conv), the bias gradient a sum; a transposed
+//     conv's gradients are the same three with the roles of conv and transposed conv swapped.
 //   - unfold and fold are each other's adjoints; the average pools are linear maps whose
 //     adjoints are written with fold (avg_pool) or two matmuls with constant pooling matrices
 //     (adaptive_avg_pool); max pools scatter the gradient into the argmax positions through
@@ -52,43 +52,20 @@ Tensor ConvT(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b, I
   if constexpr (kN == 3) return conv_transpose3d(x, w, b, s, p, op, groups, d);
 }
 
-// ConvWeightGrad: the gradient of <g, conv(x, w)> with respect to w (of shape `wshape`):
-//   dw[o, c, k] = sum_{n, l} g[n, o, l] * x_padded[n, c, l * stride + k * dilation],
-// which is itself a conv: x with N and C swapped as the input, g (N and O swapped) as the
-// weight, stride and dilation exchanged, one group per conv group. Its spatial size may
-// exceed the kernel's (positions the forward never reached) and is cut back.
+// ConvInputGrad: the gradient of <g, conv(x, w)> with respect to x: the transposed conv of g,
+// given back the input's size up to the rows the forward never read (in + 2p - effective
+// kernel not a multiple of stride): output_padding.
 template <int64_t kN>
-Tensor ConvWeightGrad(const Tensor& x_in, const Tensor& g_in, IntArrayRef wshape,
-                      IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                      int64_t groups) {
-  Tensor x = x_in, g = g_in;
-  if (x.dim() == kN + 1) {
-    x = unsqueeze(x, 0);
-    g = unsqueeze(g, 0);
-  }
-  const int64_t N = x.size(0), C = x.size(1), O = g.size(1);
-  const int64_t Cg = C / groups, Og = O / groups;
-  Shape xs = {N, groups, Cg}, gs = {N, groups, Og};
-  Shape xperm = {2, 1, 0}, gperm = {1, 2, 0};
-  Shape xt_shape = {Cg, groups * N}, gt_shape = {groups * Og, N};
+Tensor ConvInputGrad(const Tensor& g, const Tensor& w, IntArrayRef xshape, IntArrayRef s,
+                     IntArrayRef p, IntArrayRef d, int64_t groups) {
+  const Shape ss = PerDim(s, kN), ps = PerDim(p, kN), ds = PerDim(d, kN);
+  Shape op;
   for (int64_t i = 0; i < kN; ++i) {
-    xs.push_back(x.size(2 + i));
-    gs.push_back(g.size(2 + i));
-    xperm.push_back(3 + i);
-    gperm.push_back(3 + i);
-    xt_shape.push_back(x.size(2 + i));
-    gt_shape.push_back(g.size(2 + i));
+    const int64_t in = xshape[xshape.size() - kN + i], o = g.size(g.dim() - kN + i);
+    const int64_t k = w.size(2 + i);
+    op.push_back(in + 2 * ps[i] - ((o - 1) * ss[i] + ds[i] * (k - 1) + 1));
   }
-  const Tensor xt = reshape(permute(reshape(x, xs), xperm), xt_shape);  // [Cg, G * N, S...]
-  const Tensor gt = reshape(permute(reshape(g, gs), gperm), gt_shape);  // [G * Og, N, L...]
-  Tensor r = Conv<kN>(xt, gt, std::nullopt, PerDim(dilation, kN), PerDim(padding, kN),
-                      PerDim(stride, kN), groups);  // [Cg, O, K'...]
-  for (int64_t i = 0; i < kN; ++i) {
-    if (r.size(2 + i) != wshape[static_cast<size_t>(2 + i)]) {
-      r = narrow(r, 2 + i, 0, wshape[static_cast<size_t>(2 + i)]);
-    }
-  }
-  return transpose(r, 0, 1);
+  return ConvT<kN>(g, w, std::nullopt, s, p, op, groups, d);
 }
 
 // BiasGrad: the output gradient summed over every dim but the channels.
@@ -115,19 +92,8 @@ void SetConvFormulas(const char* name) {
     const IntArrayRef s = c.inputs[3].shape(), p = c.inputs[4].shape(), d = c.inputs[5].shape();
     const int64_t groups = c.inputs[6].to_int();
     TensorList out(c.inputs[2].is_none() ? 2 : 3);
-    if (c.needs(0)) {
-      // The transposed conv of g gives back the input's size up to the rows the forward
-      // never read (in + 2p - effective kernel not a multiple of stride): output_padding.
-      const Shape ss = PerDim(s, kN), ps = PerDim(p, kN), ds = PerDim(d, kN);
-      Shape op;
-      for (int64_t i = 0; i < kN; ++i) {
-        const int64_t in = x.size(x.dim() - kN + i), o = g[0].size(g[0].dim() - kN + i);
-        const int64_t k = w.size(2 + i);
-        op.push_back(in + 2 * ps[i] - ((o - 1) * ss[i] + ds[i] * (k - 1) + 1));
-      }
-      out[0] = ConvT<kN>(g[0], w, std::nullopt, s, p, op, groups, d);
-    }
-    if (c.needs(1)) out[1] = ConvWeightGrad<kN>(x, g[0], w.sizes(), s, p, d, groups);
+    if (c.needs(0)) out[0] = ConvInputGrad<kN>(g[0], w, x.sizes(), s, p, d, groups);
+    if (c.needs(1)) out[1] = conv_weight_grad(x, w.sizes(), g[0], s, p, d, groups);
     if (out.size() == 3 && c.needs(2)) out[2] = BiasGrad(g[0], kN);
     return out;
   });
@@ -140,6 +106,46 @@ void SetConvFormulas(const char* name) {
         t[1].defined() ? Conv<kN>(x, t[1], std::nullopt, s, p, d, groups) : Tensor());
     if (t.size() > 2 && t[2].defined()) out = AddTangents(out, BiasTangent(t[2], kN));
     return TensorList{out};
+  });
+}
+
+// conv_weight_grad args: (input, weight_size, grad_output, stride, padding, dilation, groups).
+// It is bilinear in (input, grad_output), and <V, conv_weight_grad(x, g)> = <g, conv(x, V)>:
+// the cotangent V is a weight, so x's gradient is conv's input gradient of g with weight V and
+// g's is conv(x, V).
+template <int64_t kN>
+Tensor ConvWeightGradVjpInput(const VjpContext& c, const Tensor& v) {
+  const IntArrayRef s = c.inputs[3].shape(), p = c.inputs[4].shape(), d = c.inputs[5].shape();
+  return ConvInputGrad<kN>(c.input(2), v, c.input(0).sizes(), s, p, d, c.inputs[6].to_int());
+}
+
+void SetConvWeightGradFormulas() {
+  SetVjp(Op("conv_weight_grad"), [](const VjpContext& c, const TensorList& g) {
+    const Tensor& x = c.input(0);
+    const IntArrayRef s = c.inputs[3].shape(), p = c.inputs[4].shape(), d = c.inputs[5].shape();
+    const int64_t groups = c.inputs[6].to_int();
+    const int64_t n = static_cast<int64_t>(c.inputs[1].shape().size()) - 2;
+    TensorList out(2);  // one per tensor input: input, grad_output
+    if (!g[0].defined()) return out;
+    if (c.needs(0)) {
+      out[0] = n == 1   ? ConvWeightGradVjpInput<1>(c, g[0])
+               : n == 2 ? ConvWeightGradVjpInput<2>(c, g[0])
+                        : ConvWeightGradVjpInput<3>(c, g[0]);
+    }
+    if (c.needs(1)) {
+      out[1] = n == 1   ? Conv<1>(x, g[0], std::nullopt, s, p, d, groups)
+               : n == 2 ? Conv<2>(x, g[0], std::nullopt, s, p, d, groups)
+                        : Conv<3>(x, g[0], std::nullopt, s, p, d, groups);
+    }
+    return out;
+  });
+  SetJvp(Op("conv_weight_grad"), [](const JvpContext& c, const TensorList& t) {
+    const IntArrayRef ws = c.inputs[1].shape(), s = c.inputs[3].shape(),
+                      p = c.inputs[4].shape(), d = c.inputs[5].shape();
+    const int64_t groups = c.inputs[6].to_int();
+    return TensorList{AddTangents(
+        t[0].defined() ? conv_weight_grad(t[0], ws, c.input(2), s, p, d, groups) : Tensor(),
+        t[1].defined() ? conv_weight_grad(c.input(0), ws, t[1], s, p, d, groups) : Tensor())};
   });
 }
 
@@ -161,7 +167,9 @@ void SetConvTransposeFormulas(const char* name) {
       }
       out[0] = gi;
     }
-    if (c.needs(1)) out[1] = ConvWeightGrad<kN>(g[0], x, w.sizes(), s, p, d, groups);
+    // conv_transpose(x, w) is conv's adjoint: <g, conv_transpose(x, w)> = <conv(g, w), x>,
+    // the weight gradient of the conv from g to x.
+    if (c.needs(1)) out[1] = conv_weight_grad(g[0], w.sizes(), x, s, p, d, groups);
     if (out.size() == 3 && c.needs(2)) out[2] = BiasGrad(g[0], kN);
     return out;
   });
@@ -322,6 +330,7 @@ void RegisterConvFormulas() {
   SetConvFormulas<1>("conv1d");
   SetConvFormulas<2>("conv2d");
   SetConvFormulas<3>("conv3d");
+  SetConvWeightGradFormulas();
   SetConvTransposeFormulas<1>("conv_transpose1d");
   SetConvTransposeFormulas<2>("conv_transpose2d");
   SetConvTransposeFormulas<3>("conv_transpose3d");

@@ -26,6 +26,13 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return Call<&kernels::conv3d>(input, weight, bias, stride, padding, dilation, groups);
 }
 
+Tensor conv_weight_grad(const Tensor& input, IntArrayRef weight_size, const Tensor& grad_output,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                        int64_t groups) {
+  return Call<&kernels::conv_weight_grad>(input, weight_size, grad_output, stride, padding,
+                                          dilation, groups);
+}
+
 namespace {
 
 using ConvFn = Tensor (*)(const Tensor&, const Tensor&, const std::optional<Tensor>&,
@@ -287,6 +294,9 @@ void RegisterConvOps(OpRegistry& r) {
   RegisterOp<&kernels::conv_transpose1d>(r, "conv_transpose1d", convt_args);
   RegisterOp<&kernels::conv_transpose2d>(r, "conv_transpose2d", convt_args);
   RegisterOp<&kernels::conv_transpose3d>(r, "conv_transpose3d", convt_args);
+  RegisterOp<&kernels::conv_weight_grad>(
+      r, "conv_weight_grad",
+      {"input", "weight_size", "grad_output", "stride", "padding", "dilation", "groups"});
   const std::initializer_list<const char*> max_args = {"input",   "kernel_size", "stride",
                                                        "padding", "dilation",    "ceil_mode"};
   RegisterOp<&kernels::max_pool1d>(r, "max_pool1d", max_args);

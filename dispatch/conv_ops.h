@@ -95,6 +95,18 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight,
                         IntArrayRef output_padding = {0}, int64_t groups = 1,
                         IntArrayRef dilation = {1});
 
+// conv_weight_grad (torch.nn.grad.conv{n}d_weight, with ft's argument order): the gradient of
+// <grad_output, conv{n}d(input, weight, ., stride, padding, dilation, groups)> with respect to
+// a weight of shape weight_size [O, C / groups, *kernel] (n = weight_size.size() - 2):
+// dw[o, c, k] = sum_{n, p} grad_output[n, o, p] * input_padded[n, g * C/groups + c,
+// p * stride + k * dilation]. The weight gradient of conv{n}d and of conv_transpose{n}d (with
+// input and grad_output exchanged) are both this op; as a primitive it runs one call of the
+// kernel (oneDNN's backward-weights for float32) rather than a convolution of the transposed
+// operands.
+Tensor conv_weight_grad(const Tensor& input, IntArrayRef weight_size, const Tensor& grad_output,
+                        IntArrayRef stride = {1}, IntArrayRef padding = {0},
+                        IntArrayRef dilation = {1}, int64_t groups = 1);
+
 // ---- im2col / col2im. ----
 
 // unfold (torch.nn.functional.unfold, im2col): input [N, C, H, W] (or [C, H, W]) ->

@@ -385,6 +385,63 @@ TEST(ConvOps, TransposeIsAdjointOfConv) {
   EXPECT_EQ(xt.size(3), 6);
 }
 
+TEST(ConvOps, WeightGradIsTheAdjointInTheWeight) {
+  // <conv(x, v), g> == <v, conv_weight_grad(x, v's shape, g)> for every argument mode, 1-3
+  // spatial dims, batched and unbatched inputs (conv2d itself is checked against a loop).
+  for (int64_t s : {1, 2}) {
+    for (int64_t p : {0, 1}) {
+      for (int64_t d : {1, 2}) {
+        for (int64_t g : {1, 2}) {
+          SCOPED_TRACE(::testing::Message() << s << " " << p << " " << d << " " << g);
+          const Tensor x = Seq({2, 4, 7, 6}), v = Seq({2 * g, 4 / g, 3, 2}, 1.0);
+          const Tensor y = conv2d(x, v, std::nullopt, {s}, {p}, {d}, g);
+          const Tensor gy = cos(Seq(Shape(y.sizes().begin(), y.sizes().end()), 3.0));
+          const Tensor dw = conv_weight_grad(x, v.sizes(), gy, {s}, {p}, {d}, g);
+          EXPECT_EQ(dw.sizes(), v.sizes());
+          EXPECT_NEAR(sum(y * gy).item<double>(), sum(v * dw).item<double>(), 1e-9);
+          // The same for one unbatched example.
+          const Tensor x0 = select(x, 0, 1), gy0 = select(gy, 0, 1);
+          EXPECT_NEAR(sum(conv2d(x0, v, std::nullopt, {s}, {p}, {d}, g) * gy0).item<double>(),
+                      sum(v * conv_weight_grad(x0, v.sizes(), gy0, {s}, {p}, {d}, g))
+                          .item<double>(),
+                      1e-9);
+        }
+      }
+    }
+  }
+  const Tensor x1 = Seq({2, 3, 9}), v1 = Seq({4, 3, 3}, 1.0);
+  const Tensor y1 = conv1d(x1, v1, std::nullopt, {2}, {1});
+  EXPECT_NEAR(sum(y1 * y1).item<double>(),
+              sum(v1 * conv_weight_grad(x1, v1.sizes(), y1, {2}, {1})).item<double>(), 1e-8);
+  const Tensor x3 = Seq({1, 2, 4, 3, 5}), v3 = Seq({3, 2, 2, 1, 3}, 1.0);
+  const Tensor y3 = conv3d(x3, v3, std::nullopt, {1}, {0, 1, 1}, {1, 1, 2});
+  EXPECT_NEAR(sum(y3 * y3).item<double>(),
+              sum(v3 * conv_weight_grad(x3, v3.sizes(), y3, {1}, {0, 1, 1}, {1, 1, 2}))
+                  .item<double>(),
+              1e-8);
+  // grad of conv2d's weight is this op.
+  const Tensor x = Seq({2, 4, 7, 6}), w = Seq({2, 4, 3, 2}, 1.0);
+  const Tensor gw = grad([](const TensorList& a) { return sum(sin(conv2d(a[0], a[1]))); },
+                         {1})({x, w})[0];
+  EXPECT_TENSOR_NEAR(gw, conv_weight_grad(x, w.sizes(), cos(conv2d(x, w))), 1e-12);
+}
+
+TEST(ConvOps, WeightGradErrors) {
+  EXPECT_FT_ERROR(conv_weight_grad(Seq({1, 2, 5, 5}), {3, 2, 3, 3}, Seq({1, 3, 2, 3})),
+                  "conv_weight_grad: expected grad_output of shape [1, 3, 3, 3] (input "
+                  "[1, 2, 5, 5], weight_size [3, 2, 3, 3]), got [1, 3, 2, 3]");
+  EXPECT_FT_ERROR(conv_weight_grad(Seq({1, 2, 5, 5}), {3, 2}, Seq({1, 3, 5, 5})),
+                  "conv_weight_grad: weight_size must be [out_channels, in_channels / groups, "
+                  "kernel...] with 1 to 3 kernel dims, got [3, 2]");
+  EXPECT_FT_ERROR(conv_weight_grad(Seq({1, 2, 5, 5}), {3, 1, 3, 3}, Seq({1, 3, 3, 3})),
+                  "conv_weight_grad: weight [3, 1, 3, 3] with groups 1 expects 1 input "
+                  "channels, but the input [1, 2, 5, 5] has 2");
+  EXPECT_FT_ERROR(
+      conv_weight_grad(Seq({1, 2, 5, 5}), {3, 2, 3, 3}, to(Seq({1, 3, 3, 3}), kFloat32)),
+      "conv_weight_grad: input and grad_output must have the same dtype, got input float64, "
+      "grad_output float32");
+}
+
 TEST(ConvOps, SizeZeroAndSizeOne) {
   // Empty batch.
   EXPECT_EQ(conv2d(Seq({0, 3, 5, 5}), Seq({2, 3, 3, 3})).sizes(), IntArrayRef({0, 2, 3, 3}));

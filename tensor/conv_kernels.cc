@@ -561,6 +561,30 @@ Shape ConvShape(const char* op, int64_t n, IntArrayRef input, IntArrayRef weight
   return out;
 }
 
+Shape ConvWeightGradShape(IntArrayRef input, IntArrayRef weight_size, IntArrayRef grad_output,
+                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                          int64_t groups) {
+  const char* op = "conv_weight_grad";
+  const int64_t n = static_cast<int64_t>(weight_size.size()) - 2;
+  if (n < 1 || n > 3) {
+    ThrowError(op, ": weight_size must be [out_channels, in_channels / groups, kernel...] with ",
+               "1 to 3 kernel dims, got ", ShapeToString(weight_size));
+  }
+  for (int64_t v : weight_size) {
+    if (v <= 0) ThrowError(op, ": weight_size must be positive, got ", ShapeToString(weight_size));
+  }
+  // The forward convolution the gradient belongs to must be valid, and give grad_output's
+  // shape.
+  const Shape out = ConvShape(op, n, input, weight_size, std::nullopt, stride, padding,
+                              dilation, groups);
+  if (Shape(grad_output.begin(), grad_output.end()) != out) {
+    ThrowError(op, ": expected grad_output of shape ", ShapeToString(out), " (input ",
+               ShapeToString(input), ", weight_size ", ShapeToString(weight_size),
+               "), got ", ShapeToString(grad_output));
+  }
+  return Shape(weight_size.begin(), weight_size.end());
+}
+
 Shape ConvTransposeShape(const char* op, int64_t n, IntArrayRef input, IntArrayRef weight,
                          const std::optional<Shape>& bias, IntArrayRef stride,
                          IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
@@ -766,6 +790,65 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight,
                         IntArrayRef dilation) {
   return ConvTransposeNd("conv_transpose3d", 3, input, weight, bias, stride, padding,
                          output_padding, groups, dilation);
+}
+
+Tensor conv_weight_grad(const Tensor& input, IntArrayRef weight_size, const Tensor& grad_output,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                        int64_t groups) {
+  const char* op = "conv_weight_grad";
+  const Shape w_shape = ConvWeightGradShape(input.sizes(), weight_size, grad_output.sizes(),
+                                            stride, padding, dilation, groups);
+  internal::CheckFloating(op, input);
+  if (grad_output.dtype() != input.dtype()) {
+    ThrowError(op, ": input and grad_output must have the same dtype, got input ",
+               DTypeName(input.dtype()), ", grad_output ", DTypeName(grad_output.dtype()));
+  }
+  const int64_t n = static_cast<int64_t>(weight_size.size()) - 2;
+  const bool batched = input.dim() == n + 2;
+  const int64_t N = batched ? input.size(0) : 1;
+  const int64_t C = input.size(batched ? 1 : 0);
+  const int64_t O = w_shape[0];
+  const IntArrayRef in_sp = input.sizes().subspan(batched ? 2 : 1);
+  const IntArrayRef out_sp = grad_output.sizes().subspan(batched ? 2 : 1);
+  const Geom g = MakeGeom(n, in_sp, out_sp, IntArrayRef(w_shape).subspan(2),
+                          PerDim(op, "", stride, n), PerDim(op, "", padding, n),
+                          PerDim(op, "", dilation, n));
+  Tensor out = EmptyContiguous(w_shape, input.dtype());
+  const Tensor x = contiguous(input);
+  const Tensor dy = contiguous(grad_output);
+  VisitDType(input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* px = static_cast<const T*>(x.impl()->raw_data());
+      const T* pg = static_cast<const T*>(dy.impl()->raw_data());
+      T* pw = static_cast<T*>(out.impl()->raw_data());
+      if constexpr (std::is_same_v<T, float>) {
+        const onednn::ConvProblem problem = MakeProblem(op, n, N, C, in_sp, O, out_sp, w_shape,
+                                                        stride, padding, dilation, groups);
+        if (onednn::ConvBackwardWeights(problem, px, pg, pw)) return;
+      }
+      // dw[group] = sum_n dy_n[group] [O/g, L] x im2col(x_n[group])^T [L, C/g * K].
+      const int64_t Cg = C / groups, Og = O / groups, K = g.KernelSize(), L = g.Positions();
+      const int64_t I = g.ImageSize();
+      std::fill(pw, pw + out.numel(), T(0));
+      const bool pointwise = g.Pointwise();
+      std::vector<T> cols(pointwise ? 0 : static_cast<size_t>(Cg * K * L));
+      for (int64_t i = 0; i < N; ++i) {
+        for (int64_t grp = 0; grp < groups; ++grp) {
+          const T* img = px + (i * C + grp * Cg) * I;
+          const T* c = img;
+          if (!pointwise) {
+            Im2Col(img, Cg, g, cols.data());
+            c = cols.data();
+          }
+          MatMap<T> dw(pw + grp * Og * Cg * K, Og, Cg * K);
+          dw.noalias() += ConstMatMap<T>(pg + (i * O + grp * Og) * L, Og, L) *
+                          ConstMatMap<T>(c, Cg * K, L).transpose();
+        }
+      }
+    }
+  });
+  return out;
 }
 
 Tensor max_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,

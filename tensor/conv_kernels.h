@@ -66,6 +66,16 @@ Tensor conv_transpose3d(const Tensor& input, const Tensor& weight,
                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                         IntArrayRef dilation);
 
+// conv_weight_grad: the gradient with respect to the weight (of shape weight_size, whose
+// length gives the spatial dims) of <grad_output, conv{n}d(input, weight, stride, padding,
+// dilation, groups)>; torch.nn.grad.conv{n}d_weight. ConvWeightGradShape validates.
+Shape ConvWeightGradShape(IntArrayRef input, IntArrayRef weight_size, IntArrayRef grad_output,
+                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                          int64_t groups);
+Tensor conv_weight_grad(const Tensor& input, IntArrayRef weight_size, const Tensor& grad_output,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                        int64_t groups);
+
 Tensor max_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
 Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,

@@ -267,4 +267,35 @@ bool ConvBackwardData(const ConvProblem& p, const float* dst, const float* weigh
   }
 }
 
+bool ConvBackwardWeights(const ConvProblem& p, const float* src, const float* dst,
+                         float* weights) {
+  t_last_implementation.clear();
+  if (!UseOneDnn(p)) return false;
+  try {
+    const Descs d = MakeDescs(p);
+    const dnnl::convolution_forward::primitive_desc hint(
+        ForwardDesc(p, d, dnnl::prop_kind::forward_training, nullptr), Engine());
+    const dnnl::convolution_backward_weights::primitive_desc pd(
+        dnnl::convolution_backward_weights::desc(
+            dnnl::algorithm::convolution_direct, d.src, d.weights, d.dst, ToDims(p.stride),
+            OneDnnDilation(p.dilation), ToDims(p.padding_l), ToDims(p.padding_r)),
+        Engine(), hint);
+    const dnnl::convolution_backward_weights conv(pd);
+    dnnl::stream stream(Engine());
+    omp_set_num_threads(GetNumThreads());
+    const memory src_m = Input(pd.src_desc(), d.src_plain, src, stream);
+    const memory dst_m = Input(pd.diff_dst_desc(), d.dst_plain, dst, stream);
+    Output out(pd.diff_weights_desc(), d.weights_plain, weights);
+    conv.execute(stream, {{DNNL_ARG_SRC, src_m},
+                          {DNNL_ARG_DIFF_DST, dst_m},
+                          {DNNL_ARG_DIFF_WEIGHTS, out.primitive}});
+    out.Finish(stream);
+    stream.wait();
+    t_last_implementation = pd.impl_info_str();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 }  // namespace ft::kernels::internal::onednn

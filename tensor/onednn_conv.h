@@ -5,11 +5,13 @@
 // (AVX-512, AVX2, SSE4.1), which is what makes it 4x-13x faster than the im2col path on the
 // shapes of docs/performance.md's "Model workloads".
 //
-// Two entry points, one convolution each, in torch's terms (NC + spatial, weights
+// Three entry points, one convolution each, in torch's terms (NC + spatial, weights
 // [O, C / groups, k...], torch's dilation >= 1):
 //   - ConvForward:  dst = conv(src, weights) + bias;
 //   - ConvBackwardData: src = conv's adjoint in its input applied to dst, i.e.
-//     conv_transpose(dst, weights); the shapes are the forward's (src is the output here).
+//     conv_transpose(dst, weights); the shapes are the forward's (src is the output here);
+//   - ConvBackwardWeights: weights = conv's adjoint in its weights: the weight gradient for
+//     the output gradient dst (conv_weight_grad).
 // Each returns false, having written nothing, when oneDNN is not to be used for the problem:
 // the backend is im2col (FT_CONV_BACKEND=im2col, or SetConvBackend), the problem is too small
 // for oneDNN's per-call setup to pay off, or oneDNN refuses the descriptor. The caller then
@@ -61,6 +63,9 @@ void SetConvBackend(ConvBackend backend);
 bool ConvForward(const ConvProblem& p, const float* src, const float* weights,
                  const float* bias, float* dst);
 bool ConvBackwardData(const ConvProblem& p, const float* dst, const float* weights, float* src);
+// weights = the gradient of <dst, conv(src, w)> with respect to w (overwritten).
+bool ConvBackwardWeights(const ConvProblem& p, const float* src, const float* dst,
+                         float* weights);
 
 // The name of the oneDNN implementation the last call on this thread ran (e.g.
 // "jit:avx512_core", "x64:gemm:jit"), empty if it returned false: tests check which path ran.

@@ -199,6 +199,38 @@ TEST(OneDnnConv, TransposedMatchesIm2ColInFloat64) {
   }
 }
 
+TEST(OneDnnConv, WeightGradMatchesIm2ColInFloat64) {
+  ScopedBackend backend(ConvBackend::kOneDnn);
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Problem p = Draw(rng);
+    Shape xs = {p.groups * p.cg};
+    xs.insert(xs.end(), p.image.begin(), p.image.end());
+    if (p.batched) xs.insert(xs.begin(), p.batch);
+    Shape ws = {p.groups * p.og, p.cg};
+    ws.insert(ws.end(), p.kernel.begin(), p.kernel.end());
+    const Tensor x = Random(xs, rng);
+    Shape ys;
+    try {
+      ys = ConvShape("conv", p.n, x.sizes(), ws, std::nullopt, p.stride, p.padding, p.dilation,
+                     p.groups);
+    } catch (const Error&) {
+      continue;
+    }
+    const Tensor gy = Random(ys, rng);
+    const Tensor got =
+        conv_weight_grad(x, ws, gy, p.stride, p.padding, p.dilation, p.groups);
+    if (*internal::onednn::LastImplementation() == '\0') {
+      ADD_FAILURE() << "oneDNN refused conv_weight_grad " << p.Describe();
+    }
+    const Tensor want = conv_weight_grad(to(x, DType::kFloat64), ws, to(gy, DType::kFloat64),
+                                         p.stride, p.padding, p.dilation, p.groups);
+    int64_t positions = p.batched ? p.batch : 1;
+    for (size_t i = ys.size() - p.n; i < ys.size(); ++i) positions *= ys[i];
+    ExpectClose(got, want, positions, "conv_weight_grad " + p.Describe());
+  }
+}
+
 // The problems oneDNN must take (not fall back on): plain and blocked layouts, grouped,
 // a floor that leaves trailing input unread (negative right padding).
 TEST(OneDnnConv, RunsTheProblemsItIsChosenFor) {

@@ -35,6 +35,12 @@ std::vector<OpCase> ConvCases() {
          return conv_transpose3d(a[0], a[1], a[2], {1}, {0}, {0}, 1, {1, 1, 2});
        },
        {{{1, 1, 2, 2, 1}}, {{1, 2, 2, 1, 2}}, {{2}}}},
+      // The weight gradient of a grouped, strided, padded conv2d: both operands differentiable.
+      {"conv_weight_grad",
+       [](const TensorList& a) {
+         return conv_weight_grad(a[0], {2, 1, 2, 2}, a[1], {2, 1}, {1}, {1}, 2);
+       },
+       {{{1, 2, 3, 3}}, {{1, 2, 2, 4}}}},
       {"unfold", [](const TensorList& a) { return unfold(a[0], {2}, {1}, {1}, {2}); },
        {{{1, 3, 4}}}},
       {"fold", [](const TensorList& a) { return fold(a[0], {3}, {2}); }, {{{4, 4}}}},

@@ -1,4 +1,5 @@
-// Batching rules: convolution and pooling (conv1d/2d/3d, conv_transpose1d/2d/3d, unfold,
+// Batching rules: convolution and pooling (conv1d/2d/3d, conv_transpose1d/2d/3d,
+// conv_weight_grad, unfold,
 // fold, max_pool1d/2d (with indices), avg_pool1d/2d, adaptive_avg_pool1d/2d,
 // adaptive_max_pool2d, upsample_nearest/linear and their backwards).
 //
@@ -19,6 +20,7 @@
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
 #include "tensor/conv_kernels.h"
+#include "tensor/factories.h"
 #include "tensor/upsample_kernels.h"
 #include "vmap_rules/families.h"
 
@@ -125,6 +127,37 @@ BatchedResult ConvRule(const VmapContext& ctx, BatchedArgs& a) {
   const int64_t O = lout[batched_input ? 1 : 0];
   if (batched_input) return BatchedResult{{Value(unflatten(out, 1, {B, O}))}, {BDim(1)}};
   return Front(unflatten(squeeze_dim(out, 0), 0, {B, O}));
+}
+
+// conv_weight_grad(input, weight_size, grad_output, stride, padding, dilation, groups): example
+// b's weight gradient pairs its own input with its own grad_output, so B joins the channels
+// and the groups of both (input [N, B * C], grad_output [N, B * O], weight_size [B * O, ...],
+// groups B * g): one call, whose [B * O, C / g, k...] result unflattens at dim 0. An operand
+// batched at another level only is expanded to B first.
+BatchedResult ConvWeightGradRule(const VmapContext& ctx, BatchedArgs& a) {
+  const IntArrayRef ws = a.values[1].shape(), s = a.values[3].shape(),
+                    p = a.values[4].shape(), d = a.values[5].shape();
+  const int64_t groups = a.values[6].to_int();
+  const Shape lx = LogicalShape(a.tensor(0), a.bdim(0));
+  const Shape lg = LogicalShape(a.tensor(2), a.bdim(2));
+  kernels::ConvWeightGradShape(lx, ws, lg, s, p, d, groups);
+  const int64_t B = ctx.batch_size;
+  Shape wsb(ws.begin(), ws.end());
+  if (B == 0) {
+    wsb.insert(wsb.begin(), 0);
+    return Front(zeros(wsb, a.tensor(0).dtype()));
+  }
+  Tensor x = EnsureBatchedFront(a.tensor(0), a.bdim(0), B);
+  Tensor gy = EnsureBatchedFront(a.tensor(2), a.bdim(2), B);
+  if (lx.size() == ws.size() - 1) {  // unbatched examples: N = 1
+    x = unsqueeze(x, 1);
+    gy = unsqueeze(gy, 1);
+  }
+  x = flatten(movedim(x, 0, 1), 1, 2);  // [B, N, C, ...] -> [N, B * C, ...]
+  gy = flatten(movedim(gy, 0, 1), 1, 2);
+  wsb[0] *= B;
+  const Tensor out = conv_weight_grad(x, wsb, gy, s, p, d, groups * B);
+  return Front(unflatten(out, 0, {B, ws[0]}));
 }
 
 // ---- Pools, unfold, fold: the vmap dim joins N. ----
@@ -255,6 +288,7 @@ void RegisterConvRules() {
   SetBatchRule(r.Get("conv_transpose1d"), &ConvRule<1, true>);
   SetBatchRule(r.Get("conv_transpose2d"), &ConvRule<2, true>);
   SetBatchRule(r.Get("conv_transpose3d"), &ConvRule<3, true>);
+  SetBatchRule(r.Get("conv_weight_grad"), &ConvWeightGradRule);
   SetBatchRule(r.Get("max_pool1d"), &MaxPoolRule<1>);
   SetBatchRule(r.Get("max_pool2d"), &MaxPoolRule<2>);
   SetBatchRule(r.Get("max_pool1d_with_indices"), &MaxPoolRule<1>);

@@ -391,6 +391,7 @@ FT_PROPERTY_SYM(conv2d)
 FT_PROPERTY_SYM(conv3d)
 FT_PROPERTY_SYM(conv_transpose1d)
 FT_PROPERTY_SYM(conv_transpose2d)
+FT_PROPERTY_SYM(conv_weight_grad)
 FT_PROPERTY_SYM(conv_transpose3d)
 FT_PROPERTY_SYM(unfold)
 FT_PROPERTY_SYM(fold)
@@ -1664,6 +1665,16 @@ std::vector<Entry> BuildCatalog() {
                       return conv3d(a[0], Constant(a[0], wshape(p, 3), p[6]),
                                     Constant(a[0], {p[1]}, p[6] + 1), Shape{p[3]}, Shape{p[4]},
                                     Shape{p[5]}, int64_t{1});
+                    }));
+    // The weight gradient of conv2d for the output gradient sin(conv2d(x, W)): bilinear in
+    // (x, that gradient), so both of its derivative paths are drawn.
+    c.push_back(Def("conv_weight_grad", 1, kSmooth, {"conv_weight_grad", "conv2d", "sin"},
+                    conv_propose(2), [=](const auto& a, const Params& p, bool) {
+                      const auto y = conv2d(a[0], Constant(a[0], wshape(p, 2), p[6]),
+                                            Constant(a[0], {p[1]}, p[6] + 1), Shape{p[3]},
+                                            Shape{p[4]}, Shape{p[5]}, int64_t{1});
+                      return conv_weight_grad(a[0], wshape(p, 2), sin(y), Shape{p[3]},
+                                              Shape{p[4]}, Shape{p[5]}, int64_t{1});
                     }));
     // p = {C, O, k, stride, padding, output_padding, dilation, salt}: weight [C, O, k...].
     const auto convt_propose = [=](int64_t n) -> Propose {
