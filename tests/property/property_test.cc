@@ -319,5 +319,27 @@ TEST(PropertyRegression, Seed989642ProdFifthOrder) {
   EXPECT_EQ(o.status, Outcome::kPass) << o.message;
 }
 
+// rms_norm's default eps is the dtype's machine epsilon, so the float64 oracle of a float32
+// program computed a different function where a row's mean square is near 1e-7 (here rows of
+// a weight gradient): the catalog now passes eps. The program under vjp(vjp(vmap)).
+TEST(PropertyRegression, Seed298332RmsNormOfAWeightGradient) {
+  const Fn f = [](const TensorList& x) -> TensorList {
+    Tensor y = sin(conv2d(x[0], Constant(x[0], {2, 2, 3, 3}, 0), Constant(x[0], {2}, 1), {1},
+                          {1}, {1}, 1));
+    Tensor v1 = conv_weight_grad(x[0], {2, 2, 3, 3}, y, {1}, {1}, {1}, 1);
+    Tensor v3 = pixel_unshuffle(sin(pixel_shuffle(v1, 1)), 1);
+    Tensor v5 = rms_norm(v1, {3}, Constant(v1, {3}, 3), 1e-5);
+    return {div(v5, (square(v3) + 0.5))};
+  };
+  const std::vector<Layer> stack = {Layer::Of(Kind::kVjp, {}, std::nullopt),
+                                    Layer::Of(Kind::kVjp, {}, std::nullopt),
+                                    Layer::Vmap({0}, {4}, 3, std::nullopt)};
+  for (DType dtype : {kFloat32, kFloat64}) {
+    const Outcome o = CheckFunction(f, std::nullopt, {{{2, 3, 1}, Layout::kContiguous}}, dtype,
+                                    1298335, stack);
+    EXPECT_EQ(o.status, Outcome::kPass) << o.message;
+  }
+}
+
 }  // namespace
 }  // namespace ft::property
