@@ -259,8 +259,8 @@ TEST(OneDnnConv, RunsTheProblemsItIsChosenFor) {
   }
 }
 
-TEST(OneDnnConv, Im2ColBackendNeverCallsOneDnn) {
-  ScopedBackend backend(ConvBackend::kIm2Col);
+// A 1x1 convolution of one 4x4 channel: 16 multiply-adds, far under auto's threshold.
+internal::onednn::ConvProblem OneByOneOn4x4() {
   internal::onednn::ConvProblem p;
   p.src = {1, 1, 4, 4};
   p.weights = {1, 1, 1, 1};
@@ -269,6 +269,12 @@ TEST(OneDnnConv, Im2ColBackendNeverCallsOneDnn) {
   p.padding_l = {0, 0};
   p.padding_r = {0, 0};
   p.dilation = {1, 1};
+  return p;
+}
+
+TEST(OneDnnConv, Im2ColBackendNeverCallsOneDnn) {
+  ScopedBackend backend(ConvBackend::kIm2Col);
+  const internal::onednn::ConvProblem p = OneByOneOn4x4();
   std::vector<float> x(16, 1.0f), w(1, 2.0f), y(16, -1.0f);
   EXPECT_FALSE(internal::onednn::ConvForward(p, x.data(), w.data(), nullptr, y.data()));
   EXPECT_EQ(y[0], -1.0f);  // nothing written
@@ -279,14 +285,7 @@ TEST(OneDnnConv, Im2ColBackendNeverCallsOneDnn) {
 
 TEST(OneDnnConv, AutoLeavesTinyProblemsToIm2Col) {
   ScopedBackend backend(ConvBackend::kAuto);
-  internal::onednn::ConvProblem p;
-  p.src = {1, 1, 4, 4};
-  p.weights = {1, 1, 1, 1};
-  p.dst = {1, 1, 4, 4};
-  p.stride = {1, 1};
-  p.padding_l = {0, 0};
-  p.padding_r = {0, 0};
-  p.dilation = {1, 1};
+  const internal::onednn::ConvProblem p = OneByOneOn4x4();
   std::vector<float> x(16, 1.0f), w(1, 2.0f), y(16, -1.0f);
   EXPECT_FALSE(internal::onednn::ConvForward(p, x.data(), w.data(), nullptr, y.data()));
 }
