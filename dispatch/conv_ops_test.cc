@@ -548,6 +548,19 @@ TEST(ConvOps, Errors) {
 
 // A small CNN's second derivatives (conv2d -> tanh -> max_pool2d -> conv1d -> avg_pool1d)
 // against finite differences, in every argument.
+// Found by nn_fuzzer (tests/fuzz/corpus/nn_fuzzer/regression-conv-same-huge-dilation): "same"
+// padding computed dilation * (kernel - 1) without an overflow check.
+TEST(ConvOps, SamePaddingHugeDilationThrows) {
+  const Tensor x = Seq({1, 2, 5, 5});
+  const Tensor w = Seq({3, 2, 3, 3});
+  constexpr int64_t kBig = int64_t{1} << 62;
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1}, ConvPadding::kSame, {kBig}),
+                  "conv2d: padding ConvPadding::kSame with dilation [4611686018427387904]");
+  // A non-positive dilation is the convolution's own error, not a negative padding.
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1}, ConvPadding::kSame, {-2}),
+                  "dilation must be positive");
+}
+
 TEST(ConvOps, SmallCnnSecondOrder) {
   const Fn net = [](const TensorList& a) {
     const Tensor h = max_pool2d(tanh(conv2d(a[0], a[1], a[2], {1}, {1})), {2});
