@@ -205,8 +205,8 @@ int64_t At(IntArrayRef v, size_t k, int64_t fallback) {
 // clamped to [1, 8]; 1 when a parameter is out of range (the op throws then anyway).
 int64_t ConvOut(int64_t size, int64_t kernel, int64_t stride, int64_t padding,
                 int64_t dilation) {
-  if (stride <= 0 || stride > 8 || padding < 0 || padding > 8 || dilation <= 0 ||
-      dilation > 8 || kernel <= 0 || kernel > 8) {
+  if (size < 0 || size > 64 || stride <= 0 || stride > 8 || padding < 0 || padding > 8 ||
+      dilation <= 0 || dilation > 8 || kernel <= 0 || kernel > 8) {
     return 1;
   }
   const int64_t span = size + 2 * padding - dilation * (kernel - 1) - 1;
