@@ -257,6 +257,24 @@ TEST(ActivationOps, HigherOrderSpecialFunctions) {
   EXPECT_NEAR(At(grad(e1)(S(0.4))), 2.0 * r * k * k * std::exp(2.0 * r * r), 1e-13);
 }
 
+// Found by nn_fuzzer (tests/fuzz/corpus/nn_fuzzer/regression-polygamma-far-negative): the
+// Hurwitz zeta behind polygamma summed about -x terms for a negative x, so a float64 like
+// -1e15 - 0.5 never returned. The reflection psi1(x) + psi1(1 - x) = pi^2 / sin^2(pi x) checks
+// the values far left of 0.
+TEST(ActivationOps, PolygammaFarLeftOfZeroIsFastAndExact) {
+  const double pi2 = M_PI * M_PI;
+  auto trigamma = [](double x) { return polygamma(1, tensor({x}, {1})).item<double>(); };
+  EXPECT_NEAR(trigamma(-1e15 - 0.5), pi2, 1e-12);
+  EXPECT_NEAR(trigamma(-10000.25), 2 * pi2 - trigamma(10001.25), 1e-9);
+  EXPECT_NEAR(trigamma(-123456.75), 2 * pi2 - trigamma(123457.75), 1e-9);
+  // polygamma(2, .) is odd in the same sense: psi2(x) - psi2(1 - x) = -2 pi^3 cos / sin^3.
+  const double x = -20000.25;
+  const double psi2 = polygamma(2, tensor({x}, {1})).item<double>();
+  const double psi2_reflected = polygamma(2, tensor({1.0 - x}, {1})).item<double>();
+  const double c = std::cos(M_PI * x), sn = std::sin(M_PI * x);
+  EXPECT_NEAR(psi2 - psi2_reflected, -2.0 * pi2 * M_PI * c / (sn * sn * sn), 1e-7);
+}
+
 TEST(ActivationOps, Errors) {
   const Tensor x = tensor({0.5, -0.5}, {2});
   EXPECT_FT_ERROR(gelu(x, "exact"),

@@ -1,5 +1,6 @@
 #include "dispatch/conv_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -53,7 +54,10 @@ Tensor ConvWithMode(const char* op, int64_t n, ConvFn conv, const Tensor& input,
                  "got stride ", ShapeToString(stride));
     }
   }
-  if (weight.dim() != n + 2 || (dilation.size() != 1 && static_cast<int64_t>(dilation.size()) != n)) {
+  const bool bad_dilation = std::any_of(dilation.begin(), dilation.end(),
+                                        [](int64_t d) { return d <= 0; });
+  if (weight.dim() != n + 2 || bad_dilation ||
+      (dilation.size() != 1 && static_cast<int64_t>(dilation.size()) != n)) {
     // Let the op report the bad weight or dilation.
     return conv(input, weight, bias, stride, {0}, dilation, groups);
   }
@@ -62,7 +66,13 @@ Tensor ConvWithMode(const char* op, int64_t n, ConvFn conv, const Tensor& input,
   bool odd = false;
   for (int64_t i = n - 1; i >= 0; --i) {
     const int64_t d = dilation.size() == 1 ? dilation[0] : dilation[static_cast<size_t>(i)];
-    const int64_t total = d * (weight.size(2 + i) - 1);
+    int64_t total = 0;
+    // A dilation this large leaves no input that could be padded "same" (an int64 overflow).
+    if (__builtin_mul_overflow(d, weight.size(2 + i) - 1, &total)) {
+      ThrowError(op, ": padding ConvPadding::kSame with dilation ", ShapeToString(dilation),
+                 " and weight ", ShapeToString(weight.sizes()),
+                 " needs more padding than any tensor has elements");
+    }
     left[static_cast<size_t>(i)] = total / 2;
     extra.push_back(0);
     extra.push_back(total % 2);

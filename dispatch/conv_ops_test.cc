@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -548,6 +549,44 @@ TEST(ConvOps, Errors) {
 
 // A small CNN's second derivatives (conv2d -> tanh -> max_pool2d -> conv1d -> avg_pool1d)
 // against finite differences, in every argument.
+// Found by nn_fuzzer (tests/fuzz/corpus/nn_fuzzer/regression-conv-same-huge-dilation): "same"
+// padding computed dilation * (kernel - 1) without an overflow check.
+TEST(ConvOps, SamePaddingHugeDilationThrows) {
+  const Tensor x = Seq({1, 2, 5, 5});
+  const Tensor w = Seq({3, 2, 3, 3});
+  constexpr int64_t kBig = int64_t{1} << 62;
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1}, ConvPadding::kSame, {kBig}),
+                  "conv2d: padding ConvPadding::kSame with dilation [4611686018427387904]");
+  // A non-positive dilation is the convolution's own error, not a negative padding.
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1}, ConvPadding::kSame, {-2}),
+                  "dilation must be positive");
+}
+
+// The shape checks of convolutions, pools and unfold / fold computed their output sizes in
+// plain int64: a huge stride, padding, dilation or kernel size wrapped into a plausible size.
+TEST(ConvOps, HugeParametersThrowInsteadOfOverflowing) {
+  const Tensor x = Seq({1, 2, 5, 5});
+  const Tensor w = Seq({3, 2, 3, 3});
+  constexpr int64_t kBig = int64_t{1} << 62;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1}, {0}, {kMax}), "conv2d: kernel size 3 with dilation");
+  EXPECT_FT_ERROR(conv2d(x, w, std::nullopt, {1}, {kBig}), "overflows int64");
+  EXPECT_FT_ERROR(conv_transpose2d(x, Seq({2, 3, 3, 3}), std::nullopt, {kMax}),
+                  "conv_transpose2d: the output size in spatial dim 0");
+  EXPECT_FT_ERROR(conv_transpose2d(x, Seq({2, 3, 3, 3}), std::nullopt, {1}, {0}, {0}, 1, {kMax}),
+                  "overflows int64");
+  // (A pool's padding is at most half its kernel size.)
+  EXPECT_FT_ERROR(max_pool2d(x, {kMax}, {1}, {kBig - 1}), "max_pool2d: kernel size");
+  EXPECT_FT_ERROR(avg_pool1d(Seq({2, 5}), {kMax}, {1}, {kBig - 1}), "overflows int64");
+  EXPECT_FT_ERROR(unfold(x, {3}, {1}, {kBig}), "unfold: kernel size 3");
+  constexpr int64_t k40 = int64_t{1} << 40;
+  EXPECT_FT_ERROR(unfold(x, {k40}, {1}, {k40}), "overflow int64");
+  EXPECT_FT_ERROR(fold(Seq({1, 4, 1}), {5}, {k40}, {1}, {k40}), "overflow int64");
+  // A huge stride with ceil_mode is one window, not an overflowed count.
+  EXPECT_EQ(max_pool2d(x, {2}, {kMax}, {0}, {1}, /*ceil_mode=*/true).sizes(),
+            (Shape{1, 2, 1, 1}));
+}
+
 TEST(ConvOps, SmallCnnSecondOrder) {
   const Fn net = [](const TensorList& a) {
     const Tensor h = max_pool2d(tanh(conv2d(a[0], a[1], a[2], {1}, {1})), {2});

@@ -259,6 +259,22 @@ TEST(NnIndexingOps, IndexPutRepeatedPlacesGradient) {
   EXPECT_TENSOR_EQ(g[1], tensor({0.0, 1.0, 10.0}));
 }
 
+// Found by nn_fuzzer (tests/fuzz/corpus/nn_fuzzer/regression-index-put-int64-overflow): an
+// accumulating index_put of int64 values added them in signed arithmetic (UB on overflow,
+// reported under --config=ubsan); they wrap, like torch's and scatter_add's.
+TEST(NnIndexingOps, IndexPutAccumulateInt64Wraps) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const Tensor x = tensor(std::vector<int64_t>{kMin, kMax}, {2});
+  const Tensor values = tensor(std::vector<int64_t>{kMin, 1}, {2});
+  const Tensor out =
+      index_put(x, {tensor(std::vector<int64_t>{0, 1}, {2})}, values, /*accumulate=*/true);
+  EXPECT_EQ(out.to_vector<int64_t>(), (std::vector<int64_t>{0, kMin}));
+  const Tensor nd = index_put_nd(x, tensor(std::vector<int64_t>{1, 1}, {2, 1}),
+                                 tensor(std::vector<int64_t>{1}, {1}), /*accumulate=*/true);
+  EXPECT_EQ(nd.to_vector<int64_t>(), (std::vector<int64_t>{kMin, kMin + 1}));
+}
+
 TEST(NnIndexingOps, TrilTriuClosedForm) {
   EXPECT_TENSOR_EQ(tril(ones({2, 3}, kFloat64)), tensor({1.0, 0.0, 0.0, 1.0, 1.0, 0.0}, {2, 3}));
   EXPECT_TENSOR_EQ(triu(ones({2, 3}, kFloat64), 1), tensor({0.0, 1.0, 1.0, 0.0, 0.0, 1.0}, {2, 3}));

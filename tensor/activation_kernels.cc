@@ -138,6 +138,17 @@ double HurwitzZeta(double s, double q) {
   if (q <= 0.0 && q == std::floor(q)) return kInf;
   if (q == kInf) return 0.0;
   if (q == -kInf) return kNaN;
+  // The direct sum below takes about -q terms for a negative q (a hang for q = -1e15 + 0.5).
+  // Far left of 0, move those terms to the right instead: with m = -floor(q) and
+  // f = q + m in (0, 1), the terms (q + k)^-s, k < m, are (-1)^s (j + 1 - f)^-s, j < m, so
+  // for an integer s
+  //   zeta(s, q) = (-1)^s (zeta(s, 1 - f) - zeta(s, 1 - q)) + zeta(s, f),
+  // each term with a positive argument (a few direct terms each).
+  if (q < -1e4) {
+    const double f = q - std::floor(q);
+    const double sign = std::fmod(s, 2.0) == 0.0 ? 1.0 : -1.0;
+    return sign * (HurwitzZeta(s, 1.0 - f) - HurwitzZeta(s, 1.0 - q)) + HurwitzZeta(s, f);
+  }
   // (2k)! / B_2k for k = 1..12: the Euler-Maclaurin denominators.
   static constexpr double kA[] = {12.0,
                                   -720.0,

@@ -308,13 +308,31 @@ Tensor ConvTransposeNd(const char* op, int64_t n, const Tensor& input, const Ten
   return out;
 }
 
+// WindowRoom: in + 2 * p - d * (k - 1) - 1, what one dilated window of k leaves of a dim of
+// size in padded by p on each side (negative: not even one window fits), for k, d >= 1 and
+// in, p >= 0. Parameters so large that this overflows int64 (no tensor has such a dim) throw
+// an ft::Error naming op, rather than wrapping into a plausible size.
+int64_t WindowRoom(const char* op, int64_t in, int64_t k, int64_t p, int64_t d) {
+  int64_t extent = 0, padded = 0, room = 0;
+  if (__builtin_mul_overflow(d, k - 1, &extent) || __builtin_mul_overflow(p, 2, &padded) ||
+      __builtin_add_overflow(in, padded, &padded) ||
+      __builtin_sub_overflow(padded - 1, extent, &room)) {
+    ThrowError(op, ": kernel size ", k, " with dilation ", d, " and padding ", p,
+               " on a dim of size ", in, " overflows int64");
+  }
+  return room;
+}
+
 // PoolOut: the number of windows along one dim (0 when not even one fits).
-int64_t PoolOut(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  const int64_t span = in + 2 * p - d * (k - 1) - 1;
+int64_t PoolOut(const char* op, int64_t in, int64_t k, int64_t s, int64_t p, int64_t d,
+                bool ceil_mode) {
+  const int64_t span = WindowRoom(op, in, k, p, d);
   if (span < 0) return 0;
-  int64_t o = (ceil_mode ? span + s - 1 : span) / s + 1;
-  // The last window must start inside the input or its left padding.
-  if (ceil_mode && (o - 1) * s >= in + p) --o;
+  int64_t o = span / s + (ceil_mode && span % s != 0 ? 1 : 0) + 1;
+  // The last window must start inside the input or its left padding (in + p cannot overflow:
+  // in + 2 * p did not).
+  int64_t last_start = 0;
+  if (ceil_mode && (__builtin_mul_overflow(o - 1, s, &last_start) || last_start >= in + p)) --o;
   return o;
 }
 
@@ -550,13 +568,13 @@ Shape ConvShape(const char* op, int64_t n, IntArrayRef input, IntArrayRef weight
     if (k <= 0) {
       ThrowError(op, ": kernel sizes must be positive, got weight ", ShapeToString(weight));
     }
-    const int64_t eff = d[i] * (k - 1) + 1;
-    if (in + 2 * p[i] < eff) {
+    const int64_t room = WindowRoom(op, in, k, p[i], d[i]);
+    if (room < 0) {
       ThrowError(op, ": input ", ShapeToString(input), " padded by ", ShapeToString(p),
-                 " is smaller than the dilated kernel (", eff, " in spatial dim ", i,
+                 " is smaller than the dilated kernel (dilation ", d[i], " in spatial dim ", i,
                  ", weight ", ShapeToString(weight), ")");
     }
-    out.push_back((in + 2 * p[i] - eff) / s[i] + 1);
+    out.push_back(room / s[i] + 1);
   }
   return out;
 }
@@ -631,7 +649,18 @@ Shape ConvTransposeShape(const char* op, int64_t n, IntArrayRef input, IntArrayR
       ThrowError(op, ": kernel sizes must be positive, got weight ", ShapeToString(weight));
     }
     const int64_t in = input[input.size() - n + i];
-    const int64_t o = (in - 1) * s[i] - 2 * p[i] + d[i] * (k - 1) + op_[i] + 1;
+    // o = (in - 1) * s - 2 * p + d * (k - 1) + output_padding + 1, checked: huge strides,
+    // paddings or dilations must not wrap into a plausible size.
+    int64_t o = 0, term = 0;
+    if (in > 0 && (__builtin_mul_overflow(in - 1, s[i], &o) ||
+                   __builtin_mul_overflow(p[i], 2, &term) || __builtin_sub_overflow(o, term, &o) ||
+                   __builtin_mul_overflow(d[i], k - 1, &term) || __builtin_add_overflow(o, term, &o) ||
+                   __builtin_add_overflow(o, op_[i], &o) || __builtin_add_overflow(o, 1, &o))) {
+      ThrowError(op, ": the output size in spatial dim ", i, " of input ", ShapeToString(input),
+                 " with weight ", ShapeToString(weight), ", stride ", ShapeToString(s),
+                 ", padding ", ShapeToString(p), ", output_padding ", ShapeToString(op_),
+                 " and dilation ", ShapeToString(d), " overflows int64");
+    }
     if (in <= 0 || o <= 0) {
       ThrowError(op, ": the output size ", o, " in spatial dim ", i, " of input ",
                  ShapeToString(input), " with weight ", ShapeToString(weight), " and padding ",
@@ -660,7 +689,7 @@ Shape PoolShape(const char* op, int64_t n, IntArrayRef input, IntArrayRef kernel
                  ShapeToString(k));
     }
     const int64_t in = input[input.size() - n + i];
-    const int64_t o = PoolOut(in, k[i], s[i], p[i], d[i], ceil_mode);
+    const int64_t o = PoolOut(op, in, k[i], s[i], p[i], d[i], ceil_mode);
     if (o <= 0) {
       ThrowError(op, ": input ", ShapeToString(input), " is too small for kernel_size ",
                  ShapeToString(k), " with padding ", ShapeToString(p), " and dilation ",
@@ -686,6 +715,14 @@ Shape AdaptivePoolShape(const char* op, int64_t n, IntArrayRef input, IntArrayRe
 }
 
 namespace {
+// Product: a * b of unfold's and fold's sizes (kernel elements, blocks), which huge kernel
+// sizes with huge paddings overflow: an ft::Error naming op instead.
+int64_t Product(const char* op, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) ThrowError(op, ": sizes ", a, " * ", b, " overflow int64");
+  return r;
+}
+
 // UnfoldBlocks: the number of sliding blocks along each of the 2 spatial dims.
 Shape UnfoldBlocks(const char* op, IntArrayRef spatial, const Shape& k, const Shape& d,
                    const Shape& p, const Shape& s) {
@@ -695,7 +732,7 @@ Shape UnfoldBlocks(const char* op, IntArrayRef spatial, const Shape& k, const Sh
   CheckPositive(op, "stride", s);
   Shape blocks;
   for (size_t i = 0; i < 2; ++i) {
-    const int64_t span = spatial[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1;
+    const int64_t span = WindowRoom(op, spatial[i], k[i], p[i], d[i]);
     if (span < 0) {
       ThrowError(op, ": spatial size ", ShapeToString(spatial), " padded by ",
                  ShapeToString(p), " is smaller than the dilated kernel_size ",
@@ -717,8 +754,8 @@ Shape UnfoldShape(IntArrayRef input, IntArrayRef kernel_size, IntArrayRef dilati
                    PerDim(op, "padding", padding, 2), PerDim(op, "stride", stride, 2));
   Shape out;
   if (batched) out.push_back(input[0]);
-  out.push_back(input[batched ? 1 : 0] * k[0] * k[1]);
-  out.push_back(blocks[0] * blocks[1]);
+  out.push_back(Product(op, Product(op, input[batched ? 1 : 0], k[0]), k[1]));
+  out.push_back(Product(op, blocks[0], blocks[1]));
   return out;
 }
 
@@ -737,19 +774,21 @@ Shape FoldShape(IntArrayRef input, IntArrayRef output_size, IntArrayRef kernel_s
                                     PerDim(op, "padding", padding, 2),
                                     PerDim(op, "stride", stride, 2));
   const int64_t ck = input[static_cast<size_t>(r - 2)];
-  if (ck % (k[0] * k[1]) != 0) {
+  const int64_t kernel = Product(op, k[0], k[1]);
+  if (ck % kernel != 0) {
     ThrowError(op, ": input ", ShapeToString(input), " dim ", r - 2, " (", ck,
-               ") must be divisible by the kernel size ", k[0] * k[1], " (kernel_size ",
+               ") must be divisible by the kernel size ", kernel, " (kernel_size ",
                ShapeToString(k), ")");
   }
-  if (input[static_cast<size_t>(r - 1)] != blocks[0] * blocks[1]) {
+  const int64_t num_blocks = Product(op, blocks[0], blocks[1]);
+  if (input[static_cast<size_t>(r - 1)] != num_blocks) {
     ThrowError(op, ": input ", ShapeToString(input), " has ", input[static_cast<size_t>(r - 1)],
                " blocks, but output_size ", ShapeToString(os), " with kernel_size ",
-               ShapeToString(k), " gives ", blocks[0] * blocks[1]);
+               ShapeToString(k), " gives ", num_blocks);
   }
   Shape out;
   if (r == 3) out.push_back(input[0]);
-  out.push_back(ck / (k[0] * k[1]));
+  out.push_back(ck / kernel);
   out.push_back(os[0]);
   out.push_back(os[1]);
   return out;

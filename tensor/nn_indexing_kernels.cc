@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "tensor/binary_kernels.h"
@@ -417,7 +418,14 @@ Tensor index_put_nd(const Tensor& x, const Tensor& index, const Tensor& values, 
         using T = typename decltype(tag)::type;
         T* dt = reinterpret_cast<T*>(d);
         const T* st = reinterpret_cast<const T*>(s);
-        for (int64_t i = 0; i < row; ++i) dt[i] += st[i];
+        for (int64_t i = 0; i < row; ++i) {
+          if constexpr (std::is_integral_v<T>) {
+            // int64 wraps on overflow like PyTorch (and scatter_add), without signed UB.
+            dt[i] = static_cast<T>(static_cast<uint64_t>(dt[i]) + static_cast<uint64_t>(st[i]));
+          } else {
+            dt[i] += st[i];
+          }
+        }
       });
     }
   }

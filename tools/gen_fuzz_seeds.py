@@ -2,20 +2,24 @@
 """Writes the seed corpus of //tests/fuzz: tests/fuzz/corpus/<target>/seed-<name>.
 
 Each seed is a byte string laid out the way the targets decode it (tests/fuzz/fuzz_input.h,
-op_table.h, transform_stack.h): a tensor, then ops by name (their indices are read from
-op_table.cc's table, so the seeds follow the table if it is reordered: run this again), or a
-function and a transform stack. The seeds only give the fuzzer good starting points; any byte
+op_table.h, nn_op_table.h, transform_stack.h): a tensor, then ops by name (their indices are
+read from op_table.cc's and nn_op_table.cc's tables, so the seeds follow a table if it is
+reordered: run this again), or a function and a transform stack. The seeds only give the fuzzer good starting points; any byte
 string is a valid input.
 
 Also writes regression-<name>: each finding that was fixed, as an input for the current
 decoders (a reproducer the fuzzer wrote is kept as it was instead, when it still decodes the
 same way).
 
-Usage: tools/gen_fuzz_seeds.py   (from anywhere; rewrites these files, keeps the others)
+Usage: tools/gen_fuzz_seeds.py [GROUP...]   (from anywhere; rewrites these files, keeps the
+others). GROUPs: ops, transforms, custom_function, nn, regressions; default all. (The ops
+seeds written now differ from the committed ones where op_table.cc's table changed after
+they were written; writing only the group one works on keeps the others as they are.)
 """
 
 import os
 import re
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus")
@@ -24,6 +28,11 @@ with open(os.path.join(ROOT, "tests", "fuzz", "op_table.cc")) as f:
     table = f.read().split("const OpEntry kOps[] = {", 1)[1]
 OPS = re.findall(r"FT_FUZZ_(?:UNARY|BINARY|INPLACE|REDUCE|DIM|OP)\((\w+)\)", table)
 OP = {name: i for i, name in enumerate(OPS)}
+
+with open(os.path.join(ROOT, "tests", "fuzz", "nn_op_table.cc")) as f:
+    nn_table = f.read().split("const OpEntry kNnOps[] = {", 1)[1]
+NN_OPS = re.findall(r"FT_NN_(?:OP|ACTIVATION)\((\w+)\)", nn_table)
+NN_OP = {name: i for i, name in enumerate(NN_OPS)}
 
 F32, F64, I64, BOOL = 0, 3, 5, 7  # indices into FuzzInput::AnyDType's table
 CONTIGUOUS, TRANSPOSED, STEP2, EXPANDED, SELECTED, NARROWED, PERMUTED = range(7)
@@ -135,12 +144,13 @@ def args(*tensors):
     return out
 
 
-def program(steps, outputs=1, captured=None, catches=()):
-    """DecodeProgram's bytes: steps (16 bytes each, padded), outputs, captured tensor."""
+def program(steps, outputs=1, captured=None, catches=(), step_bytes=16):
+    """DecodeProgram's bytes: steps (step_bytes each, padded), outputs, captured tensor."""
     out = [len(steps) - 1]
     for i, step in enumerate(steps):
         out.append(3 if i in catches else 0)
-        out += (step + [0] * 16)[:16]
+        assert len(step) <= step_bytes, step
+        out += (step + [0] * step_bytes)[:step_bytes]
     out.append(outputs - 1)
     if captured is None:
         out.append(1)
@@ -263,6 +273,101 @@ def custom_function_seeds():
           layers(("vjp", VJP)) + [0])
 
 
+def nn(name, *params):
+    """An nn_fuzzer step running nn op `name` (RunNnStep's first byte 1: ApplyNnOp)."""
+    return [1, NN_OP[name]] + list(params)
+
+
+def plain(name, *params):
+    """An nn_fuzzer step running ApplyOp's op `name` (RunNnStep's first byte 0)."""
+    return [0] + op(name, *params)
+
+
+NN_STEP_BYTES = 48  # nn_fuzzer.cc's kNnStepBytes
+EAGER, STACK = 0, 1  # nn_fuzzer's first byte
+FIT = 3  # Operand's mode: a register fitted to the shape and converted to the op's dtype
+
+
+def nn_seeds():
+    # nn_op_table.cc's decoders, per byte: OperandDType 0 f32 / 1 f64; Extent k -> {1, 2, 3,
+    # 4, 2, 3, 1, 0}[k]; DecodeBatch 0 -> N 1, 1 -> N 2, 2 -> unbatched; Spatial b -> 1 + b;
+    # PerDim: 0 (one value for all dims) then Param bytes (lo + b); Operand: FIT, register;
+    # OptionalOperand: 0 (none) or 1 then an Operand.
+    t = "nn_fuzzer"
+
+    def nn_program(steps, **kw):
+        return program(steps, step_bytes=NN_STEP_BYTES, **kw)
+
+    conv2d = nn("conv2d", 0, 0, 0, 1, 1, 2, 2, 1, 1, 1, 0, 0, 2, 0, 1, 0, 0, FIT, 0, FIT, 0,
+                1, FIT, 0)  # [1, 2, 3, 3] * [2, 2, 2, 2] + bias, stride 1, padding 1
+    silu = nn("silu", 0, 3, 1, 3, 3, FIT, 1)  # of the conv's [1, 2, 4, 4] as [2, 4, 4]
+    write(t, "conv2d-silu-vmap-grad", [STACK] + args(tensor([2, 3, 4], F32)) +
+          nn_program([conv2d, silu, plain("sum", 2, 0, 0)]) +
+          layers(("grad", GRAD), ("vmap", VMAP0)) + [0])
+
+    write(t, "eager-conv-transpose-pools", [EAGER] + tensor([2, 3, 4, 4], F64) + [0] +
+          # conv_transpose1d: groups 2, stride 2, output_padding 1: [1, 2, 3] -> [1, 2, 7]
+          nn("conv_transpose1d", 1, 0, 1, 0, 0, 2, 1, 1, 0, 1, 0, 0, 0, 1, 0, 0, FIT, 0, FIT,
+             0, 0) +
+          # max_pool2d_with_indices, kernel 2, stride 2, ceil_mode: [1, 2, 4, 4]
+          nn("max_pool2d", 0, 0, 1, 3, 3, FIT, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0, 1, 1) +
+          # avg_pool2d, kernel 3, stride None, padding 1, count_include_pad
+          nn("avg_pool2d", 0, 0, 1, 3, 3, FIT, 0, 0, 2, 0, 0, 1, 0, 1, 1) +
+          # adaptive_avg_pool1d of an unbatched [2, 5] to 3
+          nn("adaptive_avg_pool1d", 1, 2, 1, 4, FIT, 0, 0, 2) +
+          # unfold, kernel 2, stride 2: [1, 1, 4, 4] -> [1, 4, 4]
+          nn("unfold", 0, 0, 0, 3, 3, FIT, 0, 0, 1, 0, 0, 0, 0, 0, 1) +
+          # fold it back: output_size [4, 4], kernel 2, stride 2 (4 blocks)
+          nn("fold", 0, 0, 0, 1, 3, 3, 0, 1, 0, 0, 0, 0, 0, 1, 1, FIT, 6))
+
+    # interpolate: n 2, N 1, C 1, [2, 3], bilinear, scale_factor {2.0}, align_corners
+    write(t, "interpolate-bilinear-jacrev", [STACK] + args(tensor([2, 3], F64)) +
+          nn_program([nn("interpolate", 1, 1, 1, 0, 0, 1, 2, FIT, 0, 2, 2, 1, 1, 3, 1, 0, 1)]) +
+          layers(("jacrev", JACREV)) + [0])
+
+    layer_norm = nn("layer_norm", 0, 2, 1, 3, 1, 1, FIT, 0, 1, FIT, 0, 0, 0)  # [2, 4] over [4]
+    # batch_norm, training, running stats (var made positive): [2, 2, 3]
+    batch_norm = nn("batch_norm", 0, 1, 1, 1, 2, FIT, 1, 1, FIT, 0, 1, FIT, 0, 1, 0, 0, 1, 0, 0)
+    group_norm = nn("group_norm", 0, 1, 1, 1, 0, 0, FIT, 2, 0, 0, 0)  # 2 groups of [1, 4]
+    write(t, "norms-vmap", [STACK] + args(tensor([3, 2, 4], F32)) +
+          nn_program([layer_norm, batch_norm, group_norm]) + layers(("vmap", VMAP0)) + [0])
+
+    # scaled_dot_product_attention [2, 3, 2] x [2, 2, 2] x [2, 2, 3], a bool mask from arg 0
+    sdpa = nn("scaled_dot_product_attention", 1, 1, 1, 2, 1, 1, 2, FIT, 0, FIT, 1, FIT, 1,
+              1, 2, 0, 1, 1, 1)
+    # einsum "ab,ba->a" of the attention output (as [2, 3]) and arg 0 (as [3, 2])
+    einsum = nn("einsum", 1, 2, 0, 0, 0, 1, 1, 2, 0, 1, 1, FIT, 2, 2, 1, 0, 1, FIT, 0, 2, 1,
+                0, 1)
+    write(t, "attention-einsum-jvp", [STACK] + args(tensor([2, 3], F64), tensor([3, 3], F64)) +
+          nn_program([sdpa, einsum]) + layers(("jvp", JVP)) + [0])
+
+    mse = nn("mse_loss", 1, 1, 3, 2, FIT, 0, 1, 2, 0, 1)  # [4] against a constant, sum
+    # cross_entropy of logits [4], a class index computed from arg 0 (clamped into range; a
+    # MakeIndex is random, which vmap inside hessian refuses), label_smoothing 0.1
+    cross_entropy = nn("cross_entropy", 1, 3, 0, FIT, 0, 1, 0, 0, 0, 0, 4, 0, 2)
+    write(t, "losses-hessian", [STACK] + args(tensor([4], F64)) +
+          nn_program([mse, cross_entropy, plain("add", 0, 1, 2)]) +
+          layers(("hessian", GRAD)) + [0])
+
+    embedding = nn("embedding", 0, 2, 3, 1, 1, FIT, 0, 1, 9, 3, 0, 2)  # [3, 4] table, padding 1
+    # index_put(x [3, 4], (i [2],), the embedding's rows, accumulate)
+    index_put = nn("index_put", 0, 2, 2, 3, FIT, 0, 1, 1, 1, 1, 3, 3, 1, 2, FIT, 1)
+    roll = nn("roll", 0, 2, 2, 3, FIT, 2, 2, 2, 4, 2, 0, 2)  # shifts (1, 2), dims (0, 1)
+    pixel_shuffle = nn("pixel_shuffle", 0, 1, 1, 2, 0, 1, 0, FIT, 3)  # [4, 2, 1] -> [1, 4, 2]
+    write(t, "indexing-functionalize-jit", [STACK] + args(tensor([3, 4], F32)) +
+          nn_program([embedding, index_put, roll, pixel_shuffle]) +
+          layers(("functionalize", FUNCTIONALIZE), ("jit", JIT)) + [2])
+
+    x = [0, 2, 1, 2, FIT, 0]  # ActivationInput: f32 [2, 3] from register 0
+    write(t, "eager-activations",
+          [EAGER] + tensor([2, 3], F32, specials=[(1, 142), (4, 141)]) + [0] +
+          nn("gelu", *x, 1) + nn("softplus", *x, 0, 80, 1) + nn("mish", *x) +
+          nn("erfinv", *x) + nn("lgamma", *x) + nn("digamma", *x) + nn("polygamma", *x, 2) +
+          nn("hardtanh", *x, 0, 60, 70) + nn("celu", *x, 0, 68) +
+          nn("tril_triu", 0, 1, 1, 2, FIT, 0, 2, 1) + nn("cumprod", *x, 1) +
+          nn("logcumsumexp", *x, 2))
+
+
 def regressions():
     """The findings, as inputs for the current decoders (each fixed; see its gtest)."""
     t = "ops_fuzzer"
@@ -287,7 +392,8 @@ def regressions():
 
 
 if __name__ == "__main__":
-    ops_seeds()
-    transform_seeds()
-    custom_function_seeds()
-    regressions()
+    groups = {"ops": ops_seeds, "transforms": transform_seeds,
+              "custom_function": custom_function_seeds, "nn": nn_seeds,
+              "regressions": regressions}
+    for group in sys.argv[1:] or list(groups):
+        groups[group]()

@@ -67,7 +67,8 @@ BatchedResult TrailingNormRule(const VmapContext& ctx, BatchedArgs& args,
   values[2] = Value();
   if (bias_arg) values[*bias_arg] = Value();
   Tensor out = DispatchBoxed(ctx.op, values)[0].tensor();
-  out = out * PadToLogicalRank(Front(args, 2), args.bdim(2), rank);
+  // Only the bias may be given (and batched): no weight to scale by.
+  if (!args.values[2].is_none()) out = out * PadToLogicalRank(Front(args, 2), args.bdim(2), rank);
   if (bias_arg && !args.values[*bias_arg].is_none()) {
     out = out + PadToLogicalRank(Front(args, *bias_arg), args.bdim(*bias_arg), rank);
   }

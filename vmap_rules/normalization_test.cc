@@ -65,6 +65,14 @@ TEST(NormalizationVmap, LayerNorm) {
                   {{3, 4}});
 }
 
+// Found by nn_fuzzer (tests/fuzz/corpus/nn_fuzzer/regression-layer-norm-batched-bias-only): a
+// batched bias without a weight made the rule read the absent weight (an FT_CHECK abort).
+TEST(NormalizationVmap, LayerNormBatchedBiasWithoutWeight) {
+  EXPECT_TRUE(CheckVmap([](const TensorList& a) {
+    return TensorList{layer_norm(a[0], {4}, std::nullopt, a[1])};
+  }, {ArgSpec{{3, 4}}, ArgSpec{{4}}}));
+}
+
 TEST(NormalizationVmap, RmsNorm) {
   EXPECT_TRUE(CheckVmap([](const TensorList& a) {
     return TensorList{rms_norm(a[0], {4}, a[1])};

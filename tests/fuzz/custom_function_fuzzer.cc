@@ -259,15 +259,6 @@ struct OnceDiff : Function<OnceDiff> {
   }
 };
 
-const Tensor& Pick(FuzzInput& in, const Registers& r) {
-  return r[static_cast<size_t>(in.Below(static_cast<int64_t>(r.size())))];
-}
-
-void Put(Registers& r, const Tensor& t) {
-  if (t.defined() && t.numel() > kMaxNumel) ThrowError("fuzz: a result is too large to keep");
-  r.push_back(t);
-}
-
 // PutResult: every tensor of a Function's result (a Tensor or a tuple).
 template <typename R>
 void PutResult(Registers& r, const R& result) {

@@ -18,15 +18,6 @@
 
 namespace ft::fuzz {
 
-namespace {
-
-using OpFn = void (*)(FuzzInput&, Registers&);
-
-struct OpEntry {
-  const char* name;
-  OpFn fn;
-};
-
 const Tensor& Pick(FuzzInput& in, const Registers& r) {
   return r[static_cast<size_t>(in.Below(static_cast<int64_t>(r.size())))];
 }
@@ -43,7 +34,6 @@ void PutAll(Registers& r, const TensorList& ts) {
   for (size_t i = 0; i < ts.size() && i < 6; ++i) Put(r, ts[i]);
 }
 
-// SizeAt: x's size at dim d, or a plausible size when d is out of range (the op then throws).
 int64_t SizeAt(const Tensor& x, int64_t d) {
   const int64_t rank = x.dim();
   if (rank == 0) return 1;
@@ -52,6 +42,15 @@ int64_t SizeAt(const Tensor& x, int64_t d) {
   // what it is given), which must not overflow in the harness itself.
   return std::min<int64_t>(x.size(d), std::numeric_limits<int64_t>::max() - 2);
 }
+
+namespace {
+
+using OpFn = void (*)(FuzzInput&, Registers&);
+
+struct OpEntry {
+  const char* name;
+  OpFn fn;
+};
 
 TensorList PickList(FuzzInput& in, const Registers& r) {
   TensorList ts(static_cast<size_t>(1 + in.Below(3)));

@@ -24,6 +24,17 @@ namespace ft::fuzz {
 // Registers: the tensors an op may read. ApplyOp reads a non-empty file.
 using Registers = std::vector<Tensor>;
 
+// The helpers every op table uses (this one and nn_op_table.h).
+// Pick: a register chosen by one byte (a reference into r: copy it before appending to r).
+const Tensor& Pick(FuzzInput& in, const Registers& r);
+// Put appends t, or throws an ft::Error when t has more than kMaxNumel elements.
+void Put(Registers& r, const Tensor& t);
+// PutAll: Put of the first few of ts (split and chunk can make many pieces).
+void PutAll(Registers& r, const TensorList& ts);
+// SizeAt: x's size at dim d, or a plausible size when d is out of range (the op then throws);
+// at most INT64_MAX - 2, so a caller may add 1.
+int64_t SizeAt(const Tensor& x, int64_t d);
+
 // ApplyOp decodes one op from `in` and runs it; returns the op's name. Throws what the op
 // throws (ft::Error only, unless ft has a bug).
 const char* ApplyOp(FuzzInput& in, Registers& regs);

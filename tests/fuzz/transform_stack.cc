@@ -135,14 +135,14 @@ TensorListFn Program::AsFunction(std::shared_ptr<const Program> program) {
   return [program](const TensorList& args) { return program->Run(args); };
 }
 
-Program DecodeProgram(FuzzInput& in, StepFn step) {
+Program DecodeProgram(FuzzInput& in, StepFn step, size_t step_bytes) {
   Program p;
   p.step = step;
   const int64_t n = 1 + in.Below(6);
   for (int64_t i = 0; i < n; ++i) {
     const uint8_t flags = in.Byte();
     p.catches.push_back((flags & 3) == 3);
-    p.steps.push_back(in.Take(16));
+    p.steps.push_back(in.Take(step_bytes));
   }
   p.num_outputs = 1 + in.Below(2);
   if (in.Below(4) == 0) p.captured = MakeTensor(in, {.max_rank = 2, .max_size = 3});
@@ -299,9 +299,9 @@ int64_t JacobianWork(const std::vector<Layer>& layers, const TensorList& args) {
   return work;
 }
 
-void RunStack(FuzzInput& in, StepFn step) {
+void RunStack(FuzzInput& in, StepFn step, size_t step_bytes) {
   TensorList args = DecodeArgs(in);
-  auto program = std::make_shared<Program>(DecodeProgram(in, step));
+  auto program = std::make_shared<Program>(DecodeProgram(in, step, step_bytes));
   const std::vector<Layer> layers = DecodeLayers(in);
   const int64_t second = in.Below(3);
   if (JacobianWork(layers, args) > kMaxJacobianWork) {

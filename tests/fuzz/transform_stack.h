@@ -25,6 +25,7 @@
 #ifndef FT_TESTS_FUZZ_TRANSFORM_STACK_H_
 #define FT_TESTS_FUZZ_TRANSFORM_STACK_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,8 +57,9 @@ struct Program {
   static TensorListFn AsFunction(std::shared_ptr<const Program> program);
 };
 
-// DecodeProgram: 1 to 6 steps of up to 16 bytes each, and the captured tensor.
-Program DecodeProgram(FuzzInput& in, StepFn step);
+// DecodeProgram: 1 to 6 steps of up to step_bytes bytes each, and the captured tensor.
+// (nn_fuzzer's steps take more bytes than an ApplyOp: shapes, kernels, strides.)
+Program DecodeProgram(FuzzInput& in, StepFn step, size_t step_bytes = 16);
 
 // DecodeArgs: 1 to 3 small tensors (rank <= 3, sizes <= 4), mostly floating.
 TensorList DecodeArgs(FuzzInput& in);
@@ -104,8 +106,8 @@ int64_t JacobianWork(const std::vector<Layer>& layers, const TensorList& args);
 // RunStack: the common body of transforms_fuzzer and custom_function_fuzzer: decode args,
 // program and layers, call the transformed function twice (the second time with the
 // arguments made contiguous or transposed, a new jit signature) and check the outputs.
-// A stack over kMaxJacobianWork is skipped.
-void RunStack(FuzzInput& in, StepFn step);
+// A stack over kMaxJacobianWork is skipped. step_bytes as DecodeProgram's.
+void RunStack(FuzzInput& in, StepFn step, size_t step_bytes = 16);
 
 }  // namespace ft::fuzz
 
