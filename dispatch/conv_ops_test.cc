@@ -587,6 +587,23 @@ TEST(ConvOps, HugeParametersThrowInsteadOfOverflowing) {
             (Shape{1, 2, 1, 1}));
 }
 
+// Found by nn_fuzzer in CI (corpus/nn_fuzzer/regression-conv1d-empty-batch-huge-workspace):
+// an empty batch with a huge padding has an empty output, but the im2col workspace
+// (channels * kernel * output positions) was allocated anyway, 2^45 bytes: std::bad_alloc.
+TEST(ConvOps, EmptyBatchHugePaddingAllocatesNoWorkspace) {
+  constexpr int64_t k40 = int64_t{1} << 40;
+  for (const DType dt : {kFloat32, kFloat64}) {
+    const Tensor x = zeros({0, 2, 3}, dt);
+    const Tensor w = to(Seq({4, 2, 3}), dt);
+    EXPECT_EQ(conv1d(x, w, std::nullopt, {1}, {k40}).sizes(), (Shape{0, 4, 2 * k40 + 1}));
+    EXPECT_EQ(conv_transpose1d(zeros({0, 4, 3}, dt), w, std::nullopt, {1}).sizes(),
+              (Shape{0, 2, 5}));
+    // The weight's gradient over no examples is zero, whatever the output's extent.
+    const Tensor gw = conv_weight_grad(x, {4, 2, 3}, zeros({0, 4, 2 * k40 + 1}, dt), {1}, {k40});
+    EXPECT_TENSOR_NEAR(gw, zeros({4, 2, 3}, dt), 0.0);
+  }
+}
+
 TEST(ConvOps, SmallCnnSecondOrder) {
   const Fn net = [](const TensorList& a) {
     const Tensor h = max_pool2d(tanh(conv2d(a[0], a[1], a[2], {1}, {1})), {2});

@@ -168,6 +168,20 @@ void AddBias(T* out, const T* bias, int64_t n, int64_t channels, int64_t plane) 
   }
 }
 
+// ColumnBuffer: the im2col matrix [rows, cols] of one (image, group), held in a tensor so
+// that a size no machine holds (a long signal with a long dilated kernel has rows * cols far
+// beyond its input and output) is an ft::AllocationError naming `op`, never std::bad_alloc.
+// Callers ask for it only when there is work: with no images or no output channels the
+// output is empty or all zeros whatever the kernel's extent.
+template <typename T>
+Tensor ColumnBuffer(const char* op, int64_t rows, int64_t cols) {
+  try {
+    return EmptyContiguous({rows, cols}, DTypeOf<T>());
+  } catch (const AllocationError& e) {
+    throw AllocationError(absl::StrCat(op, ": the im2col workspace: ", e.message()));
+  }
+}
+
 // MakeProblem: the oneDNN description of a convolution from the image `src` [N, C, s...] to
 // the windows `dst` [N, O, s...] (for a transposed convolution, its output and its input).
 onednn::ConvProblem MakeProblem(const char* op, int64_t n, int64_t batch, int64_t src_channels,
@@ -232,14 +246,15 @@ Tensor ConvNd(const char* op, int64_t n, const Tensor& input, const Tensor& weig
         }
       }
       const bool pointwise = g.Pointwise();
-      std::vector<T> cols(pointwise ? 0 : static_cast<size_t>(Cg * K * L));
-      for (int64_t i = 0; i < N; ++i) {
+      const Tensor cols =
+          pointwise || out.numel() == 0 ? Tensor() : ColumnBuffer<T>(op, Cg * K, L);
+      for (int64_t i = 0; i < N && Og > 0; ++i) {
         for (int64_t grp = 0; grp < groups; ++grp) {
           const T* img = px + (i * C + grp * Cg) * I;
           const T* c = img;
           if (!pointwise) {
-            Im2Col(img, Cg, g, cols.data());
-            c = cols.data();
+            Im2Col(img, Cg, g, cols.data<T>());
+            c = cols.data<T>();
           }
           MatMap<T> o(po + (i * O + grp * Og) * L, Og, L);
           o.noalias() = ConstMatMap<T>(pw + grp * Og * Cg * K, Og, Cg * K) *
@@ -293,9 +308,10 @@ Tensor ConvTransposeNd(const char* op, int64_t n, const Tensor& input, const Ten
         }
       }
       std::fill(po, po + out.numel(), T(0));
-      RowMajorMatrix<T> cols(Og * K, L);
-      for (int64_t i = 0; i < N; ++i) {
+      const Tensor cols_buffer = out.numel() == 0 ? Tensor() : ColumnBuffer<T>(op, Og * K, L);
+      for (int64_t i = 0; i < N && Og > 0; ++i) {
         for (int64_t grp = 0; grp < groups; ++grp) {
+          MatMap<T> cols(cols_buffer.data<T>(), Og * K, L);
           cols.noalias() = ConstMatMap<T>(pw + grp * Cg * Og * K, Cg, Og * K).transpose() *
                            ConstMatMap<T>(px + (i * Cin + grp * Cg) * L, Cg, L);
           Col2Im(cols.data(), Og, g, po + (i * Cout + grp * Og) * I);
@@ -871,14 +887,15 @@ Tensor conv_weight_grad(const Tensor& input, IntArrayRef weight_size, const Tens
       const int64_t I = g.ImageSize();
       std::fill(pw, pw + out.numel(), T(0));
       const bool pointwise = g.Pointwise();
-      std::vector<T> cols(pointwise ? 0 : static_cast<size_t>(Cg * K * L));
-      for (int64_t i = 0; i < N; ++i) {
+      const Tensor cols =
+          pointwise || N == 0 || out.numel() == 0 ? Tensor() : ColumnBuffer<T>(op, Cg * K, L);
+      for (int64_t i = 0; i < N && out.numel() > 0; ++i) {
         for (int64_t grp = 0; grp < groups; ++grp) {
           const T* img = px + (i * C + grp * Cg) * I;
           const T* c = img;
           if (!pointwise) {
-            Im2Col(img, Cg, g, cols.data());
-            c = cols.data();
+            Im2Col(img, Cg, g, cols.data<T>());
+            c = cols.data<T>();
           }
           MatMap<T> dw(pw + grp * Og * Cg * K, Og, Cg * K);
           dw.noalias() += ConstMatMap<T>(pg + (i * O + grp * Og) * L, Og, L) *
