@@ -7,6 +7,8 @@
 
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
+#include "tensor/unary_kernels.h"
+#include "tensor/vecmath.h"
 
 namespace ft::kernels {
 namespace {
@@ -293,21 +295,13 @@ Tensor softsign(const Tensor& x) {
   return Pointwise("softsign", x, [](auto v) { return v / (decltype(v)(1) + std::fabs(v)); });
 }
 
-Tensor erf(const Tensor& x) {
-  return Pointwise("erf", x, [](auto v) { return std::erf(v); });
-}
-Tensor erfc(const Tensor& x) {
-  return Pointwise("erfc", x, [](auto v) { return std::erfc(v); });
-}
+Tensor erf(const Tensor& x) { return internal::VecMathUnary("erf", x, vecmath::Fn::kErf); }
+Tensor erfc(const Tensor& x) { return internal::VecMathUnary("erfc", x, vecmath::Fn::kErfc); }
 Tensor erfinv(const Tensor& x) {
   return Pointwise("erfinv", x, [](auto v) { return ErfinvDouble(static_cast<double>(v)); });
 }
 Tensor lgamma(const Tensor& x) {
-  // lgamma_r: std::lgamma writes the global signgam (a data race under intra-op threads).
-  return Pointwise("lgamma", x, [](auto v) {
-    int sign = 0;
-    return ::lgamma_r(static_cast<double>(v), &sign);
-  });
+  return internal::VecMathUnary("lgamma", x, vecmath::Fn::kLgamma);
 }
 Tensor digamma(const Tensor& x) {
   return Pointwise("digamma", x, [](auto v) { return DigammaDouble(static_cast<double>(v)); });

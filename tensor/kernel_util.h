@@ -26,6 +26,7 @@
 #include "tensor/parallel.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
+#include "tensor/vecmath.h"
 
 namespace ft::kernels::internal {
 
@@ -189,6 +190,40 @@ void UnaryLoop(const Tensor& out, const Tensor& in, F&& f) {
       ConstStridedMap<In> a(reinterpret_cast<const In*>(p[1]), n,
                             Eigen::InnerStride<>(s[1] / static_cast<int64_t>(sizeof(In))));
       o = f(a);
+    }
+  });
+}
+
+// VecMathLoop writes out = fn(in) with tensor/vecmath.h's vector functions, T float or
+// double, `in` of out's shape (any strides) and `out` contiguous. Contiguous input is one
+// Apply per thread's range; a strided run is gathered into a small buffer a block at a time.
+// Every element goes through the same vector code either way (vecmath.h), so the result is
+// independent of the layout and the thread count.
+template <typename T>
+void VecMathLoop(vecmath::Fn fn, const Tensor& out, const Tensor& in) {
+  const int64_t total = out.numel();
+  if (total == 0) return;
+  T* po = static_cast<T*>(out.impl()->raw_data());
+  if (in.is_contiguous() && in.numel() == total) {
+    const T* pi = static_cast<const T*>(in.impl()->raw_data());
+    ParallelRun(po, total, [&](int64_t b, int64_t e) { vecmath::Apply(fn, pi + b, po + b, e - b); });
+    return;
+  }
+  std::array<Operand, 2> ops = {MakeOperand(out, out.sizes()), MakeOperand(in, out.sizes())};
+  ForEachStrided<2>(out.sizes(), ops, [&](const std::array<char*, 2>& p,
+                                          const std::array<int64_t, 2>& s, int64_t n) {
+    T* o = reinterpret_cast<T*>(p[0]);  // out is contiguous: its runs are too
+    if (s[1] == static_cast<int64_t>(sizeof(T))) {
+      vecmath::Apply(fn, reinterpret_cast<const T*>(p[1]), o, n);
+      return;
+    }
+    constexpr int64_t kBlock = 256;
+    T buffer[kBlock];
+    for (int64_t start = 0; start < n; start += kBlock) {
+      const int64_t m = std::min(kBlock, n - start);
+      const char* a = p[1] + start * s[1];
+      for (int64_t i = 0; i < m; ++i) std::memcpy(&buffer[i], a + i * s[1], sizeof(T));
+      vecmath::Apply(fn, buffer, o + start, m);
     }
   });
 }

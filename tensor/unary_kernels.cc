@@ -5,6 +5,7 @@
 
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
+#include "tensor/vecmath.h"
 
 namespace ft::kernels {
 namespace {
@@ -32,6 +33,22 @@ Tensor FloatingUnary(const char* op, const Tensor& x, F&& f) {
   });
   return out;
 }
+
+}  // namespace
+
+Tensor internal::VecMathUnary(const char* op, const Tensor& x, vecmath::Fn fn) {
+  RejectBool(op, x);
+  Tensor converted;
+  const Tensor& in = IsFloating(x.dtype()) ? x : (converted = kernels::to(x, kDefaultFloat));
+  Tensor out = EmptyContiguous(in.sizes(), in.dtype());
+  VisitDType(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) internal::VecMathLoop<T>(fn, out, in);
+  });
+  return out;
+}
+
+namespace {
 
 // SameTypeUnary: keeps int64 (and floating) dtypes.
 template <typename F>
@@ -95,65 +112,23 @@ Tensor sign(const Tensor& x) {
   if (x.dtype() == kBool) return kernels::clone(x);
   return SameTypeUnary("sign", x, [](const auto& a) { return a.sign(); });
 }
-// NOTE: [Eigen exp underflow]
-// Eigen 3.4's vectorized exp (SSE/AVX2 paths) clamps its argument, so exp(-inf) and
-// exp(-1000) come out as the clamp's value (~3e-39 in float) instead of 0. Below the clamp
-// the true value is a denormal or zero, so the result is multiplied by a factor that is 0
-// there and 1 elsewhere: min((a - low)+ * 2^100, 1). It stays one vectorized expression
-// (Eigen's select() is scalar in 3.4); only arguments within 2^-100 above `low` get a
-// fraction of a ~1e-39 result. NaN stays NaN, +inf stays +inf. Eigen's AVX-512 exp
-// handles the range itself, so builds for AVX-512 machines skip the factor.
-template <typename A>
-auto ExpFlushed(const A& a) {
-#if defined(EIGEN_VECTORIZE_AVX512)
-  return a.exp();
-#else
-  using T = typename A::Scalar;
-  const T low = std::is_same_v<T, float> ? T(-88.3762626647949) : T(-709.436139303102);
-  const T big = T(1.2676506002282294e30);  // 2^100
-  return a.exp() * ((a - low).max(T(0)) * big).min(T(1));
-#endif
-}
-
-Tensor exp(const Tensor& x) {
-  return FloatingUnary("exp", x, [](const auto& a) { return ExpFlushed(a); });
-}
-Tensor expm1(const Tensor& x) {
-  return FloatingUnary("expm1", x, [](const auto& a) { return a.expm1(); });
-}
-Tensor log(const Tensor& x) {
-  return FloatingUnary("log", x, [](const auto& a) { return a.log(); });
-}
-Tensor log1p(const Tensor& x) {
-  return FloatingUnary("log1p", x, [](const auto& a) { return a.log1p(); });
-}
-Tensor sin(const Tensor& x) {
-  return FloatingUnary("sin", x, [](const auto& a) { return a.sin(); });
-}
-Tensor cos(const Tensor& x) {
-  return FloatingUnary("cos", x, [](const auto& a) { return a.cos(); });
-}
-Tensor tan(const Tensor& x) {
-  return FloatingUnary("tan", x, [](const auto& a) { return a.tan(); });
-}
-Tensor tanh(const Tensor& x) {
-  return FloatingUnary("tanh", x, [](const auto& a) { return a.tanh(); });
-}
-Tensor sigmoid(const Tensor& x) {
-  return FloatingUnary("sigmoid", x, [](const auto& a) { return a.logistic(); });
-}
+Tensor exp(const Tensor& x) { return internal::VecMathUnary("exp", x, vecmath::Fn::kExp); }
+Tensor expm1(const Tensor& x) { return internal::VecMathUnary("expm1", x, vecmath::Fn::kExpm1); }
+Tensor log(const Tensor& x) { return internal::VecMathUnary("log", x, vecmath::Fn::kLog); }
+Tensor log1p(const Tensor& x) { return internal::VecMathUnary("log1p", x, vecmath::Fn::kLog1p); }
+Tensor sin(const Tensor& x) { return internal::VecMathUnary("sin", x, vecmath::Fn::kSin); }
+Tensor cos(const Tensor& x) { return internal::VecMathUnary("cos", x, vecmath::Fn::kCos); }
+Tensor tan(const Tensor& x) { return internal::VecMathUnary("tan", x, vecmath::Fn::kTan); }
+Tensor tanh(const Tensor& x) { return internal::VecMathUnary("tanh", x, vecmath::Fn::kTanh); }
+Tensor sigmoid(const Tensor& x) { return internal::VecMathUnary("sigmoid", x, vecmath::Fn::kSigmoid); }
 Tensor relu(const Tensor& x) {
   return SameTypeUnary("relu", x, [](const auto& a) {
     using T = typename std::decay_t<decltype(a)>::Scalar;
     return a.max(T(0));
   });
 }
-Tensor sqrt(const Tensor& x) {
-  return FloatingUnary("sqrt", x, [](const auto& a) { return a.sqrt(); });
-}
-Tensor rsqrt(const Tensor& x) {
-  return FloatingUnary("rsqrt", x, [](const auto& a) { return a.rsqrt(); });
-}
+Tensor sqrt(const Tensor& x) { return internal::VecMathUnary("sqrt", x, vecmath::Fn::kSqrt); }
+Tensor rsqrt(const Tensor& x) { return internal::VecMathUnary("rsqrt", x, vecmath::Fn::kRsqrt); }
 Tensor square(const Tensor& x) {
   return SameTypeUnary("square", x, [](const auto& a) {
     return IntOr(a, WrapSquare{}, [](const auto& f) { return f.square(); });
@@ -173,12 +148,16 @@ Tensor round(const Tensor& x) {
 Tensor exp_(const Tensor& self) {
   internal::CheckFloating("exp_", self);
   internal::CheckWritable("exp_", self);
-  VisitDType(self.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      UnaryLoop<T, T>(self, self, [](const auto& a) { return ExpFlushed(a); });
-    }
-  });
+  if (self.is_contiguous()) {
+    VisitDType(self.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_floating_point_v<T>) {
+        internal::VecMathLoop<T>(vecmath::Fn::kExp, self, self);
+      }
+    });
+  } else {
+    kernels::copy_into(self, internal::VecMathUnary("exp_", self, vecmath::Fn::kExp));
+  }
   self.bump_version();
   return self;
 }

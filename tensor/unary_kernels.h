@@ -11,10 +11,15 @@
 #ifndef FT_TENSOR_UNARY_KERNELS_H_
 #define FT_TENSOR_UNARY_KERNELS_H_
 
+#include <cstdint>
 #include <optional>
 
 #include "tensor/scalar.h"
 #include "tensor/tensor.h"
+
+namespace ft::vecmath {
+enum class Fn : uint8_t;  // tensor/vecmath.h
+}  // namespace ft::vecmath
 
 namespace ft::kernels {
 
@@ -40,6 +45,12 @@ Tensor round(const Tensor& x);
 
 // exp_ writes exp(self) into self (floating self only) and returns self.
 Tensor exp_(const Tensor& self);
+
+namespace internal {
+// VecMathUnary: `fn` of tensor/vecmath.h over x (int64 computes in float32, bool is an error
+// naming `op`); the kernel behind every floating function that SLEEF provides.
+Tensor VecMathUnary(const char* op, const Tensor& x, vecmath::Fn fn);
+}  // namespace internal
 
 }  // namespace ft::kernels
 

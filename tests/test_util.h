@@ -16,11 +16,27 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tensor/cpu_capability.h"
 #include "tensor/error.h"
 #include "tensor/print.h"
 #include "tensor/tensor.h"
 
 namespace ft::testing {
+
+// ScopedCpuCapability: sets the CPU capability kernels use (tensor/cpu_capability.h) and
+// restores the previous one on scope exit, however the test leaves (a failed ASSERT too).
+class ScopedCpuCapability {
+ public:
+  explicit ScopedCpuCapability(CpuCapability capability) : previous_(ActiveCpuCapability()) {
+    SetCpuCapability(capability);
+  }
+  ~ScopedCpuCapability() { SetCpuCapability(previous_); }
+  ScopedCpuCapability(const ScopedCpuCapability&) = delete;
+  ScopedCpuCapability& operator=(const ScopedCpuCapability&) = delete;
+
+ private:
+  CpuCapability previous_;
+};
 
 // TensorNear: same shape, same dtype, and every element within atol + rtol*|expected|
 // (NaNs must match NaNs).

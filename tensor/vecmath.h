@@ -1,0 +1,71 @@
+// ft/tensor/vecmath.h  (internal: the kernels in //tensor and jit's fused steps call it)
+//
+// Vectorized math over arrays of float or double: SLEEF 3.5 (Debian's libsleef, the library
+// PyTorch's CPU kernels use) on the vector unit ActiveCpuCapability() names, SSE2, AVX2 or
+// AVX-512, chosen on every call. docs/performance.md says why SLEEF and not Highway.
+//
+// Each function is element by element and the same code runs every element: an array's tail
+// shorter than a vector is padded into one vector and computed there, not by a scalar
+// fallback. So a result depends only on the element's value and the capability, never on
+// where a chunk or a thread's range begins, which is what lets ft::jit's fused steps (which
+// call Apply on chunks) match the eager kernels (which call it on whole arrays) bit for bit.
+//
+// Accuracy (maximum error in ulp, measured over >= 10^6 points per function and dtype by
+// vecmath_test against a long double reference, and stated in docs/api.md): SLEEF's bounds
+// of 1.0 ulp (1.5 for erfc) hold for exp, expm1, log, log1p, sin, cos, tan, tanh, erf, erfc
+// and lgamma (away from lgamma's zeros, where only an absolute bound makes sense); sqrt is
+// correctly rounded; rsqrt (1 / sqrt) and sigmoid (1 / (1 + exp(-x))) compose two or three
+// rounded steps. IEEE special values follow C's <cmath>: exp(-inf) = 0, log(0) = -inf,
+// sin(inf) = nan, tanh(+-inf) = +-1, and nan in gives nan out.
+//
+// Example:
+//   std::vector<float> x = ..., y(x.size());
+//   ft::vecmath::Apply(ft::vecmath::Fn::kTanh, x.data(), y.data(), x.size());  // in == out ok
+#ifndef FT_TENSOR_VECMATH_H_
+#define FT_TENSOR_VECMATH_H_
+
+#include <cstdint>
+
+#include "absl/strings/string_view.h"
+#include "tensor/cpu_capability.h"
+
+namespace ft::vecmath {
+
+// Named for the ops they implement (kernels::exp applies kExp, and so on).
+enum class Fn : uint8_t {
+  kExp,
+  kExpm1,
+  kLog,
+  kLog1p,
+  kSin,
+  kCos,
+  kTan,
+  kTanh,
+  kSigmoid,
+  kSqrt,
+  kRsqrt,
+  kErf,
+  kErfc,
+  kLgamma,
+};
+inline constexpr int kNumFns = static_cast<int>(Fn::kLgamma) + 1;
+
+// The op's name ("exp", "sigmoid", ...).
+absl::string_view FnName(Fn fn);
+
+// out[i] = fn(in[i]) for i in [0, n). `in` may equal `out`; other overlaps are not allowed.
+void Apply(Fn fn, const float* in, float* out, int64_t n);
+void Apply(Fn fn, const double* in, double* out, int64_t n);
+
+// out[i] = pow(a[i], b[i]) (SLEEF's 1.0-ulp pow; C's special cases: pow(x, 0) = 1,
+// pow(1, y) = 1, pow(negative, non-integer) = nan).
+void Pow(const float* a, const float* b, float* out, int64_t n);
+void Pow(const double* a, const double* b, double* out, int64_t n);
+
+// How many Apply/Pow calls ran on each capability since the process began: tests use it to
+// prove that a kernel took the vector path of the level they set, not a scalar fallback.
+int64_t CallCount(CpuCapability capability);
+
+}  // namespace ft::vecmath
+
+#endif  // FT_TENSOR_VECMATH_H_

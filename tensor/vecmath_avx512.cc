@@ -1,0 +1,27 @@
+// The avx512 table of vecmath functions, compiled with -mavx512f -mavx512dq (tensor/BUILD).
+// Nothing here runs unless ActiveCpuCapability() is avx512 (vecmath.cc).
+#include <immintrin.h>
+#include <sleef.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "tensor/vecmath_table.h"
+
+namespace ft::vecmath::internal {
+namespace {
+
+#define FT_VM_VF __m512
+#define FT_VM_VD __m512d
+#define FT_SLEEF_F(fn, ulp) Sleef_##fn##f16_##ulp##avx512f
+#define FT_SLEEF_D(fn, ulp) Sleef_##fn##d8_##ulp##avx512f
+#define FT_VM_SQRT_F(v) _mm512_sqrt_ps(v)
+#define FT_VM_SQRT_D(v) _mm512_sqrt_pd(v)
+#include "tensor/vecmath_isa-inl.h"
+
+}  // namespace
+
+const Table kAvx512Table = kIsaTable;
+
+}  // namespace ft::vecmath::internal

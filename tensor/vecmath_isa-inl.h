@@ -1,0 +1,121 @@
+// ft/tensor/vecmath_isa-inl.h  (internal to //tensor:vecmath; no include guard on purpose)
+//
+// The body of one capability's table of vecmath functions. Each vecmath_<isa>.cc defines the
+// macros below and includes this file once, inside an anonymous namespace of its own, so the
+// same source becomes SSE2, AVX2 or AVX-512 code without any of it being shared (and so
+// possibly linked in place of another level's copy):
+//   FT_VM_VF, FT_VM_VD           the vector types (__m256, __m256d, ...);
+//   FT_SLEEF_F(fn, ulp)          SLEEF's float function, e.g. Sleef_expf8_u10avx2;
+//   FT_SLEEF_D(fn, ulp)          SLEEF's double function;
+//   FT_VM_SQRT_F(v), _D(v)       the hardware square root (correctly rounded).
+// It defines kIsaTable, which the including file exports under its level's name.
+// The vector types support GCC's element-wise operators (+, -, *, /, unary -), which keeps
+// the compositions (sigmoid, rsqrt) readable and the same at every level.
+
+// One array function: whole vectors, then the tail padded with zeros into one more vector,
+// so every element goes through the same vector code (see vecmath.h).
+#define FT_VM_UNARY(NAME, T, V, EXPR)                              \
+  void NAME(const T* in, T* out, int64_t n) {                      \
+    constexpr int64_t kLanes = sizeof(V) / sizeof(T);              \
+    int64_t i = 0;                                                 \
+    for (; i + kLanes <= n; i += kLanes) {                         \
+      V x;                                                         \
+      std::memcpy(&x, in + i, sizeof(V));                          \
+      const V y = (EXPR);                                          \
+      std::memcpy(out + i, &y, sizeof(V));                         \
+    }                                                              \
+    if (i < n) {                                                   \
+      const size_t bytes = static_cast<size_t>(n - i) * sizeof(T); \
+      V x = V{};                                                   \
+      std::memcpy(&x, in + i, bytes);                              \
+      const V y = (EXPR);                                          \
+      std::memcpy(out + i, &y, bytes);                             \
+    }                                                              \
+  }
+
+#define FT_VM_BINARY(NAME, T, V, EXPR)                             \
+  void NAME(const T* a, const T* b, T* out, int64_t n) {           \
+    constexpr int64_t kLanes = sizeof(V) / sizeof(T);              \
+    int64_t i = 0;                                                 \
+    for (; i + kLanes <= n; i += kLanes) {                         \
+      V x, z;                                                      \
+      std::memcpy(&x, a + i, sizeof(V));                           \
+      std::memcpy(&z, b + i, sizeof(V));                           \
+      const V y = (EXPR);                                          \
+      std::memcpy(out + i, &y, sizeof(V));                         \
+    }                                                              \
+    if (i < n) {                                                   \
+      const size_t bytes = static_cast<size_t>(n - i) * sizeof(T); \
+      V x = V{}, z = V{};                                          \
+      std::memcpy(&x, a + i, bytes);                               \
+      std::memcpy(&z, b + i, bytes);                               \
+      const V y = (EXPR);                                          \
+      std::memcpy(out + i, &y, bytes);                             \
+    }                                                              \
+  }
+
+// sigmoid from t = e^-|x|, see Sigmoid below.
+FT_VM_VF SigmoidOf(FT_VM_VF x, FT_VM_VF t) {
+  const FT_VM_VF s = 1.0f / (1.0f + t);
+  return x >= 0.0f ? s : t * s;
+}
+FT_VM_VD SigmoidOf(FT_VM_VD x, FT_VM_VD t) {
+  const FT_VM_VD s = 1.0 / (1.0 + t);
+  return x >= 0.0 ? s : t * s;
+}
+
+// Both dtypes of one function.
+#define FT_VM_BOTH(NAME, EXPR_F, EXPR_D)             \
+  FT_VM_UNARY(NAME##F32, float, FT_VM_VF, EXPR_F)   \
+  FT_VM_UNARY(NAME##F64, double, FT_VM_VD, EXPR_D)
+
+FT_VM_BOTH(Exp, FT_SLEEF_F(exp, u10)(x), FT_SLEEF_D(exp, u10)(x))
+FT_VM_BOTH(Expm1, FT_SLEEF_F(expm1, u10)(x), FT_SLEEF_D(expm1, u10)(x))
+FT_VM_BOTH(Log, FT_SLEEF_F(log, u10)(x), FT_SLEEF_D(log, u10)(x))
+// SLEEF's log1p returns inf above 1e38 (float) / 1e307 (double); there log1p(x) and log(x)
+// agree to far below an ulp (they differ by about 1 / x).
+FT_VM_BOTH(Log1p, x > 1e30f ? FT_SLEEF_F(log, u10)(x) : FT_SLEEF_F(log1p, u10)(x),
+           x > 1e300 ? FT_SLEEF_D(log, u10)(x) : FT_SLEEF_D(log1p, u10)(x))
+FT_VM_BOTH(Sin, FT_SLEEF_F(sin, u10)(x), FT_SLEEF_D(sin, u10)(x))
+FT_VM_BOTH(Cos, FT_SLEEF_F(cos, u10)(x), FT_SLEEF_D(cos, u10)(x))
+FT_VM_BOTH(Tan, FT_SLEEF_F(tan, u10)(x), FT_SLEEF_D(tan, u10)(x))
+FT_VM_BOTH(Tanh, FT_SLEEF_F(tanh, u10)(x), FT_SLEEF_D(tanh, u10)(x))
+// With t = e^-|x| (never overflows): 1 / (1 + t) for x >= 0, t / (1 + t) below, so a
+// result far left of 0 keeps its precision down into the denormals instead of becoming
+// 1 / inf = 0. A NaN fails x >= 0 and gives NaN * ... = NaN.
+FT_VM_UNARY(SigmoidF32, float, FT_VM_VF, SigmoidOf(x, FT_SLEEF_F(exp, u10)(x >= 0.0f ? -x : x)))
+FT_VM_UNARY(SigmoidF64, double, FT_VM_VD, SigmoidOf(x, FT_SLEEF_D(exp, u10)(x >= 0.0 ? -x : x)))
+FT_VM_BOTH(Sqrt, FT_VM_SQRT_F(x), FT_VM_SQRT_D(x))
+FT_VM_BOTH(Rsqrt, 1.0f / FT_VM_SQRT_F(x), 1.0 / FT_VM_SQRT_D(x))
+FT_VM_BOTH(Erf, FT_SLEEF_F(erf, u10)(x), FT_SLEEF_D(erf, u10)(x))
+FT_VM_BOTH(Erfc, FT_SLEEF_F(erfc, u15)(x), FT_SLEEF_D(erfc, u15)(x))
+FT_VM_UNARY(LgammaF64, double, FT_VM_VD, FT_SLEEF_D(lgamma, u10)(x))
+// float lgamma through double: SLEEF's float lgamma overflows to inf above 4e36, where the
+// value (up to 3.4e38) is still a float; double's range and precision give the float result
+// rounded once more (at most 0.5 ulp beyond double's error).
+void LgammaF32(const float* in, float* out, int64_t n) {
+  constexpr int64_t kBlock = 256;
+  double wide[kBlock];
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t m = n - start < kBlock ? n - start : kBlock;
+    for (int64_t i = 0; i < m; ++i) wide[i] = in[start + i];
+    LgammaF64(wide, wide, m);
+    for (int64_t i = 0; i < m; ++i) out[start + i] = static_cast<float>(wide[i]);
+  }
+}
+FT_VM_BINARY(PowF32, float, FT_VM_VF, FT_SLEEF_F(pow, u10)(x, z))
+FT_VM_BINARY(PowF64, double, FT_VM_VD, FT_SLEEF_D(pow, u10)(x, z))
+
+#undef FT_VM_BOTH
+#undef FT_VM_BINARY
+#undef FT_VM_UNARY
+
+// In Fn's order.
+constexpr ::ft::vecmath::internal::Table kIsaTable = {
+    {ExpF32, Expm1F32, LogF32, Log1pF32, SinF32, CosF32, TanF32, TanhF32, SigmoidF32, SqrtF32,
+     RsqrtF32, ErfF32, ErfcF32, LgammaF32},
+    {ExpF64, Expm1F64, LogF64, Log1pF64, SinF64, CosF64, TanF64, TanhF64, SigmoidF64, SqrtF64,
+     RsqrtF64, ErfF64, ErfcF64, LgammaF64},
+    PowF32,
+    PowF64,
+};

@@ -1,0 +1,151 @@
+// The kernels behind vecmath (kernels::exp, sin, ..., erf, lgamma) at every CPU capability:
+// each runs the vector code of the level set (its call counter moves), gives the same bits
+// whatever the layout (contiguous, transposed, sliced, expanded) and the thread count, and
+// keeps the dtype rules (int64 computes in float32, bool is an error).
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tensor/activation_kernels.h"
+#include "tensor/copy.h"
+#include "tensor/cpu_capability.h"
+#include "tensor/error.h"
+#include "tensor/factories.h"
+#include "tensor/parallel.h"
+#include "tensor/unary_kernels.h"
+#include "tensor/vecmath.h"
+#include "tensor/view_kernels.h"
+
+namespace ft::kernels {
+namespace {
+
+struct Kernel {
+  vecmath::Fn fn;
+  std::function<Tensor(const Tensor&)> run;
+};
+
+std::vector<Kernel> Kernels() {
+  using vecmath::Fn;
+  return {{Fn::kExp, [](const Tensor& x) { return exp(x); }},
+          {Fn::kExpm1, [](const Tensor& x) { return expm1(x); }},
+          {Fn::kLog, [](const Tensor& x) { return log(x); }},
+          {Fn::kLog1p, [](const Tensor& x) { return log1p(x); }},
+          {Fn::kSin, [](const Tensor& x) { return sin(x); }},
+          {Fn::kCos, [](const Tensor& x) { return cos(x); }},
+          {Fn::kTan, [](const Tensor& x) { return tan(x); }},
+          {Fn::kTanh, [](const Tensor& x) { return tanh(x); }},
+          {Fn::kSigmoid, [](const Tensor& x) { return sigmoid(x); }},
+          {Fn::kSqrt, [](const Tensor& x) { return sqrt(x); }},
+          {Fn::kRsqrt, [](const Tensor& x) { return rsqrt(x); }},
+          {Fn::kErf, [](const Tensor& x) { return erf(x); }},
+          {Fn::kErfc, [](const Tensor& x) { return erfc(x); }},
+          {Fn::kLgamma, [](const Tensor& x) { return lgamma(x); }}};
+}
+
+template <typename T>
+Tensor Uniform(IntArrayRef shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.05, 3);
+  std::vector<T> v(static_cast<size_t>(Numel(shape)));
+  for (T& e : v) e = static_cast<T>(u(rng));
+  return tensor(v, shape);
+}
+
+// Bitwise equality, element by element in row-major order.
+template <typename T>
+void ExpectSameBits(const Tensor& a, const Tensor& b, const std::string& what) {
+  ASSERT_EQ(a.sizes(), b.sizes()) << what;
+  const std::vector<T> x = a.to_vector<T>(), y = b.to_vector<T>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&x[i], &y[i], sizeof(T)), 0)
+        << what << " element " << i << ": " << x[i] << " vs " << y[i];
+  }
+}
+
+class VecMathKernels : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    SetCpuCapability(MachineCpuCapability());
+    SetNumThreads(threads_);
+  }
+  int threads_ = GetNumThreads();
+};
+
+template <typename T>
+void CheckLayoutsAtEveryLevel() {
+  const Tensor base = Uniform<T>({37, 29}, 3);
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    for (const Kernel& k : Kernels()) {
+      const std::string what =
+          std::string(vecmath::FnName(k.fn)) + " at " + std::string(CpuCapabilityName(level));
+      const int64_t calls = vecmath::CallCount(level);
+      const Tensor contiguous = k.run(base);
+      EXPECT_GT(vecmath::CallCount(level), calls) << what << ": not the vector path";
+      // The oracle: vecmath on each element alone.
+      const std::vector<T> x = base.to_vector<T>();
+      std::vector<T> expected(x.size());
+      for (size_t i = 0; i < x.size(); ++i) vecmath::Apply(k.fn, &x[i], &expected[i], 1);
+      ExpectSameBits<T>(contiguous, tensor(expected, {37, 29}), what + " contiguous");
+      const Tensor t = transpose(base, 0, 1);
+      ExpectSameBits<T>(k.run(t), transpose(contiguous, 0, 1), what + " transposed");
+      const Tensor s = slice(base, 1, 1, std::nullopt, 3);
+      ExpectSameBits<T>(k.run(s), slice(contiguous, 1, 1, std::nullopt, 3), what + " sliced");
+      const Tensor row = slice(base, 0, 0, 1, 1);  // [1, 29]
+      ExpectSameBits<T>(k.run(expand(row, {5, 29})),
+                        expand(slice(contiguous, 0, 0, 1, 1), {5, 29}), what + " expanded");
+      EXPECT_EQ(k.run(empty({0, 3}, base.dtype())).numel(), 0) << what;
+    }
+  }
+}
+
+TEST_F(VecMathKernels, Float32LayoutsGiveTheElementsBitsAtEveryLevel) {
+  CheckLayoutsAtEveryLevel<float>();
+}
+
+TEST_F(VecMathKernels, Float64LayoutsGiveTheElementsBitsAtEveryLevel) {
+  CheckLayoutsAtEveryLevel<double>();
+}
+
+TEST_F(VecMathKernels, ThreadCountDoesNotChangeBits) {
+  const Tensor x = Uniform<float>({1 << 19}, 5);  // several grains: split over threads
+  for (const Kernel& k : Kernels()) {
+    SetNumThreads(1);
+    const Tensor one = k.run(x);
+    SetNumThreads(2);
+    ExpectSameBits<float>(k.run(x), one, std::string(vecmath::FnName(k.fn)));
+  }
+}
+
+TEST_F(VecMathKernels, DtypeRulesAndInPlaceExp) {
+  const Tensor ints = tensor(std::vector<int64_t>{0, 1, 2}, {3});
+  const Tensor e = exp(ints);
+  EXPECT_EQ(e.dtype(), kFloat32);
+  EXPECT_FLOAT_EQ(e.to_vector<float>()[2], std::exp(2.0f));
+  try {
+    erf(tensor(std::vector<bool>{true}, {1}));
+    ADD_FAILURE() << "erf of bool did not throw";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("erf: not supported for bool"), std::string::npos);
+  }
+  // exp_ into a strided view writes through it with exp's bits.
+  const Tensor m = Uniform<double>({4, 6}, 9);
+  const Tensor expected = exp(m);
+  const Tensor in_place = clone(m);
+  exp_(transpose(in_place, 0, 1));
+  ExpectSameBits<double>(in_place, expected, "exp_ through a transposed view");
+  // Special values keep C's answers.
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> got = exp(tensor(std::vector<double>{-inf, inf, -1000}, {3}))
+                                      .to_vector<double>();
+  EXPECT_EQ(got[0], 0.0);
+  EXPECT_EQ(got[1], inf);
+  EXPECT_EQ(got[2], 0.0);
+}
+
+}  // namespace
+}  // namespace ft::kernels

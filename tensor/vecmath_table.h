@@ -1,0 +1,34 @@
+// ft/tensor/vecmath_table.h  (internal to //tensor:vecmath)
+//
+// One table of array functions per capability. Each table lives in a translation unit of its
+// own, compiled for its vector unit (vecmath_sse2.cc, vecmath_avx2.cc, vecmath_avx512.cc);
+// vecmath.cc, compiled for baseline x86-64, picks a table at run time. Only the tables cross
+// the boundary, so no AVX instruction can reach code that runs on a machine without AVX.
+#ifndef FT_TENSOR_VECMATH_TABLE_H_
+#define FT_TENSOR_VECMATH_TABLE_H_
+
+#include <cstdint>
+
+#include "tensor/vecmath.h"
+
+namespace ft::vecmath::internal {
+
+using UnaryF32 = void (*)(const float* in, float* out, int64_t n);
+using UnaryF64 = void (*)(const double* in, double* out, int64_t n);
+using BinaryF32 = void (*)(const float* a, const float* b, float* out, int64_t n);
+using BinaryF64 = void (*)(const double* a, const double* b, double* out, int64_t n);
+
+struct Table {
+  UnaryF32 f32[kNumFns];  // indexed by Fn
+  UnaryF64 f64[kNumFns];
+  BinaryF32 pow_f32;
+  BinaryF64 pow_f64;
+};
+
+extern const Table kSse2Table;
+extern const Table kAvx2Table;
+extern const Table kAvx512Table;
+
+}  // namespace ft::vecmath::internal
+
+#endif  // FT_TENSOR_VECMATH_TABLE_H_
