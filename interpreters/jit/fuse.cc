@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "interpreters/jit/trace.h"
 #include "tensor/error.h"
+#include "tensor/vecmath.h"
 
 namespace ft {
 
@@ -27,17 +28,21 @@ struct OpcodeInfo {
   const char* op;
   int arity;
 };
-constexpr OpcodeInfo kOpcodes[] = {{"add", 2}, {"sub", 2},    {"mul", 2}, {"div", 2},
-                                   {"neg", 1}, {"square", 1}, {"tanh", 1}};
+constexpr OpcodeInfo kOpcodes[] = {
+    {"add", 2},  {"sub", 2},     {"mul", 2},   {"div", 2},     {"neg", 1},
+    {"square", 1}, {"exp", 1},   {"expm1", 1}, {"log", 1},     {"log1p", 1},
+    {"sin", 1},  {"cos", 1},     {"tan", 1},   {"tanh", 1},    {"sigmoid", 1},
+    {"sqrt", 1}, {"rsqrt", 1},   {"erf", 1},   {"erfc", 1},    {"lgamma", 1}};
+static_assert(std::size(kOpcodes) == static_cast<size_t>(FusedKernel::kNumOpcodes));
 
-// Eigen's tanh, the function kernels::tanh applies through an Eigen array expression. When
-// it has no packet path for T (Eigen 3.4 vectorizes tanh only under EIGEN_FAST_MATH, which
-// //third_party turns off), that expression calls the scalar function on every element, and
-// fusion calling the same function is bit for bit the kernel.
-template <typename T>
-using TanhFunction = Eigen::internal::scalar_tanh_op<T>;
-template <typename T>
-constexpr bool kTanhIsScalar = !Eigen::internal::functor_traits<TanhFunction<T>>::PacketAccess;
+// The vecmath function of an opcode from kExp on (they are in vecmath::Fn's order).
+constexpr bool IsVecMath(FusedKernel::Opcode code) {
+  return static_cast<int>(code) >= static_cast<int>(FusedKernel::Opcode::kExp);
+}
+constexpr vecmath::Fn VecMathFn(FusedKernel::Opcode code) {
+  return static_cast<vecmath::Fn>(static_cast<int>(code) -
+                                  static_cast<int>(FusedKernel::Opcode::kExp));
+}
 
 const OpcodeInfo& Info(FusedKernel::Opcode code) { return kOpcodes[static_cast<int>(code)]; }
 
@@ -186,17 +191,6 @@ void Apply(T* o, const T* a, const T* b, int64_t n, int64_t row, Op op) {
   }
 }
 
-// ApplyEach writes f(a) into o[0, n) element by element, row by row as Apply does: for a
-// function the kernel also applies element by element (kTanhIsScalar).
-template <typename T, Operand kA, typename F>
-void ApplyEach(T* o, const T* a, int64_t n, int64_t row, F f) {
-  for (int64_t base = 0; base < n; base += row) {
-    const T* const ra = kA == Operand::kArray ? a + base : a;
-    T* const ro = o + base;
-    for (int64_t k = 0; k < row; ++k) ro[k] = f(ra[k]);
-  }
-}
-
 // Compute runs one instruction with opcode kCode over a chunk: o = kCode(a, b), each operand
 // read as its Operand says. The constructor picks the instantiation for each instruction
 // (Select), so a replay calls it through one pointer, with no switch on the opcode or the
@@ -222,8 +216,12 @@ void Compute(T* o, const T* a, const T* b, int64_t n, int64_t row) {
   } else if constexpr (kCode == Opcode::kSquare) {
     unary([](const auto& x, const auto&) { return ei::pmul(x, x); });
   } else {
-    static_assert(kCode == Opcode::kTanh);
-    ApplyEach<T, kA>(o, a, n, row, TanhFunction<T>());
+    static_assert(IsVecMath(kCode));
+    // The function the kernel calls (kernels::exp is vecmath's kExp over the whole array):
+    // vecmath's result depends on the element alone, so a chunk gets the kernel's bits.
+    // A kRow operand gives the same row every time: computed once, then copied.
+    vecmath::Apply(VecMathFn(kCode), a, o, kA == Operand::kArray ? n : row);
+    if constexpr (kA == Operand::kRow) RepeatPeriod(o, row, n);
   }
 }
 
@@ -267,26 +265,20 @@ FusedKernel::InstrFn<T> SelectFor(Operand a, Operand b) {
   return nullptr;
 }
 
+template <typename T, size_t... kCodes>
+FusedKernel::InstrFn<T> SelectAmong(FusedKernel::Opcode code, Operand a, Operand b,
+                                    std::index_sequence<kCodes...>) {
+  FusedKernel::InstrFn<T> fn = nullptr;
+  ((static_cast<size_t>(code) == kCodes
+        ? void(fn = SelectFor<T, static_cast<FusedKernel::Opcode>(kCodes)>(a, b))
+        : void()),
+   ...);
+  return fn;
+}
+
 template <typename T>
 FusedKernel::InstrFn<T> Select(FusedKernel::Opcode code, Operand a, Operand b) {
-  using Opcode = FusedKernel::Opcode;
-  switch (code) {
-    case Opcode::kAdd:
-      return SelectFor<T, Opcode::kAdd>(a, b);
-    case Opcode::kSub:
-      return SelectFor<T, Opcode::kSub>(a, b);
-    case Opcode::kMul:
-      return SelectFor<T, Opcode::kMul>(a, b);
-    case Opcode::kDiv:
-      return SelectFor<T, Opcode::kDiv>(a, b);
-    case Opcode::kNeg:
-      return SelectFor<T, Opcode::kNeg>(a, b);
-    case Opcode::kSquare:
-      return SelectFor<T, Opcode::kSquare>(a, b);
-    case Opcode::kTanh:
-      return SelectFor<T, Opcode::kTanh>(a, b);
-  }
-  return nullptr;
+  return SelectAmong<T>(code, a, b, std::make_index_sequence<FusedKernel::kNumOpcodes>());
 }
 
 }  // namespace
@@ -301,8 +293,9 @@ std::optional<FusedKernel::Opcode> FusedKernel::OpcodeOf(absl::string_view op) {
 int FusedKernel::Arity(Opcode code) { return Info(code).arity; }
 
 bool FusedKernel::Exact(Opcode code, DType dtype) {
-  if (code != Opcode::kTanh) return true;  // IEEE basic operations
-  return dtype == kFloat32 ? kTanhIsScalar<float> : kTanhIsScalar<double>;
+  // IEEE basic operations are exact whatever the packets; the functions from kExp on are
+  // vecmath's, which the kernels call too (see fuse.h).
+  return dtype == kFloat32 || dtype == kFloat64;
 }
 
 FusedKernel::Input FusedKernel::InputFor(const Tensor& traced, IntArrayRef sizes) {

@@ -7,18 +7,16 @@
 // such runs into one FusedKernel step that computes them chunk by chunk in a small scratch
 // area and allocates only the tensors that are read after the run.
 //
-// What fuses: add, sub, mul, div, neg, square and tanh whose operands and result are all
-// float32 or all float64 (no type promotion), with only tensor arguments, in a program
-// without in-place writes. Operands may broadcast (a scalar, a row) and have any strides;
-// every member of a run has the run's output shape. The fused arithmetic is bit for bit
-// what the separate kernels compute: the same operation on the same value(s), element by
-// element, in the same dtype. For the IEEE basic operations that holds whatever the
-// packets; tanh fuses only where Eigen computes it with its scalar function on every
-// element (it has no vectorized tanh without EIGEN_FAST_MATH, which //third_party turns
-// off), and the fused step calls that same function (Exact says so per dtype). The other
-// transcendental functions (sin, exp, log) stay separate kernels: Eigen vectorizes them,
-// its packet path can round differently from its scalar tail, and where a chunk boundary
-// falls would then change results.
+// What fuses: add, sub, mul, div, neg, square and the functions of tensor/vecmath.h (exp,
+// expm1, log, log1p, sin, cos, tan, tanh, sigmoid, sqrt, rsqrt, erf, erfc, lgamma) whose
+// operands and result are all float32 or all float64 (no type promotion), with only tensor
+// arguments, in a program without in-place writes. Operands may broadcast (a scalar, a row)
+// and have any strides; every member of a run has the run's output shape. The fused
+// arithmetic is bit for bit what the separate kernels compute: the same operation on the
+// same value(s), element by element, in the same dtype. For the IEEE basic operations that
+// holds whatever the packets; the functions are vecmath's, which the kernels call too, and
+// whose result for an element depends only on its value and the active CPU capability
+// (never on where a chunk starts), so a chunk of a fused step gets the kernel's bits.
 //
 // Buffers. A result needs a fresh tensor unless an input can give it its buffer: donor()
 // names an input with the result's layout that no instruction reads after the one computing
@@ -59,7 +57,13 @@ class Program;
 
 class FusedKernel {
  public:
-  enum class Opcode : uint8_t { kAdd, kSub, kMul, kDiv, kNeg, kSquare, kTanh };
+  // From kExp on, the functions of tensor/vecmath.h, in its Fn order.
+  enum class Opcode : uint8_t {
+    kAdd, kSub, kMul, kDiv, kNeg, kSquare,
+    kExp, kExpm1, kLog, kLog1p, kSin, kCos, kTan, kTanh, kSigmoid, kSqrt, kRsqrt,
+    kErf, kErfc, kLgamma,
+  };
+  static constexpr int kNumOpcodes = static_cast<int>(Opcode::kLgamma) + 1;
   // OpcodeOf: the opcode of the base op named `op`, if fusion supports it.
   static std::optional<Opcode> OpcodeOf(absl::string_view op);
   static int Arity(Opcode code);

@@ -24,6 +24,7 @@ namespace ft {
 namespace {
 
 using testing::Rand;
+using testing::ScopedCpuCapability;
 
 // ExpectSameBits: same dtype, shape and element values exactly (float32 widens to double
 // exactly, so comparing doubles compares the bits of non-NaN values).
@@ -214,7 +215,8 @@ TEST(FuseTest, RowsOfFourPacketsKeepTheKernelsBits) {
 }
 
 TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
-  // 300 random programs of 12 elementwise ops (every opcode, tanh included) over operands
+  // 300 random programs of 12 elementwise ops (every opcode, vecmath's functions included)
+  // at every CPU capability the machine has, over operands
   // that broadcast in every way fusion reads them: [4, 16] and [2, 4, 16] arrays, a [16]
   // row, a stride-2 row, a [4, 1] column, a 0-d scalar, and whatever earlier ops made. Each
   // replay (traced on other values) must equal the eager run bit for bit (NaN matching NaN).
@@ -225,6 +227,8 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
                       Rand({32}, seed + 5) + 0.5};
   };
   for (int trial = 0; trial < 300; ++trial) {
+    const std::vector<CpuCapability> levels = SupportedCpuCapabilities();
+    ScopedCpuCapability level(levels[trial % levels.size()]);
     const uint32_t program_seed = rng();
     const auto f = [program_seed](const TensorList& a) {
       std::mt19937 pick(program_seed);
@@ -233,14 +237,27 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
       for (int k = 0; k < 12; ++k) {
         const Tensor& x = pool[pick() % pool.size()];
         const Tensor& y = pool[pick() % pool.size()];
-        switch (pick() % 7) {
+        switch (pick() % FusedKernel::kNumOpcodes) {
           case 0: pool.push_back(x + y); break;
           case 1: pool.push_back(x - y); break;
           case 2: pool.push_back(x * y); break;
           case 3: pool.push_back(x / y); break;
           case 4: pool.push_back(neg(x)); break;
           case 5: pool.push_back(square(x)); break;
-          default: pool.push_back(tanh(x)); break;
+          case 6: pool.push_back(exp(x)); break;
+          case 7: pool.push_back(expm1(x)); break;
+          case 8: pool.push_back(log(x)); break;
+          case 9: pool.push_back(log1p(x)); break;
+          case 10: pool.push_back(sin(x)); break;
+          case 11: pool.push_back(cos(x)); break;
+          case 12: pool.push_back(tan(x)); break;
+          case 13: pool.push_back(tanh(x)); break;
+          case 14: pool.push_back(sigmoid(x)); break;
+          case 15: pool.push_back(sqrt(x)); break;
+          case 16: pool.push_back(rsqrt(x)); break;
+          case 17: pool.push_back(erf(x)); break;
+          case 18: pool.push_back(erfc(x)); break;
+          default: pool.push_back(lgamma(x)); break;
         }
       }
       return TensorList{pool[pool.size() - 1], pool[pool.size() - 4]};
@@ -262,7 +279,8 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
         for (size_t i = 0; i < r.size(); ++i) {
           ASSERT_TRUE(r[i] == e[i] || (std::isnan(r[i]) && std::isnan(e[i])))
               << "trial " << trial << " output " << o << " element " << i << ": " << r[i]
-              << " vs " << e[i] << "\n" << t.program->DebugString();
+              << " vs " << e[i] << " at " << CpuCapabilityName(ActiveCpuCapability()) << "\n"
+              << t.program->DebugString();
         }
       }
     }
@@ -270,12 +288,12 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
 }
 
 TEST(FuseTest, ResultsReadOutsideARunAreItsOutputs) {
-  // u is returned and read by sin (not fusible), whose result feeds more arithmetic: the
-  // first run ends before sin and keeps u and v; the second run comes after.
+  // u is returned and read by abs (not fusible), whose result feeds more arithmetic: the
+  // first run ends before abs and keeps u and v; the second run comes after.
   const auto f = [](const TensorList& a) {
     const Tensor u = a[0] * a[1];
     const Tensor v = u + a[1];
-    const Tensor w = sin(u) * v - a[0];
+    const Tensor w = abs(u) * v - a[0];
     return TensorList{u, w * w};
   };
   const TensorList traced_args = {Rand({4, 5}, 1), Rand({4, 5}, 2)};
@@ -290,7 +308,7 @@ TEST(FuseTest, ResultsReadOutsideARunAreItsOutputs) {
   const std::vector<double> x = args[0].to_vector<double>(), y = args[1].to_vector<double>();
   std::vector<double> expected;
   for (size_t i = 0; i < x.size(); ++i) {
-    const double w = std::sin(x[i] * y[i]) * (x[i] * y[i] + y[i]) - x[i];
+    const double w = std::fabs(x[i] * y[i]) * (x[i] * y[i] + y[i]) - x[i];
     expected.push_back(w * w);
   }
   EXPECT_TENSOR_NEAR(replayed[1], tensor(expected, {4, 5}), 1e-12);
