@@ -16,8 +16,10 @@ namespace {
 #define FT_VM_VD __m512d
 #define FT_SLEEF_F(fn, ulp) Sleef_##fn##f16_##ulp##avx512f
 #define FT_SLEEF_D(fn, ulp) Sleef_##fn##d8_##ulp##avx512f
-#define FT_VM_SQRT_F(v) _mm512_sqrt_ps(v)
-#define FT_VM_SQRT_D(v) _mm512_sqrt_pd(v)
+// The zero-masked forms with every lane selected: GCC 12's _mm512_sqrt_ps passes
+// _mm512_undefined_ps() as the unused merge source, which -O2 reports as maybe-uninitialized.
+#define FT_VM_SQRT_F(v) _mm512_maskz_sqrt_ps(static_cast<__mmask16>(0xFFFF), v)
+#define FT_VM_SQRT_D(v) _mm512_maskz_sqrt_pd(static_cast<__mmask8>(0xFF), v)
 #include "tensor/vecmath_isa-inl.h"
 
 }  // namespace
