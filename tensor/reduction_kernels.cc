@@ -8,6 +8,7 @@
 
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
+#include "tensor/vecmath.h"
 #include "tensor/view_kernels.h"
 
 namespace ft::kernels {
@@ -220,6 +221,18 @@ Tensor RunReduction(const Tensor& x, IntArrayRef dims, bool keepdim, DType compu
   return out;
 }
 
+// RowSum: the sum of one contiguous row (an Eigen map); float and double rows go through
+// vecmath's vector sum on the active capability, other types through Eigen.
+template <typename Row>
+auto RowSum(const Row& v) {
+  using S = typename Row::Scalar;
+  if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
+    return vecmath::Sum(v.data(), v.size());
+  } else {
+    return v.sum();
+  }
+}
+
 DType SumDType(DType dtype) { return IsFloating(dtype) ? dtype : kInt64; }
 
 Tensor SumImpl(const Tensor& x, IntArrayRef dims, bool keepdim) {
@@ -235,7 +248,7 @@ Tensor SumImpl(const Tensor& x, IntArrayRef dims, bool keepdim) {
           }
           ReduceRows(
               l, reinterpret_cast<const A*>(l.input.data<T>()), o,
-              [](const auto& v) { return v.sum(); }, [](auto& acc, const auto& v) { acc = v; },
+              [](const auto& v) { return RowSum(v); }, [](auto& acc, const auto& v) { acc = v; },
               [](auto& acc, const auto& v) { acc += v; },
               [](const auto& partials) { return partials.sum(); });
         }
@@ -506,7 +519,7 @@ Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
                             return;
                           }
                           ReduceRows(
-                              l, l.input.data<T>(), o, [](const auto& v) { return v.sum(); },
+                              l, l.input.data<T>(), o, [](const auto& v) { return RowSum(v); },
                               [](auto& acc, const auto& v) { acc = v; },
                               [](auto& acc, const auto& v) { acc += v; },
                               [](const auto& partials) { return partials.sum(); });

@@ -46,6 +46,9 @@ void Pow(const double* a, const double* b, double* out, int64_t n) {
   if (n > 0) Active().pow_f64(a, b, out, n);
 }
 
+float Sum(const float* x, int64_t n) { return n > 0 ? Active().sum_f32(x, n) : 0.0f; }
+double Sum(const double* x, int64_t n) { return n > 0 ? Active().sum_f64(x, n) : 0.0; }
+
 int64_t CallCount(CpuCapability capability) {
   return g_calls[static_cast<int>(capability)].load(std::memory_order_relaxed);
 }

@@ -62,7 +62,15 @@ void Apply(Fn fn, const double* in, double* out, int64_t n);
 void Pow(const float* a, const float* b, float* out, int64_t n);
 void Pow(const double* a, const double* b, double* out, int64_t n);
 
-// How many Apply/Pow calls ran on each capability since the process began: tests use it to
+// The sum of x[0..n) (0 for n == 0), in vector accumulators, blocked by 4096 elements so
+// that a lane adds up n / 4096 block partials rather than n / lanes elements in sequence
+// (a plain vector sum of 10^7 floats loses digits). The order of the additions is fixed for a given
+// n and capability, so the result is deterministic; it differs from a sequential sum by
+// rounding only (and is usually closer to the exact sum).
+float Sum(const float* x, int64_t n);
+double Sum(const double* x, int64_t n);
+
+// How many Apply/Pow/Sum calls ran on each capability since the process began: tests use it to
 // prove that a kernel took the vector path of the level they set, not a scalar fallback.
 int64_t CallCount(CpuCapability capability);
 

@@ -54,6 +54,52 @@
     }                                                              \
   }
 
+// The sum of n elements. Four vector accumulators hide the add's latency; each block of
+// kSumBlock elements is summed on its own and added into a running vector total, so no lane
+// adds more than ~kSumBlock / lanes + n / kSumBlock terms in sequence (plain accumulation
+// would add n / lanes: a float sum of 10^7 elements then loses digits). The tail is padded
+// with zeros into one more vector, and the lanes are added in a fixed tree: the result is a
+// function of the values and the capability alone.
+#define FT_VM_SUM(NAME, T, V)                                                   \
+  T NAME(const T* x, int64_t n) {                                               \
+    constexpr int64_t kLanes = sizeof(V) / sizeof(T);                           \
+    constexpr int64_t kSumBlock = 4096;                                         \
+    V total = V{};                                                              \
+    for (int64_t start = 0; start < n; start += kSumBlock) {                    \
+      const int64_t end = n - start < kSumBlock ? n : start + kSumBlock;        \
+      V a0 = V{}, a1 = V{}, a2 = V{}, a3 = V{};                                 \
+      int64_t i = start;                                                        \
+      for (; i + 4 * kLanes <= end; i += 4 * kLanes) {                          \
+        V v0, v1, v2, v3;                                                       \
+        std::memcpy(&v0, x + i, sizeof(V));                                     \
+        std::memcpy(&v1, x + i + kLanes, sizeof(V));                            \
+        std::memcpy(&v2, x + i + 2 * kLanes, sizeof(V));                        \
+        std::memcpy(&v3, x + i + 3 * kLanes, sizeof(V));                        \
+        a0 += v0;                                                               \
+        a1 += v1;                                                               \
+        a2 += v2;                                                               \
+        a3 += v3;                                                               \
+      }                                                                         \
+      for (; i + kLanes <= end; i += kLanes) {                                  \
+        V v;                                                                    \
+        std::memcpy(&v, x + i, sizeof(V));                                      \
+        a0 += v;                                                                \
+      }                                                                         \
+      if (i < end) {                                                            \
+        V v = V{};                                                              \
+        std::memcpy(&v, x + i, static_cast<size_t>(end - i) * sizeof(T));       \
+        a1 += v;                                                                \
+      }                                                                         \
+      total += (a0 + a1) + (a2 + a3);                                           \
+    }                                                                           \
+    T lanes[kLanes];                                                            \
+    std::memcpy(lanes, &total, sizeof(V));                                      \
+    for (int64_t width = kLanes / 2; width >= 1; width /= 2) {                  \
+      for (int64_t j = 0; j < width; ++j) lanes[j] += lanes[j + width];         \
+    }                                                                           \
+    return lanes[0];                                                            \
+  }
+
 // sigmoid from t = e^-|x|, see Sigmoid below.
 FT_VM_VF SigmoidOf(FT_VM_VF x, FT_VM_VF t) {
   const FT_VM_VF s = 1.0f / (1.0f + t);
@@ -105,8 +151,11 @@ void LgammaF32(const float* in, float* out, int64_t n) {
 }
 FT_VM_BINARY(PowF32, float, FT_VM_VF, FT_SLEEF_F(pow, u10)(x, z))
 FT_VM_BINARY(PowF64, double, FT_VM_VD, FT_SLEEF_D(pow, u10)(x, z))
+FT_VM_SUM(SumF32, float, FT_VM_VF)
+FT_VM_SUM(SumF64, double, FT_VM_VD)
 
 #undef FT_VM_BOTH
+#undef FT_VM_SUM
 #undef FT_VM_BINARY
 #undef FT_VM_UNARY
 
@@ -118,4 +167,6 @@ constexpr ::ft::vecmath::internal::Table kIsaTable = {
      RsqrtF64, ErfF64, ErfcF64, LgammaF64},
     PowF32,
     PowF64,
+    SumF32,
+    SumF64,
 };

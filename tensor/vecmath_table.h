@@ -17,12 +17,16 @@ using UnaryF32 = void (*)(const float* in, float* out, int64_t n);
 using UnaryF64 = void (*)(const double* in, double* out, int64_t n);
 using BinaryF32 = void (*)(const float* a, const float* b, float* out, int64_t n);
 using BinaryF64 = void (*)(const double* a, const double* b, double* out, int64_t n);
+using SumF32 = float (*)(const float* x, int64_t n);
+using SumF64 = double (*)(const double* x, int64_t n);
 
 struct Table {
   UnaryF32 f32[kNumFns];  // indexed by Fn
   UnaryF64 f64[kNumFns];
   BinaryF32 pow_f32;
   BinaryF64 pow_f64;
+  SumF32 sum_f32;
+  SumF64 sum_f64;
 };
 
 extern const Table kSse2Table;

@@ -299,6 +299,64 @@ TEST(VecMath, PowFollowsCsSpecialCasesAndItsBound) {
   SetCpuCapability(MachineCpuCapability());
 }
 
+// Sum against a long double sum of the same values: every length from 0 to 300 (whole
+// vectors, blocks of four, tails of every size), then 10^6 and 10^7 elements, where a float
+// accumulated lane by lane would drift. The bound is the one a blocked sum has: about
+// (terms one lane adds in sequence) * eps * sum of |x|.
+template <typename T>
+void CheckSum() {
+  std::mt19937 rng(77);
+  std::uniform_real_distribution<double> dist(-1.0, 2.0);
+  const std::vector<int64_t> lengths = [] {
+    std::vector<int64_t> v;
+    for (int64_t n = 0; n <= 300; ++n) v.push_back(n);
+    v.push_back(4095);
+    v.push_back(4097);
+    v.push_back(1000000);
+    v.push_back(10000000);
+    return v;
+  }();
+  for (const int64_t n : lengths) {
+    std::vector<T> x(static_cast<size_t>(n));
+    long double exact = 0, magnitude = 0;
+    for (T& v : x) {
+      v = static_cast<T>(dist(rng));
+      exact += v;
+      magnitude += std::fabs(static_cast<long double>(v));
+    }
+    const double eps = std::numeric_limits<T>::epsilon();
+    const double sequential_terms = 4096.0 / 16 + static_cast<double>(n) / 4096 + 16;
+    const double bound = sequential_terms * eps * static_cast<double>(magnitude);
+    for (CpuCapability level : SupportedCpuCapabilities()) {
+      SetCpuCapability(level);
+      const T got = Sum(x.data(), n);
+      EXPECT_LE(std::fabs(static_cast<double>(got - static_cast<T>(exact))), bound + 1e-300)
+          << "n " << n << " at " << CpuCapabilityName(level);
+      // The same values give the same bits on every call.
+      const T again = Sum(x.data(), n);
+      EXPECT_EQ(std::memcmp(&got, &again, sizeof(T)), 0);
+    }
+  }
+  // Non-finite values: inf + -inf is nan, inf alone stays inf, nan propagates.
+  const T inf = std::numeric_limits<T>::infinity();
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    std::vector<T> v(37, T(1));
+    v[36] = inf;
+    EXPECT_EQ(Sum(v.data(), 37), inf);
+    v[3] = -inf;
+    EXPECT_TRUE(std::isnan(Sum(v.data(), 37)));
+    v[3] = std::numeric_limits<T>::quiet_NaN();
+    EXPECT_TRUE(std::isnan(Sum(v.data(), 37)));
+  }
+  SetCpuCapability(MachineCpuCapability());
+}
+
+TEST(VecMath, SumIsAccurateAndDeterministicAtEveryLevel) {
+  CheckSum<float>();
+  CheckSum<double>();
+}
+
 TEST(VecMath, EachCallRunsOnTheLevelSet) {
   std::vector<float> x(100, 0.5f), y(100);
   for (CpuCapability level : SupportedCpuCapabilities()) {
@@ -307,6 +365,8 @@ TEST(VecMath, EachCallRunsOnTheLevelSet) {
     Apply(Fn::kExp, x.data(), y.data(), 100);
     EXPECT_EQ(CallCount(level), before + 1) << CpuCapabilityName(level);
     EXPECT_FLOAT_EQ(y[99], std::exp(0.5f));
+    EXPECT_EQ(Sum(x.data(), 100), 50.0f);
+    EXPECT_EQ(CallCount(level), before + 2) << CpuCapabilityName(level);
   }
   SetCpuCapability(MachineCpuCapability());
 }
