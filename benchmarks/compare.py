@@ -8,12 +8,14 @@ Run through its Bazel target, which builds ft's suites with the flags given to B
 
 Steps: (1) ft's benchmark suites (//benchmarks:eager, vmap, grad, custom_function), each
 writing its medians as JSON (FT_BENCH_JSON, benchmarks/side_by_side.h); their "/baseline" side
-is the hand-written Eigen limit where the workload has one; (2) the same workloads in PyTorch
+is the hand-written limit where the workload has one (Eigen, or for the elementwise chains
+one pass over SLEEF's vector functions, benchmarks/roofline.h); (2) the same workloads in PyTorch
 functorch (benchmarks/functorch_peer.py, run with Debian's /usr/bin/python3 and its
 python3-torch; skipped with a message when torch cannot be imported); (3) one table
-(workload, threads, ft, functorch, limit, ft/functorch, ft/limit) on stdout, `compare.json`
-(a list of {"workload", "threads", "ft", "functorch", "limit"}: seconds per call, or per op
-for per_op/*, null where absent) and `compare.png` (log-scale bars; needs python3-matplotlib)
+(workload, threads, ft, functorch, limit, ft/functorch, ft/limit, roofline, ft/roofline) on
+stdout, `compare.json` (a list of {"workload", "threads", "ft", "functorch", "limit",
+"roofline"}: seconds per call, or per op for per_op/*, null where absent; the roofline is the
+workload's compulsory traffic at a STREAM triad's bandwidth, ROOFLINE_BYTES) and `compare.png` (log-scale bars; needs python3-matplotlib)
 in the results folder (default: benchmarks/results/ in the source tree).
 
 Threads: every workload runs with 1 thread; the workloads in THREADED also with 2 (ft reads
@@ -74,12 +76,36 @@ for _n in (16, 128):
     MAPPING[f"hessian/n{_n}/eager"] = ("grad", f"hessian_tanh2_n{_n}", True)
     MAPPING[f"hessian/n{_n}/jit"] = ("grad", f"jit_hessian_tanh2_n{_n}", True)
 
+# The chains under ft::jit (traced once, replayed fused). Their functorch column is functorch's
+# eager figure for the same chain (PEER_OF): the "<= 0.35x functorch eager".
+MAPPING["elementwise/chain10_1e6/jit"] = ("eager", "jit_chain10_1e6", True)
+MAPPING["jvp_chain10/1e6/jit"] = ("grad", "jit_jvp_chain10_1e6", True)
+PEER_OF = {
+    "elementwise/chain10_1e6/jit": "elementwise/chain10_1e6",
+    "jvp_chain10/1e6/jit": "jvp_chain10/1e6",
+}
+
+# The roofline column: each workload's compulsory memory traffic (bytes it must read and
+# write once) at the bandwidth of a STREAM triad on 1e6 floats per array, measured in the
+# same run at the same thread count (benchmarks/roofline.h). For these sizes the arrays sit
+# in the last-level cache, and so does the triad's: the bandwidth is the one they see.
+ROOFLINE_BYTES = {
+    "elementwise/chain10_1e6": 8e6,        # read x, write y (float32)
+    "elementwise/chain10_1e6/jit": 8e6,
+    "jvp_chain10/1e6": 16e6,               # read x and t, write y and its tangent
+    "jvp_chain10/1e6/jit": 16e6,
+    "reduction/sum_1e6": 4e6,              # read x
+    "reduction/sum_rows_1000x1000": 4e6,
+}
+TRIAD = ("eager", "triad_1e6", 12e6)       # suite, figure, bytes as STREAM counts them
+
 # The workloads also measured with 2 threads.
 THREADED = [
     "matmul/1024",
     "per_sample/784-128-10/B1024/loop",
     "vmap_matmul_chain/B256",
     "elementwise/chain10_1e6",
+    "elementwise/chain10_1e6/jit",
     "reduction/sum_1e6",
     "reduction/sum_rows_1000x1000",
     "per_op/eager",
@@ -213,7 +239,10 @@ def main():
     ft = {}
     for t in sorted({t for _, t in plan}):
         for suite in SUITES:
-            figures = sorted({MAPPING[w][1] for w, tt in plan if tt == t and MAPPING[w][0] == suite})
+            figures = {MAPPING[w][1] for w, tt in plan if tt == t and MAPPING[w][0] == suite}
+            if suite == TRIAD[0] and any(w in ROOFLINE_BYTES for w, tt in plan if tt == t):
+                figures.add(TRIAD[1])
+            figures = sorted(figures)
             if figures:
                 medians = run_ft_suite(os.path.join(args.bin_dir, suite), t, figures, args.smoke)
                 for name, value in medians.items():
@@ -221,8 +250,8 @@ def main():
     peer = {}
     if with_functorch:
         for t in sorted({t for _, t in plan}):
-            for w, value in run_functorch(args.peer, t, [w for w, tt in plan if tt == t],
-                                          args.smoke).items():
+            peer_workloads = sorted({PEER_OF.get(w, w) for w, tt in plan if tt == t})
+            for w, value in run_functorch(args.peer, t, peer_workloads, args.smoke).items():
                 peer[(w, t)] = value
 
     rows = []
@@ -230,13 +259,17 @@ def main():
         _, figure, has_limit = MAPPING[workload]
         ft_s, base_s, per_units = ft.get((figure, t), (None, None, 1))
         per = per_units if workload.startswith("per_op/") else 1
-        functorch_s, note = peer.get((workload, t), (None, None))
+        functorch_s, note = peer.get((PEER_OF.get(workload, workload), t), (None, None))
+        triad_s = ft.get((TRIAD[1], t), (None,))[0]
+        roofline_s = (triad_s * ROOFLINE_BYTES[workload] / TRIAD[2]
+                      if workload in ROOFLINE_BYTES and triad_s is not None else None)
         rows.append({
             "workload": workload,
             "threads": t,
             "ft": ft_s / per if ft_s is not None else None,
             "functorch": functorch_s,
             "limit": base_s / per if has_limit and base_s is not None else None,
+            "roofline": roofline_s,
             **({"note": note} if note else {}),
         })
 
@@ -244,12 +277,14 @@ def main():
     with open(os.path.join(args.out, "compare.json"), "w") as f:
         json.dump(rows, f, indent=1)
         f.write("\n")
-    print("| workload | threads | ft | functorch | limit | ft/functorch | ft/limit |")
-    print("|---|---|---|---|---|---|---|")
+    print("| workload | threads | ft | functorch | limit | ft/functorch | ft/limit "
+          "| roofline | ft/roofline |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['workload']} | {r['threads']} | {human(r['ft'])} | {human(r['functorch'])} "
               f"| {human(r['limit'])} | {ratio(r['ft'], r['functorch'])} "
-              f"| {ratio(r['ft'], r['limit'])} |")
+              f"| {ratio(r['ft'], r['limit'])} | {human(r['roofline'])} "
+              f"| {ratio(r['ft'], r['roofline'])} |")
     # The same binary with 2 threads against 1.
     by_key = {(r["workload"], r["threads"]): r for r in rows}
     speedups = [(w, by_key[(w, 1)]["ft"] / by_key[(w, t)]["ft"])
