@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "interpreters/jit/trace.h"
 #include "tensor/error.h"
+#include "tensor/parallel.h"
 #include "tensor/vecmath.h"
 
 namespace ft {
@@ -21,6 +22,9 @@ namespace {
 // Elements per chunk: a chunk's registers stay in the L1 cache (16 registers of float64 are
 // 32 KiB), and a 16x16 float basis is one chunk.
 constexpr int64_t kChunk = 256;
+// Elements below which a fused step runs on the calling thread: the eager kernels' grain
+// (tensor/kernel_util.h), so a fused chain splits where its eager ops would.
+constexpr int64_t kParallelGrain = 65536;
 
 // The base op each opcode computes and its arity, in Opcode order: the one table OpcodeOf,
 // Arity and the printed form read.
@@ -505,6 +509,21 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs, bool reuse
     out_data[k] = static_cast<T*>(outputs[k].impl()->raw_data());
   }
   if (numel_ == 0) return;
+  // The chunks are split over the intra-op threads, whole chunks per thread. Each thread
+  // lays out its inputs and runs the prelude in its own scratch, and every chunk starts at
+  // the same multiple of kChunk as in one pass, so the results are bit-identical to one
+  // thread (and to eager: vecmath.h's results do not depend on where an array begins).
+  const int64_t chunks = (numel_ + kChunk - 1) / kChunk;
+  internal::ParallelFor(chunks, std::max<int64_t>(1, kParallelGrain / kChunk), 1, 0,
+                        [&](int64_t first, int64_t last) {
+                          RunChunks<T>(inputs, out_data.data(), first * kChunk,
+                                       std::min(numel_, last * kChunk));
+                        });
+}
+
+template <typename T>
+void FusedKernel::RunChunks(const Tensor* const* inputs, T* const* out_data, int64_t first,
+                            int64_t last) const {
   const int num_registers = static_cast<int>(output_of_.size());
   T* const scratch = Scratch<T>(static_cast<size_t>(num_scratch_) * kChunk);
   const auto scratch_of = [this, scratch](int reg) {
@@ -537,8 +556,8 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs, bool reuse
     reg[num_inputs_ + k] = dst;
   }
   for (int r : repeated_) RepeatPeriod(scratch_of(r), prelude_size_, std::min(kChunk, numel_));
-  for (int64_t begin = 0; begin < numel_; begin += kChunk) {
-    const int64_t n = std::min(kChunk, numel_ - begin);
+  for (int64_t begin = first; begin < last; begin += kChunk) {
+    const int64_t n = std::min(kChunk, last - begin);
     for (int i = 0; i < num_inputs_; ++i) {
       if (inputs_[i].access == Input::Access::kContiguous) {
         reg[i] = data[i] + begin;

@@ -149,6 +149,11 @@ class FusedKernel {
  private:
   template <typename T>
   void RunAs(const Tensor* const* inputs, Tensor* outputs, bool reuse_donor) const;
+  // RunChunks computes elements [first, last) (first a multiple of the chunk size) of every
+  // output, on the calling thread with its own scratch registers.
+  template <typename T>
+  void RunChunks(const Tensor* const* inputs, T* const* out_data, int64_t first,
+                 int64_t last) const;
   // RunInstr computes instruction k over n elements into dst from the registers in reg.
   template <typename T>
   void RunInstr(size_t k, T* dst, const T* const* reg, int64_t n) const;

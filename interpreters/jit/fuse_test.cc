@@ -17,6 +17,7 @@
 #include "interpreters/jit/trace.h"
 #include "interpreters/jvp/jvp.h"
 #include "tensor/factories.h"
+#include "tensor/parallel.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"
 
@@ -285,6 +286,34 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
       }
     }
   }
+}
+
+// A fused step over many chunks is split over the intra-op threads. With a strided input
+// (gathered per chunk), a row computed by a fused step of its own and read periodically
+// by the large one, and transcendentals, the replay at 1 and at 2 threads and the eager
+// kernels give the same bits, on a size that is not a multiple of the chunk.
+TEST(FuseTest, ThreadsSplitAFusedStepWithoutChangingItsBits) {
+  const int threads = GetNumThreads();
+  const auto f = [](const TensorList& a) {
+    const Tensor xt = transpose(a[0], 0, 1);                    // [701, 300], gathered
+    const Tensor row = tanh(a[1] * 2.0) + 1.0;                  // [300], read twice
+    return TensorList{exp(sin(xt) * row) - sigmoid(xt + row)};  // row read beside xt
+  };
+  const auto args_for = [](uint64_t seed) {
+    return TensorList{to(Rand({300, 701}, seed), kFloat32), to(Rand({300}, seed + 1), kFloat32)};
+  };
+  TraceResult t = Trace(f, args_for(1));
+  ASSERT_NE(t.program, nullptr) << t.reason;
+  EXPECT_EQ(CountFused(*t.program), 2) << t.program->DebugString();
+  const TensorList args = args_for(3);
+  SetNumThreads(1);
+  const Tensor one = t.program->Run(args)[0];
+  const Tensor eager = f(args)[0];
+  SetNumThreads(2);
+  const Tensor two = t.program->Run(args)[0];
+  SetNumThreads(threads);
+  ExpectSameBits(one, eager);
+  ExpectSameBits(two, one);
 }
 
 TEST(FuseTest, ResultsReadOutsideARunAreItsOutputs) {
