@@ -206,7 +206,8 @@ void VecMathLoop(vecmath::Fn fn, const Tensor& out, const Tensor& in) {
   T* po = static_cast<T*>(out.impl()->raw_data());
   if (in.is_contiguous() && in.numel() == total) {
     const T* pi = static_cast<const T*>(in.impl()->raw_data());
-    ParallelRun(po, total, [&](int64_t b, int64_t e) { vecmath::Apply(fn, pi + b, po + b, e - b); });
+    ParallelRun(po, total,
+                [&](int64_t b, int64_t e) { vecmath::Apply(fn, pi + b, po + b, e - b); });
     return;
   }
   std::array<Operand, 2> ops = {MakeOperand(out, out.sizes()), MakeOperand(in, out.sizes())};

@@ -33,7 +33,9 @@ TEST_F(Threads, TheSplitCoversEveryItemOnceWithAlignedBoundaries) {
         const int64_t chunks = internal::ParallelChunks(n, grain);
         EXPECT_GE(chunks, 1);
         EXPECT_LE(chunks, threads);
-        if (n < 2 * grain) EXPECT_EQ(chunks, 1) << n;  // small work stays inline
+        if (n < 2 * grain) {
+          EXPECT_EQ(chunks, 1) << n;  // small work stays inline
+        }
         std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
         std::vector<int64_t> begins(static_cast<size_t>(chunks), -1);
         internal::ParallelForChunks(n, chunks, align, phase,

@@ -120,7 +120,9 @@ Tensor sin(const Tensor& x) { return internal::VecMathUnary("sin", x, vecmath::F
 Tensor cos(const Tensor& x) { return internal::VecMathUnary("cos", x, vecmath::Fn::kCos); }
 Tensor tan(const Tensor& x) { return internal::VecMathUnary("tan", x, vecmath::Fn::kTan); }
 Tensor tanh(const Tensor& x) { return internal::VecMathUnary("tanh", x, vecmath::Fn::kTanh); }
-Tensor sigmoid(const Tensor& x) { return internal::VecMathUnary("sigmoid", x, vecmath::Fn::kSigmoid); }
+Tensor sigmoid(const Tensor& x) {
+  return internal::VecMathUnary("sigmoid", x, vecmath::Fn::kSigmoid);
+}
 Tensor relu(const Tensor& x) {
   return SameTypeUnary("relu", x, [](const auto& a) {
     using T = typename std::decay_t<decltype(a)>::Scalar;
