@@ -233,6 +233,37 @@ auto RowSum(const Row& v) {
   }
 }
 
+// SumRowsOnVecmath: a float or double matrix's row sums (inner == 1, several outputs) in
+// whole rows per thread, one vecmath::SumRows call per thread's rows; each row gets
+// RowSum's bits. Returns false (nothing written) for other layouts and types.
+template <typename T>
+bool SumRowsOnVecmath(const Layout& l, const T* in, T* out) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (l.inner != 1 || l.outer < 2) return false;
+    const int64_t n = l.reduced;
+    ParallelBlocks(l.outer, std::max<int64_t>(n, 1), [&](int64_t first, int64_t last) {
+      vecmath::SumRows(in + first * n, last - first, n, out + first);
+    });
+    return true;
+  } else {
+    return false;
+  }
+}
+
+// RowExtreme: the max (kMax) or min of one contiguous row, NaN propagating; float and double
+// through vecmath, other types through Eigen.
+template <bool kMax, typename Row>
+auto RowExtreme(const Row& v) {
+  using S = typename Row::Scalar;
+  if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
+    return kMax ? vecmath::Max(v.data(), v.size()) : vecmath::Min(v.data(), v.size());
+  } else if constexpr (kMax) {
+    return v.template maxCoeff<kNaNMode<S>>();
+  } else {
+    return v.template minCoeff<kNaNMode<S>>();
+  }
+}
+
 DType SumDType(DType dtype) { return IsFloating(dtype) ? dtype : kInt64; }
 
 Tensor SumImpl(const Tensor& x, IntArrayRef dims, bool keepdim) {
@@ -246,6 +277,7 @@ Tensor SumImpl(const Tensor& x, IntArrayRef dims, bool keepdim) {
             std::fill_n(o, l.out_numel(), A(0));
             return;
           }
+          if (SumRowsOnVecmath(l, reinterpret_cast<const A*>(l.input.data<T>()), o)) return;
           ReduceRows(
               l, reinterpret_cast<const A*>(l.input.data<T>()), o,
               [](const auto& v) { return RowSum(v); }, [](auto& acc, const auto& v) { acc = v; },
@@ -268,13 +300,7 @@ Tensor MinMax(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim) {
           using Op = std::conditional_t<kMax, MaxOp<T>, MinOp<T>>;
           ReduceRows(
               l, l.input.data<T>(), out.data<T>(),
-              [](const auto& v) {
-                if constexpr (kMax) {
-                  return v.template maxCoeff<kNaNMode<T>>();
-                } else {
-                  return v.template minCoeff<kNaNMode<T>>();
-                }
-              },
+              [](const auto& v) { return RowExtreme<kMax>(v); },
               [](auto& acc, const auto& v) { acc = v; },
               [](auto& acc, const auto& v) { acc = acc.binaryExpr(v, Op()); });
         }
@@ -518,11 +544,13 @@ Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
                             std::fill_n(o, l.out_numel(), kNaN<T>);
                             return;
                           }
-                          ReduceRows(
-                              l, l.input.data<T>(), o, [](const auto& v) { return RowSum(v); },
-                              [](auto& acc, const auto& v) { acc = v; },
-                              [](auto& acc, const auto& v) { acc += v; },
-                              [](const auto& partials) { return partials.sum(); });
+                          if (!SumRowsOnVecmath(l, l.input.data<T>(), o)) {
+                            ReduceRows(
+                                l, l.input.data<T>(), o, [](const auto& v) { return RowSum(v); },
+                                [](auto& acc, const auto& v) { acc = v; },
+                                [](auto& acc, const auto& v) { acc += v; },
+                                [](const auto& partials) { return partials.sum(); });
+                          }
                           ArrayMap<T>(o, l.out_numel()) /= static_cast<T>(l.reduced);
                         }
                       });

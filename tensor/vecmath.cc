@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <vector>
-
 
 #include "tensor/vecmath_table.h"
 
@@ -96,6 +96,37 @@ void Pow(const double* a, const double* b, double* out, int64_t n) {
 
 float Sum(const float* x, int64_t n) { return n > 0 ? Active().sum_f32(x, n) : 0.0f; }
 double Sum(const double* x, int64_t n) { return n > 0 ? Active().sum_f64(x, n) : 0.0; }
+
+void SumRows(const float* x, int64_t rows, int64_t n, float* out) {
+  if (rows <= 0) return;
+  if (n <= 0) {
+    std::fill_n(out, rows, 0.0f);
+    return;
+  }
+  Active().sum_rows_f32(x, rows, n, out);
+}
+void SumRows(const double* x, int64_t rows, int64_t n, double* out) {
+  if (rows <= 0) return;
+  if (n <= 0) {
+    std::fill_n(out, rows, 0.0);
+    return;
+  }
+  Active().sum_rows_f64(x, rows, n, out);
+}
+
+// n < 1 has no extreme: NaN rather than a read of x[0].
+float Max(const float* x, int64_t n) {
+  return n > 0 ? Active().extreme_f32[0](x, n) : std::numeric_limits<float>::quiet_NaN();
+}
+double Max(const double* x, int64_t n) {
+  return n > 0 ? Active().extreme_f64[0](x, n) : std::numeric_limits<double>::quiet_NaN();
+}
+float Min(const float* x, int64_t n) {
+  return n > 0 ? Active().extreme_f32[1](x, n) : std::numeric_limits<float>::quiet_NaN();
+}
+double Min(const double* x, int64_t n) {
+  return n > 0 ? Active().extreme_f64[1](x, n) : std::numeric_limits<double>::quiet_NaN();
+}
 
 int64_t CallCount(CpuCapability capability) {
   const int i = static_cast<int>(capability);

@@ -70,7 +70,19 @@ void Pow(const double* a, const double* b, double* out, int64_t n);
 float Sum(const float* x, int64_t n);
 double Sum(const double* x, int64_t n);
 
-// How many Apply/Pow/Sum calls ran on each capability since the process began: tests use it to
+// out[r] = Sum(x + r * n, n) for each of `rows` contiguous rows of n elements: Sum's bits
+// row by row, in one call (a matrix's row sums pay one dispatch, not one per row).
+void SumRows(const float* x, int64_t rows, int64_t n, float* out);
+void SumRows(const double* x, int64_t rows, int64_t n, double* out);
+
+// The largest / smallest of x[0..n), n >= 1, NaN when any element is NaN (torch.amax and
+// amin). Which of +0 and -0 comes back when both are the extreme is unspecified.
+float Max(const float* x, int64_t n);
+double Max(const double* x, int64_t n);
+float Min(const float* x, int64_t n);
+double Min(const double* x, int64_t n);
+
+// How many Apply/Pow/Sum/SumRows/Max/Min calls ran on each capability since the process began: tests use it to
 // prove that a kernel took the vector path of the level they set, not a scalar fallback.
 int64_t CallCount(CpuCapability capability);
 

@@ -54,6 +54,29 @@
     }                                                              \
   }
 
+// TailOf: x[i, end) (fewer than a vector's lanes) in a vector, the other lanes 0. Where
+// the array holds a whole vector before `end`, it is loaded ending at `end` and the lanes
+// before i are masked off: a copy of the tail into a zeroed vector would be a call and a
+// store-forwarding stall, a cost every short row pays.
+#define FT_VM_TAIL(T, V, Int)                                                    \
+  V TailOf(const T* x, int64_t i, int64_t end) {                                 \
+    constexpr int64_t kLanes = sizeof(V) / sizeof(T);                            \
+    using IntV = Int __attribute__((vector_size(sizeof(V))));                    \
+    V v;                                                                         \
+    if (end >= kLanes) {                                                         \
+      IntV lane;                                                                 \
+      for (int64_t j = 0; j < kLanes; ++j) lane[j] = static_cast<Int>(j);        \
+      std::memcpy(&v, x + end - kLanes, sizeof(V));                              \
+      return lane >= static_cast<Int>(kLanes - (end - i)) ? v : V{};             \
+    }                                                                            \
+    v = V{};                                                                     \
+    std::memcpy(&v, x + i, static_cast<size_t>(end - i) * sizeof(T));            \
+    return v;                                                                    \
+  }
+FT_VM_TAIL(float, FT_VM_VF, int32_t)
+FT_VM_TAIL(double, FT_VM_VD, int64_t)
+#undef FT_VM_TAIL
+
 // The sum of n elements. Four vector accumulators hide the add's latency; each block of
 // kSumBlock elements is summed on its own and added into a running vector total, so no lane
 // adds more than ~kSumBlock / lanes + n / kSumBlock terms in sequence (plain accumulation
@@ -86,9 +109,7 @@
         a0 += v;                                                                \
       }                                                                         \
       if (i < end) {                                                            \
-        V v = V{};                                                              \
-        std::memcpy(&v, x + i, static_cast<size_t>(end - i) * sizeof(T));       \
-        a1 += v;                                                                \
+        a1 += TailOf(x, i, end);                                                \
       }                                                                         \
       total += (a0 + a1) + (a2 + a3);                                           \
     }                                                                           \
@@ -98,6 +119,55 @@
       for (int64_t j = 0; j < width; ++j) lanes[j] += lanes[j + width];         \
     }                                                                           \
     return lanes[0];                                                            \
+  }
+
+// SumRows: out[r] = NAME_ONE(x + r * n, n) for r in [0, rows), the single-row sum inlined
+// row by row: the same bits as one call per row, without one dispatch per row.
+#define FT_VM_SUM_ROWS(NAME, NAME_ONE, T)                                      \
+  void NAME(const T* x, int64_t rows, int64_t n, T* out) {                      \
+    for (int64_t r = 0; r < rows; ++r) out[r] = NAME_ONE(x + r * n, n);         \
+  }
+
+// The largest (kMax) or smallest element of x[0, n), n >= 1; NaN when any element is NaN
+// (torch.amax / amin). A lane takes v where v is beyond it or v is NaN, so a NaN, once in, stays.
+// The tail is the last whole vector of the array (elements seen twice change no extreme), or
+// in an array shorter than a vector, padded with copies of its first element.
+#define FT_VM_EXTREME(NAME, T, V, BEYOND)                                       \
+  T NAME(const T* x, int64_t n) {                                               \
+    constexpr int64_t kLanes = sizeof(V) / sizeof(T);                           \
+    const auto take = [](V acc, V v) { return ((v BEYOND acc) | (v != v)) ? v : acc; }; \
+    V a0 = V{} + x[0], a1 = a0;                                                 \
+    int64_t i = 0;                                                              \
+    for (; i + 2 * kLanes <= n; i += 2 * kLanes) {                              \
+      V v0, v1;                                                                 \
+      std::memcpy(&v0, x + i, sizeof(V));                                       \
+      std::memcpy(&v1, x + i + kLanes, sizeof(V));                              \
+      a0 = take(a0, v0);                                                        \
+      a1 = take(a1, v1);                                                        \
+    }                                                                           \
+    if (i + kLanes <= n) {                                                      \
+      V v;                                                                      \
+      std::memcpy(&v, x + i, sizeof(V));                                        \
+      a0 = take(a0, v);                                                         \
+      i += kLanes;                                                              \
+    }                                                                           \
+    if (i < n) {                                                                \
+      V v = V{} + x[i];                                                         \
+      if (n >= kLanes) {                                                        \
+        std::memcpy(&v, x + n - kLanes, sizeof(V));                             \
+      } else {                                                                  \
+        std::memcpy(&v, x + i, static_cast<size_t>(n - i) * sizeof(T));         \
+      }                                                                         \
+      a1 = take(a1, v);                                                         \
+    }                                                                           \
+    a0 = take(a0, a1);                                                          \
+    T lanes[kLanes];                                                            \
+    std::memcpy(lanes, &a0, sizeof(V));                                         \
+    T best = lanes[0];                                                          \
+    for (int64_t j = 1; j < kLanes; ++j) {                                      \
+      if (lanes[j] BEYOND best || lanes[j] != lanes[j]) best = lanes[j];        \
+    }                                                                           \
+    return best;                                                                \
   }
 
 // sigmoid from t = e^-|x|, see Sigmoid below.
@@ -153,8 +223,16 @@ FT_VM_BINARY(PowF32, float, FT_VM_VF, FT_SLEEF_F(pow, u10)(x, z))
 FT_VM_BINARY(PowF64, double, FT_VM_VD, FT_SLEEF_D(pow, u10)(x, z))
 FT_VM_SUM(SumF32, float, FT_VM_VF)
 FT_VM_SUM(SumF64, double, FT_VM_VD)
+FT_VM_SUM_ROWS(SumRowsF32, SumF32, float)
+FT_VM_SUM_ROWS(SumRowsF64, SumF64, double)
+FT_VM_EXTREME(MaxF32, float, FT_VM_VF, >)
+FT_VM_EXTREME(MaxF64, double, FT_VM_VD, >)
+FT_VM_EXTREME(MinF32, float, FT_VM_VF, <)
+FT_VM_EXTREME(MinF64, double, FT_VM_VD, <)
 
 #undef FT_VM_BOTH
+#undef FT_VM_EXTREME
+#undef FT_VM_SUM_ROWS
 #undef FT_VM_SUM
 #undef FT_VM_BINARY
 #undef FT_VM_UNARY
@@ -169,4 +247,8 @@ constexpr ::ft::vecmath::internal::Table kIsaTable = {
     PowF64,
     SumF32,
     SumF64,
+    SumRowsF32,
+    SumRowsF64,
+    {MaxF32, MinF32},
+    {MaxF64, MinF64},
 };

@@ -19,6 +19,8 @@ using BinaryF32 = void (*)(const float* a, const float* b, float* out, int64_t n
 using BinaryF64 = void (*)(const double* a, const double* b, double* out, int64_t n);
 using SumF32 = float (*)(const float* x, int64_t n);
 using SumF64 = double (*)(const double* x, int64_t n);
+using SumRowsF32 = void (*)(const float* x, int64_t rows, int64_t n, float* out);
+using SumRowsF64 = void (*)(const double* x, int64_t rows, int64_t n, double* out);
 
 struct Table {
   UnaryF32 f32[kNumFns];  // indexed by Fn
@@ -27,6 +29,10 @@ struct Table {
   BinaryF64 pow_f64;
   SumF32 sum_f32;
   SumF64 sum_f64;
+  SumRowsF32 sum_rows_f32;
+  SumRowsF64 sum_rows_f64;
+  SumF32 extreme_f32[2];  // {max, min}
+  SumF64 extreme_f64[2];
 };
 
 extern const Table kSse2Table;

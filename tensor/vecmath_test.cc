@@ -4,6 +4,7 @@
 // taken at the level set.
 #include "tensor/vecmath.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -357,6 +358,87 @@ TEST(VecMath, SumIsAccurateAndDeterministicAtEveryLevel) {
   CheckSum<double>();
 }
 
+// SumRows gives Sum's bits row by row, for row lengths around every vector and block size.
+template <typename T>
+void CheckSumRows() {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> dist(-1.0, 2.0);
+  for (const int64_t n : {0, 1, 7, 16, 63, 64, 65, 1000, 4097}) {
+    const int64_t rows = 5;
+    std::vector<T> x(static_cast<size_t>(rows * n));
+    for (T& v : x) v = static_cast<T>(dist(rng));
+    for (CpuCapability level : SupportedCpuCapabilities()) {
+      SetCpuCapability(level);
+      std::vector<T> out(rows, T(-7));
+      SumRows(x.data(), rows, n, out.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        const T one = Sum(x.data() + r * n, n);
+        EXPECT_EQ(std::memcmp(&out[static_cast<size_t>(r)], &one, sizeof(T)), 0)
+            << "row " << r << " of " << n << " at " << CpuCapabilityName(level);
+      }
+    }
+  }
+  SetCpuCapability(MachineCpuCapability());
+}
+
+TEST(VecMath, SumRowsIsSumRowByRow) {
+  CheckSumRows<float>();
+  CheckSumRows<double>();
+}
+
+// Max and Min against a plain loop: every length from 1 to 300 and 10^5, values of both
+// signs with the extreme at a random place (the tail included), and the special values: a
+// NaN anywhere makes the result NaN, infinities are extremes like any other value.
+template <typename T>
+void CheckExtremes() {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> dist(-100.0, 100.0);
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T inf = std::numeric_limits<T>::infinity();
+  std::vector<int64_t> lengths;
+  for (int64_t n = 1; n <= 300; ++n) lengths.push_back(n);
+  lengths.push_back(100000);
+  for (const int64_t n : lengths) {
+    std::vector<T> x(static_cast<size_t>(n));
+    for (T& v : x) v = static_cast<T>(dist(rng));
+    T lo = x[0], hi = x[0];
+    for (T v : x) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    const size_t at = static_cast<size_t>(rng() % static_cast<uint32_t>(n));
+    for (CpuCapability level : SupportedCpuCapabilities()) {
+      SetCpuCapability(level);
+      const std::string where = "n " + std::to_string(n) + " at " + std::string(CpuCapabilityName(level));
+      EXPECT_EQ(Max(x.data(), n), hi) << where;
+      EXPECT_EQ(Min(x.data(), n), lo) << where;
+      std::vector<T> y = x;
+      y[at] = inf;
+      EXPECT_EQ(Max(y.data(), n), inf) << where;
+      y[at] = -inf;
+      EXPECT_EQ(Min(y.data(), n), -inf) << where;
+      y[at] = nan;
+      EXPECT_TRUE(std::isnan(Max(y.data(), n))) << where << ", NaN at " << at;
+      EXPECT_TRUE(std::isnan(Min(y.data(), n))) << where << ", NaN at " << at;
+    }
+  }
+  // All negative (a zero padding would win), and no elements at all.
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    const std::vector<T> negative = {T(-3), T(-2), T(-5)};
+    EXPECT_EQ(Max(negative.data(), 3), T(-2));
+    const std::vector<T> positive = {T(3), T(2), T(5)};
+    EXPECT_EQ(Min(positive.data(), 3), T(2));
+    EXPECT_TRUE(std::isnan(Max(positive.data(), 0)));
+  }
+  SetCpuCapability(MachineCpuCapability());
+}
+
+TEST(VecMath, MaxAndMinPropagateNaNAtEveryLevel) {
+  CheckExtremes<float>();
+  CheckExtremes<double>();
+}
+
 TEST(VecMath, EachCallRunsOnTheLevelSet) {
   std::vector<float> x(100, 0.5f), y(100);
   for (CpuCapability level : SupportedCpuCapabilities()) {
@@ -367,6 +449,11 @@ TEST(VecMath, EachCallRunsOnTheLevelSet) {
     EXPECT_FLOAT_EQ(y[99], std::exp(0.5f));
     EXPECT_EQ(Sum(x.data(), 100), 50.0f);
     EXPECT_EQ(CallCount(level), before + 2) << CpuCapabilityName(level);
+    float rows[2];
+    SumRows(x.data(), 2, 50, rows);
+    EXPECT_EQ(rows[1], 25.0f);
+    EXPECT_EQ(Max(x.data(), 100), 0.5f);
+    EXPECT_EQ(CallCount(level), before + 4) << CpuCapabilityName(level);
   }
   SetCpuCapability(MachineCpuCapability());
 }
