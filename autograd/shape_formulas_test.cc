@@ -169,9 +169,13 @@ TEST(ShapeFormulas, IndexSelectGatherScatterAdd) {
       }
       // A captured constant operand: its tangent is undefined in the jvp formula.
       EXPECT_TRUE(JvpCheck(
-          [&](const TensorList& a) { return scatter_add(x, 1, gidx, sin(a[0])); }, {src}));
+          [&, x = x](const TensorList& a) { return scatter_add(x, 1, gidx, sin(a[0])); },
+          {src}));
       EXPECT_TRUE(JvpCheck(
-          [&](const TensorList& a) { return scatter_add(square(a[0]), 1, gidx, src); }, {x}));
+          [&, src = src](const TensorList& a) {
+            return scatter_add(square(a[0]), 1, gidx, src);
+          },
+          {x}));
     }
     EXPECT_TRUE(GradAndJvpCheck(
         [&](const TensorList& a) { return scatter_add(a[0], 0, gidx0, a[1]); },

@@ -281,18 +281,18 @@ void Register() {
            {"32-64-64-10", {32, 64, 64, 10}}, {"784-128-10", {784, 128, 10}}}) {
     for (int64_t batch : {int64_t{64}, SmokeTest() ? int64_t{64} : int64_t{1024}}) {
       figure_n("per_sample_grads_" + name + "_B" + std::to_string(batch), "<= 1.5x", batch,
-               [sizes](benchmark::State& state) { BM_PerSampleFt(state, sizes); },
-               [sizes](benchmark::State& state) { BM_PerSampleEigen(state, sizes); });
+               [sizes = sizes](benchmark::State& state) { BM_PerSampleFt(state, sizes); },
+               [sizes = sizes](benchmark::State& state) { BM_PerSampleEigen(state, sizes); });
       // A cold call against Eigen allocating fresh (its allocations hit malloc's free lists).
       figure_n("per_sample_once_" + name + "_B" + std::to_string(batch),
                "reported (a cold call: ft's cache emptied first)", batch,
-               [sizes](benchmark::State& state) { BM_PerSampleFtCold(state, sizes); },
-               [sizes](benchmark::State& state) { BM_PerSampleEigen(state, sizes); });
+               [sizes = sizes](benchmark::State& state) { BM_PerSampleFtCold(state, sizes); },
+               [sizes = sizes](benchmark::State& state) { BM_PerSampleEigen(state, sizes); });
       // The same ft calls against hand-written Eigen that reuses its buffers across calls.
       figure_n("per_sample_loop_" + name + "_B" + std::to_string(batch),
                "<= 1.5x (limit: Eigen reusing its buffers)", batch,
-               [sizes](benchmark::State& state) { BM_PerSampleFt(state, sizes); },
-               [sizes](benchmark::State& state) { BM_PerSampleEigenReused(state, sizes); });
+               [sizes = sizes](benchmark::State& state) { BM_PerSampleFt(state, sizes); },
+               [sizes = sizes](benchmark::State& state) { BM_PerSampleEigenReused(state, sizes); });
     }
   }
   for (int64_t n : {int64_t{16}, int64_t{128}}) {

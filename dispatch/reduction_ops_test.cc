@@ -763,7 +763,7 @@ TEST(ReductionOps, SumToSize) {
     const double tol = dtype == kFloat32 ? 1e-5 : 1e-12;
     for (const auto& [layout, x] : Layouts(Make(xs, shape, dtype))) {
       SCOPED_TRACE(layout + " " + DTypeName(dtype));
-      const auto expect = [&](IntArrayRef size, const std::vector<int64_t>& dims) {
+      const auto expect = [&, x = x](IntArrayRef size, const std::vector<int64_t>& dims) {
         Tensor expected = RefReduce(xs, shape, dims, /*keepdim=*/true, RefSum, dtype);
         // Drop the leading dims the size does not have.
         const Shape want(size.begin(), size.end());

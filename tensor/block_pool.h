@@ -27,7 +27,15 @@ namespace ft::internal {
 // storage.cc). Off under AddressSanitizer, which must see every free to catch a use after it.
 // On under ThreadSanitizer: a block freed on one thread and reused on another is exactly the
 // hand-over TSan must see synchronized (tests/threads_test.cc, --config=tsan in CI).
+// GCC defines __SANITIZE_ADDRESS__; clang answers __has_feature(address_sanitizer).
 #if defined(__SANITIZE_ADDRESS__)
+#define FT_INTERNAL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FT_INTERNAL_ASAN 1
+#endif
+#endif
+#ifdef FT_INTERNAL_ASAN
 inline constexpr bool kRecycleMemory = false;
 #else
 inline constexpr bool kRecycleMemory = true;

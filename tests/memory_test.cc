@@ -13,7 +13,15 @@
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
 
+// GCC defines __SANITIZE_*__; clang answers __has_feature instead.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define FT_SANITIZED 1
+#endif
+#endif
+#ifdef FT_SANITIZED
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;

@@ -133,7 +133,7 @@ TEST(AttentionRules, Attention) {
   for (const auto& [name, f] : fns) {
     for (const auto& s : shapes) {
       SCOPED_TRACE(name + " " + ShapeToString(s[0]) + ShapeToString(s[1]) + ShapeToString(s[2]));
-      EXPECT_TRUE(CheckVmap([f](const TensorList& a) { return TensorList{f(a)}; },
+      EXPECT_TRUE(CheckVmap([fn = f](const TensorList& a) { return TensorList{fn(a)}; },
                             {ArgSpec{s[0]}, ArgSpec{s[1]}, ArgSpec{s[2]}}));
     }
   }

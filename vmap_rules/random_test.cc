@@ -114,7 +114,11 @@ TEST(RandomRules, ErrorModeThrowsForEveryRandomOp) {
       {"bernoulli", [&](const Tensor& x) { return bernoulli(x, &g); }},
       {"dropout", [&](const Tensor& x) { return dropout(x, 0.5, true, &g); }},
       {"randint", [&](const Tensor& x) { return randint(0, 5, {2}, &g) + x; }}};
-  for (const auto& [name, op] : ops) {
+  for (const auto& named_op : ops) {
+    // Not a structured binding: EXPECT_FT_ERROR's lambda captures op, and clang 14 cannot
+    // capture bindings.
+    const char* name = named_op.first;
+    const auto& op = named_op.second;
     SCOPED_TRACE(name);
     EXPECT_FT_ERROR(vmap(op)(Values({3, 2})),
                     std::string("vmap: called random operation '") + name +
@@ -459,12 +463,38 @@ TEST(RandomRules, ChunkedEqualsUnchunkedWithSeveralRandomCalls) {
 }
 
 TEST(RandomRules, ChunksMustMakeTheSameRandomCalls) {
+  // The first chunk draws rand_like(x) (3 numbers per example); the later chunks draw
+  // something else, more often, or not at all. Each is an error under both randomness
+  // modes that replay the first chunk's draws, and the layer stack is left empty.
   Generator g(kSeed);
-  int calls = 0;
-  auto f = [&](const Tensor& x) { return ++calls == 1 ? rand_like(x, &g) : randn_like(x, &g) * 0 +
-                                                         rand_like(sum(x, {0}, true), &g); };
-  EXPECT_FT_ERROR(vmap(f, 0, 0, Randomness::kDifferent, 2)(zeros({4, 3})),
-                  "every chunk must make the same random calls");
+  struct Later {
+    const char* what;  // in the message
+    std::function<Tensor(const Tensor&)> draw;
+  };
+  const std::vector<Later> later = {
+      {"this call draws 1 numbers per example; the first chunk's call 0 drew 3",
+       [&](const Tensor& x) { return rand_like(sum(x, {0}, true), &g) + x; }},
+      {"this chunk makes random call 1 but the first chunk made only 1",
+       [&](const Tensor& x) {
+         Tensor a = rand_like(x, &g);  // sequenced: the second call is the extra one
+         return a + rand_like(x, &g);
+       }},
+      {"the chunk at example 2 made 0 random calls, the first chunk 1",
+       [&](const Tensor& x) { return x * 2.0; }},
+  };
+  for (const Later& l : later) {
+    for (Randomness r : {Randomness::kDifferent, Randomness::kSame}) {
+      SCOPED_TRACE(std::string(l.what) + " " + RandomnessName(r));
+      int calls = 0;
+      auto f = [&](const Tensor& x) { return ++calls == 1 ? rand_like(x, &g) : l.draw(x); };
+      EXPECT_FT_ERROR(vmap(f, 0, 0, r, 2)(zeros({4, 3})),
+                      std::string("', every chunk must make the same random calls (") + l.what);
+      EXPECT_TRUE(LayerStack::empty()) << LayerStack::DebugString();
+    }
+  }
+  // The same calls in every chunk pass.
+  auto same = [&](const Tensor& x) { return rand_like(x, &g) + rand_like(sum(x, {0}, true), &g); };
+  EXPECT_EQ(vmap(same, 0, 0, Randomness::kDifferent, 2)(zeros({5, 3})).sizes(), Shape({5, 3}));
 }
 
 // ---- nested vmap ----

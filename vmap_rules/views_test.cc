@@ -113,7 +113,7 @@ TEST(ViewRules, Select) {
   for (auto [dim, index] : std::vector<std::pair<int64_t, int64_t>>{
            {0, 0}, {0, -1}, {1, 2}, {-1, 3}, {-2, 1}}) {
     SCOPED_TRACE(::testing::Message() << dim << ", " << index);
-    EXPECT_TRUE(CheckOp([=](const Tensor& x) { return select(x, dim, index); }, {3, 4}));
+    EXPECT_TRUE(CheckOp([dim = dim, index = index](const Tensor& x) { return select(x, dim, index); }, {3, 4}));
   }
   EXPECT_TRUE(CheckOp([](const Tensor& x) { return select(x, 0, 1); }, {2}));
 }
@@ -213,7 +213,10 @@ TEST(ViewRules, NarrowAndSlice) {
            {0, 1, 3}, {-1, -2, 2}, {0, 5, 0}, {1, 0, 3}, {0, -5, 5}}) {
     SCOPED_TRACE(::testing::Message() << dim << ", " << start << ", " << length);
     EXPECT_TRUE(CheckOp(
-        [=](const Tensor& x) { return narrow(x, dim, start, length); }, {5, 3}));
+        [dim = dim, start = start, length = length](const Tensor& x) {
+          return narrow(x, dim, start, length);
+        },
+        {5, 3}));
   }
   using Opt = std::optional<int64_t>;
   for (auto [dim, start, end, step] : std::vector<std::tuple<int64_t, Opt, Opt, int64_t>>{
@@ -224,8 +227,11 @@ TEST(ViewRules, NarrowAndSlice) {
            {-1, -100, 100, 5},
            {0, 4, 2, 1}}) {
     SCOPED_TRACE(::testing::Message() << dim << ", " << step);
-    EXPECT_TRUE(CheckOp([=](const Tensor& x) { return slice(x, dim, start, end, step); },
-                        {6, 3}));
+    EXPECT_TRUE(CheckOp(
+        [dim = dim, start = start, end = end, step = step](const Tensor& x) {
+          return slice(x, dim, start, end, step);
+        },
+        {6, 3}));
   }
 }
 
@@ -237,8 +243,11 @@ TEST(ViewRules, Diagonal) {
   for (auto [offset, d1, d2] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
            {0, 1, 2}, {1, -1, 0}, {-1, 2, 0}, {0, 0, -2}}) {
     SCOPED_TRACE(::testing::Message() << offset << ", " << d1 << ", " << d2);
-    EXPECT_TRUE(CheckOp([=](const Tensor& x) { return diagonal(x, offset, d1, d2); },
-                        {2, 3, 4}));
+    EXPECT_TRUE(CheckOp(
+        [offset = offset, d1 = d1, d2 = d2](const Tensor& x) {
+          return diagonal(x, offset, d1, d2);
+        },
+        {2, 3, 4}));
   }
 }
 

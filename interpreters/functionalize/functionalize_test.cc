@@ -213,7 +213,7 @@ TEST(Functionalize, EveryViewOpCanBeWrittenThrough) {
   };
   for (const auto& [name, make_view] : views) {
     ExpectMatchesEager(
-        [&make_view](const Tensor& x) {
+        [make_view = make_view](const Tensor& x) {
           Tensor b = clone(x);
           Tensor v = make_view(b);
           mul_(v, -2.0);
@@ -222,7 +222,7 @@ TEST(Functionalize, EveryViewOpCanBeWrittenThrough) {
         },
         x, name + " of a buffer");
     ExpectMatchesEager(
-        [&make_view](const Tensor& x) {
+        [make_view = make_view](const Tensor& x) {
           fill_(make_view(x), 7.0);
           return x + 0.0;
         },

@@ -32,10 +32,19 @@ int64_t PhysicalDim(const char* op, int64_t dim, int64_t logical_rank) {
 uint64_t BatchedDrawOffset(const VmapContext& ctx, Generator& gen, int64_t per_example) {
   RandomDrawLog& log = *ctx.draws;
   const uint64_t n = static_cast<uint64_t>(per_example);
-  if (log.next == log.draws.size()) {
+  if (log.recording) {
     // First chunk (or unchunked): claim the counters of the whole batch.
     const uint64_t first = gen.Reserve(static_cast<uint64_t>(ctx.total_batch_size) * n);
     log.draws.push_back({&gen, first, per_example});
+  } else if (log.next == log.draws.size()) {
+    // A later chunk drawing more often than the first: its extra draw has no counters of
+    // the whole batch to replay (claiming new ones would give its examples numbers an
+    // unchunked run never draws).
+    ThrowError("vmap: ", ctx.op.name(), ": with chunk_size and randomness='",
+               RandomnessName(ctx.randomness),
+               "', every chunk must make the same random calls (this chunk makes random call ",
+               log.next, " but the first chunk made only ", log.draws.size(), "; vmap level ",
+               ctx.level, ")");
   }
   const RandomDrawLog::Draw& draw = log.draws[log.next++];
   if (draw.generator != &gen || draw.per_example != per_example) {

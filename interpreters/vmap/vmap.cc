@@ -34,6 +34,7 @@ ValueList RunBatched(const ValueFn& f, const ValueList& args,
                      int64_t chunk_start, int64_t total_batch_size,
                      std::shared_ptr<RandomDrawLog> draws) {
   draws->next = 0;
+  draws->recording = chunk_start == 0;
   VmapInterpreter interp(level, batch_size, randomness, chunk_start, total_batch_size,
                          std::move(draws));
   ValueList outputs;
@@ -165,6 +166,14 @@ ValueList VmapCall(const ValueFn& f, const ValueList& args, const Dims& in_dims_
     const int64_t chunk_level = start == 0 ? level : LayerStack::NewLevel();
     chunks.push_back(RunBatched(f, slice, in_dims, out_dims, chunk_level, n, randomness, start,
                                 total, draws));
+    if (start > 0 && draws->next != draws->draws.size()) {
+      // Fewer draws than the first chunk: the counters it skipped would stay unused here
+      // but be drawn by an unchunked run.
+      ThrowError("vmap: with chunk_size and randomness='", RandomnessName(randomness),
+                 "', every chunk must make the same random calls (the chunk at example ", start,
+                 " made ", draws->next, " random calls, the first chunk ", draws->draws.size(),
+                 "; vmap level ", level, ")");
+    }
   }
   const std::vector<std::optional<int64_t>> dims =
       out_dims.Expand(chunks[0].size(), "out_dims", level);

@@ -63,7 +63,8 @@ using BDim = std::optional<int64_t>;
 // the draws of the first chunk are logged (generator, first counter, per-example count) and
 // every later chunk replays the log in order, using its slice of the same counters, so the
 // generator ends where an unchunked run leaves it. f must make the same sequence of random
-// calls for every chunk (an ft::Error otherwise). See BatchedDrawOffset (batching_util.h).
+// calls for every chunk (an ft::Error otherwise: a different generator or size, one call
+// more, or one fewer). See BatchedDrawOffset (batching_util.h).
 struct RandomDrawLog {
   struct Draw {
     Generator* generator;
@@ -71,7 +72,8 @@ struct RandomDrawLog {
     int64_t per_example;
   };
   std::vector<Draw> draws;
-  size_t next = 0;  // the next draw to replay; reset at the start of every chunk
+  size_t next = 0;         // the next draw to replay; reset at the start of every chunk
+  bool recording = true;   // the first chunk (or an unchunked run): draws are claimed, logged
 };
 
 class VmapInterpreter : public Interpreter {
