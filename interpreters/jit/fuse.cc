@@ -33,10 +33,13 @@ struct OpcodeInfo {
   int arity;
 };
 constexpr OpcodeInfo kOpcodes[] = {
-    {"add", 2},  {"sub", 2},     {"mul", 2},   {"div", 2},     {"neg", 1},
-    {"square", 1}, {"exp", 1},   {"expm1", 1}, {"log", 1},     {"log1p", 1},
-    {"sin", 1},  {"cos", 1},     {"tan", 1},   {"tanh", 1},    {"sigmoid", 1},
-    {"sqrt", 1}, {"rsqrt", 1},   {"erf", 1},   {"erfc", 1},    {"lgamma", 1}};
+    {"add", 2},     {"sub", 2},     {"mul", 2},   {"div", 2},     {"neg", 1},
+    {"square", 1},  {"reciprocal", 1}, {"abs", 1}, {"sign", 1},   {"relu", 1},
+    {"maximum", 2}, {"minimum", 2}, {"eq", 2},    {"ne", 2},      {"lt", 2},
+    {"le", 2},      {"gt", 2},      {"ge", 2},    {"where", 3},   {"exp", 1},
+    {"expm1", 1},   {"log", 1},     {"log1p", 1}, {"sin", 1},     {"cos", 1},
+    {"tan", 1},     {"tanh", 1},    {"sigmoid", 1}, {"sqrt", 1},  {"rsqrt", 1},
+    {"erf", 1},     {"erfc", 1},    {"lgamma", 1}};
 static_assert(std::size(kOpcodes) == static_cast<size_t>(FusedKernel::kNumOpcodes));
 
 // The vecmath function of an opcode from kExp on (they are in vecmath::Fn's order).
@@ -59,13 +62,14 @@ T* Scratch(size_t elements) {
 }
 
 // Gather copies elements [begin, begin + n) of the run's shape (row-major order) of a
-// broadcast, strided input into `out`, one innermost run at a time.
-template <typename T>
-void Gather(const T* data, IntArrayRef strides, IntArrayRef sizes, int64_t begin, int64_t n,
+// broadcast, strided input into `out`, one innermost run at a time, converting each from S
+// to T (a mask: bool to 0 or 1).
+template <typename S, typename T>
+void Gather(const S* data, IntArrayRef strides, IntArrayRef sizes, int64_t begin, int64_t n,
             T* out) {
   const int64_t dims = static_cast<int64_t>(sizes.size());
   if (dims == 0) {
-    out[0] = data[0];
+    out[0] = static_cast<T>(data[0]);
     return;
   }
   absl::InlinedVector<int64_t, 6> index(dims);
@@ -77,15 +81,15 @@ void Gather(const T* data, IntArrayRef strides, IntArrayRef sizes, int64_t begin
   const int64_t inner = sizes[dims - 1];
   const int64_t inner_stride = strides[dims - 1];
   while (n > 0) {
-    const T* src = data;
+    const S* src = data;
     for (int64_t d = 0; d < dims; ++d) src += index[d] * strides[d];
     const int64_t run = std::min(n, inner - index[dims - 1]);
     if (inner_stride == 0) {
-      std::fill_n(out, run, *src);
+      std::fill_n(out, run, static_cast<T>(*src));
     } else if (inner_stride == 1) {
       std::copy_n(src, run, out);
     } else {
-      for (int64_t k = 0; k < run; ++k) out[k] = src[k * inner_stride];
+      for (int64_t k = 0; k < run; ++k) out[k] = static_cast<T>(src[k * inner_stride]);
     }
     out += run;
     n -= run;
@@ -113,10 +117,10 @@ void RepeatPeriod(T* out, int64_t period, int64_t n) {
 }
 
 // FillFixed lays out the n values every chunk of a kFixed input reads (n is a multiple of
-// the period): one period (read in place when the input is that period, contiguous, else
-// gathered), then copies of it.
-template <typename T>
-void FillFixed(const T* data, const FusedKernel::Input& in, IntArrayRef sizes, int64_t n,
+// the period): one period (copied when the input is that period, contiguous, else
+// gathered, converting from S), then copies of it.
+template <typename S, typename T>
+void FillFixed(const S* data, const FusedKernel::Input& in, IntArrayRef sizes, int64_t n,
                T* out) {
   const int64_t period = std::min(in.period, n);
   if (in.dense_period) {
@@ -195,12 +199,86 @@ void Apply(T* o, const T* a, const T* b, int64_t n, int64_t row, Op op) {
   }
 }
 
+// Operand reads for Where: element k of the row starting at `base`.
+template <Operand kOp, typename P, typename T>
+P LoadOperand(const T* p, int64_t base, int64_t k) {
+  namespace ei = Eigen::internal;
+  if constexpr (kOp == Operand::kScalar) {
+    return ei::pset1<P>(*p);
+  } else if constexpr (kOp == Operand::kRow) {
+    return ei::ploadu<P>(p + k);
+  } else {
+    return ei::ploadu<P>(p + base + k);
+  }
+}
+template <Operand kOp, typename T>
+T ElementOf(const T* p, int64_t base, int64_t k) {
+  if constexpr (kOp == Operand::kScalar) {
+    return *p;
+  } else if constexpr (kOp == Operand::kRow) {
+    return p[k];
+  } else {
+    return p[base + k];
+  }
+}
+
+// Where writes where(c, x, y) into o[0, n): x's value where the mask c is 1, else y's, row
+// by row as Apply does. It copies one of two values, so its bits never depend on packets.
+template <typename T, Operand kC, Operand kX, Operand kY>
+void Where(T* o, const T* c, const T* x, const T* y, int64_t n, int64_t row) {
+  namespace ei = Eigen::internal;
+  using P = typename ei::packet_traits<T>::type;
+  constexpr int64_t W = ei::packet_traits<T>::size;
+  const P zero = ei::pset1<P>(T(0));
+  for (int64_t base = 0; base < n; base += row) {
+    int64_t k = 0;
+    for (; k + W <= row; k += W) {
+      const P unset = ei::pcmp_eq(LoadOperand<kC, P>(c, base, k), zero);
+      ei::pstoreu(o + base + k, ei::pselect(unset, LoadOperand<kY, P>(y, base, k),
+                                            LoadOperand<kX, P>(x, base, k)));
+    }
+    for (; k < row; ++k) {
+      o[base + k] = ElementOf<kC>(c, base, k) != T(0) ? ElementOf<kX>(x, base, k)
+                                                      : ElementOf<kY>(y, base, k);
+    }
+  }
+}
+
+// SelectWhere returns Where for the operand reads (a mask is never a scalar).
+template <typename T>
+FusedKernel::InstrFn<T> SelectWhere(Operand c, Operand x, Operand y) {
+  FusedKernel::InstrFn<T> fn = nullptr;
+  const auto for_c = [&](auto c_kind) {
+    const auto for_x = [&](auto x_kind) {
+      const auto for_y = [&](auto y_kind) {
+        fn = &Where<T, decltype(c_kind)::value, decltype(x_kind)::value, decltype(y_kind)::value>;
+      };
+      switch (y) {
+        case Operand::kArray: for_y(std::integral_constant<Operand, Operand::kArray>()); break;
+        case Operand::kScalar: for_y(std::integral_constant<Operand, Operand::kScalar>()); break;
+        case Operand::kRow: for_y(std::integral_constant<Operand, Operand::kRow>()); break;
+      }
+    };
+    switch (x) {
+      case Operand::kArray: for_x(std::integral_constant<Operand, Operand::kArray>()); break;
+      case Operand::kScalar: for_x(std::integral_constant<Operand, Operand::kScalar>()); break;
+      case Operand::kRow: for_x(std::integral_constant<Operand, Operand::kRow>()); break;
+    }
+  };
+  switch (c) {
+    case Operand::kArray: for_c(std::integral_constant<Operand, Operand::kArray>()); break;
+    case Operand::kRow: for_c(std::integral_constant<Operand, Operand::kRow>()); break;
+    case Operand::kScalar: break;
+  }
+  return fn;
+}
+
 // Compute runs one instruction with opcode kCode over a chunk: o = kCode(a, b), each operand
 // read as its Operand says. The constructor picks the instantiation for each instruction
 // (Select), so a replay calls it through one pointer, with no switch on the opcode or the
 // operands.
 template <typename T, FusedKernel::Opcode kCode, Operand kA, Operand kB>
-void Compute(T* o, const T* a, const T* b, int64_t n, int64_t row) {
+void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t row) {
   namespace ei = Eigen::internal;
   using Opcode = FusedKernel::Opcode;
   const auto binary = [&](auto op) { Apply<T, kA, kB, false>(o, a, b, n, row, op); };
@@ -219,6 +297,61 @@ void Compute(T* o, const T* a, const T* b, int64_t n, int64_t row) {
     unary([](const auto& x, const auto&) { return ei::pnegate(x); });
   } else if constexpr (kCode == Opcode::kSquare) {
     unary([](const auto& x, const auto&) { return ei::pmul(x, x); });
+  } else if constexpr (kCode == Opcode::kReciprocal) {
+    // The kernel's inverse(): 1 / x, one IEEE division.
+    unary([](const auto& x, const auto&) {
+      using X = std::decay_t<decltype(x)>;
+      return ei::pdiv(ei::pset1<X>(T(1)), x);
+    });
+  } else if constexpr (kCode == Opcode::kAbs) {
+    unary([](const auto& x, const auto&) { return ei::pabs(x); });
+  } else if constexpr (kCode == Opcode::kSign) {
+    // Eigen's sign, which the kernel evaluates element by element: NaN stays itself, else
+    // 1, -1 or +0 (for either zero).
+    unary([](const auto& x, const auto&) {
+      using X = std::decay_t<decltype(x)>;
+      if constexpr (std::is_floating_point_v<X>) {
+        return std::isnan(x) ? x : X((x > X(0)) - (x < X(0)));
+      } else {
+        const X zero = ei::pzero(x), one = ei::pset1<X>(T(1));
+        const X value = ei::psub(ei::pand(ei::pcmp_lt(zero, x), one),
+                                 ei::pand(ei::pcmp_lt(x, zero), one));
+        return ei::pselect(ei::pcmp_eq(x, x), value, x);
+      }
+    });
+  } else if constexpr (kCode == Opcode::kRelu) {
+    // The kernel's x.max(0): Eigen's max with its default (fast) NaN rule, packet or not.
+    unary([](const auto& x, const auto&) {
+      using X = std::decay_t<decltype(x)>;
+      return ei::pmax(x, ei::pset1<X>(T(0)));
+    });
+  } else if constexpr (kCode == Opcode::kMaximum) {
+    binary([](const auto& x, const auto& y) { return ei::pmax<Eigen::PropagateNaN>(x, y); });
+  } else if constexpr (kCode == Opcode::kMinimum) {
+    binary([](const auto& x, const auto& y) { return ei::pmin<Eigen::PropagateNaN>(x, y); });
+  } else if constexpr (FusedKernel::IsComparison(kCode)) {
+    // A mask: 1 where the comparison holds, else 0 (NaN compares unequal and unordered).
+    binary([](const auto& x, const auto& y) {
+      using X = std::decay_t<decltype(x)>;
+      if constexpr (std::is_floating_point_v<X>) {
+        bool holds = false;
+        if constexpr (kCode == Opcode::kEq) holds = x == y;
+        if constexpr (kCode == Opcode::kNe) holds = x != y;
+        if constexpr (kCode == Opcode::kLt) holds = x < y;
+        if constexpr (kCode == Opcode::kLe) holds = x <= y;
+        if constexpr (kCode == Opcode::kGt) holds = x > y;
+        if constexpr (kCode == Opcode::kGe) holds = x >= y;
+        return holds ? X(1) : X(0);
+      } else {
+        const X one = ei::pset1<X>(T(1));
+        if constexpr (kCode == Opcode::kEq) return ei::pand(ei::pcmp_eq(x, y), one);
+        if constexpr (kCode == Opcode::kNe) return ei::psub(one, ei::pand(ei::pcmp_eq(x, y), one));
+        if constexpr (kCode == Opcode::kLt) return ei::pand(ei::pcmp_lt(x, y), one);
+        if constexpr (kCode == Opcode::kLe) return ei::pand(ei::pcmp_le(x, y), one);
+        if constexpr (kCode == Opcode::kGt) return ei::pand(ei::pcmp_lt(y, x), one);
+        if constexpr (kCode == Opcode::kGe) return ei::pand(ei::pcmp_le(y, x), one);
+      }
+    });
   } else {
     static_assert(IsVecMath(kCode));
     // The function the kernel calls (kernels::exp is vecmath's kExp over the whole array):
@@ -229,11 +362,11 @@ void Compute(T* o, const T* a, const T* b, int64_t n, int64_t row) {
   }
 }
 
-// Select returns Compute for (code, a, b), or null for what no instruction may be: a scalar
-// beside a scalar, a unary opcode on a scalar or with a second operand read. (Whether the
-// opcode is exact in T is Exact's rule, checked before.)
+// SelectPointwise returns Compute for (code, a, b), or null for what no instruction may be:
+// a scalar beside a scalar, a unary opcode on a scalar or with a second operand read.
+// (Whether the opcode is exact in T is Exact's rule, checked before.)
 template <typename T, FusedKernel::Opcode kCode>
-FusedKernel::InstrFn<T> SelectFor(Operand a, Operand b) {
+FusedKernel::InstrFn<T> SelectPointwise(Operand a, Operand b) {
   constexpr bool kUnary = kOpcodes[static_cast<int>(kCode)].arity == 1;
   const auto with_a = [b](auto a_kind) -> FusedKernel::InstrFn<T> {
     constexpr Operand kA = decltype(a_kind)::value;
@@ -269,20 +402,31 @@ FusedKernel::InstrFn<T> SelectFor(Operand a, Operand b) {
   return nullptr;
 }
 
+// SelectFor: the loop of an instruction with opcode kCode and operand reads a, b, c (c is
+// kArray, unused, but for where), or null.
+template <typename T, FusedKernel::Opcode kCode>
+FusedKernel::InstrFn<T> SelectFor(Operand a, Operand b, Operand c) {
+  if constexpr (kCode == FusedKernel::Opcode::kWhere) {
+    return SelectWhere<T>(a, b, c);
+  } else {
+    return c == Operand::kArray ? SelectPointwise<T, kCode>(a, b) : nullptr;
+  }
+}
+
 template <typename T, size_t... kCodes>
-FusedKernel::InstrFn<T> SelectAmong(FusedKernel::Opcode code, Operand a, Operand b,
+FusedKernel::InstrFn<T> SelectAmong(FusedKernel::Opcode code, Operand a, Operand b, Operand c,
                                     std::index_sequence<kCodes...>) {
   FusedKernel::InstrFn<T> fn = nullptr;
   ((static_cast<size_t>(code) == kCodes
-        ? void(fn = SelectFor<T, static_cast<FusedKernel::Opcode>(kCodes)>(a, b))
+        ? void(fn = SelectFor<T, static_cast<FusedKernel::Opcode>(kCodes)>(a, b, c))
         : void()),
    ...);
   return fn;
 }
 
 template <typename T>
-FusedKernel::InstrFn<T> Select(FusedKernel::Opcode code, Operand a, Operand b) {
-  return SelectAmong<T>(code, a, b, std::make_index_sequence<FusedKernel::kNumOpcodes>());
+FusedKernel::InstrFn<T> Select(FusedKernel::Opcode code, Operand a, Operand b, Operand c) {
+  return SelectAmong<T>(code, a, b, c, std::make_index_sequence<FusedKernel::kNumOpcodes>());
 }
 
 }  // namespace
@@ -304,8 +448,9 @@ bool FusedKernel::Exact(Opcode code, DType dtype) {
 
 FusedKernel::Input FusedKernel::InputFor(const Tensor& traced, IntArrayRef sizes) {
   Input in{Input::Access::kStrided, {}, 0};
+  in.mask = traced.dtype() == kBool;
   const int64_t total = Numel(sizes);
-  if (traced.numel() == total && traced.is_contiguous()) {
+  if (traced.numel() == total && traced.is_contiguous() && !in.mask) {
     in.access = Input::Access::kContiguous;
     in.result_layout = traced.sizes() == sizes && traced.storage_offset() == 0 &&
                        traced.strides() == IntArrayRef(ContiguousStrides(sizes));
@@ -331,7 +476,7 @@ FusedKernel::Input FusedKernel::InputFor(const Tensor& traced, IntArrayRef sizes
     in.period = period;
     // No dim inside the period broadcasts (they would make it larger than the input), so
     // a contiguous input lists the period's values in order.
-    in.dense_period = traced.numel() == period && traced.is_contiguous();
+    in.dense_period = traced.numel() == period && traced.is_contiguous() && !in.mask;
   }
   return in;
 }
@@ -347,9 +492,26 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
       instrs_(std::move(instrs)),
       outputs_(std::move(outputs)),
       output_of_(num_inputs_ + instrs_.size(), -1),
+      is_mask_(output_of_.size(), false),
       prelude_size_(prelude_size) {
   FT_CHECK(dtype_ == kFloat32 || dtype_ == kFloat64);
-  for (const Instr& instr : instrs_) FT_CHECK(Exact(instr.code, dtype_));
+  // Masks: bool inputs and comparisons' results, read only as where's condition.
+  for (int i = 0; i < num_inputs_; ++i) {
+    is_mask_[i] = inputs_[i].mask;
+    FT_CHECK(!inputs_[i].mask || (inputs_[i].access != Input::Access::kContiguous &&
+                                  !inputs_[i].dense_period && !inputs_[i].result_layout));
+  }
+  for (size_t k = 0; k < instrs_.size(); ++k) {
+    const Instr& instr = instrs_[k];
+    const int arity = Arity(instr.code);
+    const int defined = num_inputs_ + static_cast<int>(k);
+    FT_CHECK(Exact(instr.code, dtype_));
+    FT_CHECK(instr.a >= 0 && instr.a < defined && (instr.b >= 0) == (arity >= 2) &&
+             instr.b < defined && (instr.c >= 0) == (arity == 3) && instr.c < defined);
+    FT_CHECK(is_mask_[instr.a] == (instr.code == Opcode::kWhere));
+    FT_CHECK((instr.b < 0 || !is_mask_[instr.b]) && (instr.c < 0 || !is_mask_[instr.c]));
+    is_mask_[defined] = IsComparison(instr.code);
+  }
   for (size_t k = 0; k < outputs_.size(); ++k) output_of_[outputs_[k]] = static_cast<int>(k);
   while (num_prelude_ < static_cast<int>(instrs_.size()) && instrs_[num_prelude_].prelude) {
     FT_CHECK(output_of_[num_inputs_ + num_prelude_] < 0);
@@ -364,15 +526,18 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
   };
   // A one-value input is read as a scalar when every instruction reading it pairs it with
   // an array (x * s, s - x); otherwise (neg(s), s + s) it is laid out like any fixed input.
+  // (where(m, s, t) reads two: its mask is the array.) A mask is always laid out.
   const auto one_value = [this](int reg) {
     return reg >= 0 && reg < num_inputs_ && inputs_[reg].access == Input::Access::kFixed &&
-           inputs_[reg].period == 1;
+           inputs_[reg].period == 1 && !inputs_[reg].mask;
   };
   std::vector<bool> as_scalar(num_inputs_);
   for (int i = 0; i < num_inputs_; ++i) as_scalar[i] = one_value(i);
   for (const Instr& instr : instrs_) {
-    if (instr.b < 0 || (one_value(instr.a) && one_value(instr.b))) {
-      for (int reg : {instr.a, instr.b}) {
+    const bool all_one_value = one_value(instr.a) && (instr.b < 0 || one_value(instr.b)) &&
+                               (instr.c < 0 || one_value(instr.c));
+    if (instr.b < 0 || all_one_value) {
+      for (int reg : {instr.a, instr.b, instr.c}) {
         if (one_value(reg)) as_scalar[reg] = false;
       }
     }
@@ -395,8 +560,18 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
     return row_of[reg];
   };
   for (size_t k = 0; k < instrs_.size(); ++k) {
-    const int64_t ra = row_in(k, instrs_[k].a), rb = row_in(k, instrs_[k].b);
-    if (ra > 0 && rb > 0 && ra != rb) row_of[instrs_[k].a] = row_of[instrs_[k].b] = 0;
+    const Instr& instr = instrs_[k];
+    int64_t row = 0;
+    bool mixed = false;
+    for (int reg : {instr.a, instr.b, instr.c}) {
+      const int64_t r = row_in(k, reg);
+      if (r > 0 && row > 0 && r != row) mixed = true;
+      if (r > 0) row = r;
+    }
+    if (!mixed) continue;
+    for (int reg : {instr.a, instr.b, instr.c}) {
+      if (row_in(k, reg) > 0) row_of[reg] = 0;
+    }
   }
   for (int i = 0; i < num_inputs_; ++i) {
     if (as_scalar[i]) inputs_[i].access = Input::Access::kScalar;
@@ -410,7 +585,7 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
     const Instr& instr = instrs_[k];
     if (instr.prelude) {
       // Only what repeats with a period dividing the prelude's size: one period of it.
-      for (int reg : {instr.a, instr.b}) {
+      for (int reg : {instr.a, instr.b, instr.c}) {
         FT_CHECK(reg < num_inputs_ || is_prelude_result(reg));
         if (reg >= 0 && reg < num_inputs_) {
           FT_CHECK(inputs_[reg].access != Input::Access::kContiguous &&
@@ -420,16 +595,17 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
         }
       }
     }
-    const int64_t ra = row_in(k, instr.a), rb = row_in(k, instr.b);
+    const int64_t ra = row_in(k, instr.a), rb = row_in(k, instr.b), rc = row_in(k, instr.c);
     const auto operand = [&](int reg, int64_t row) {
       return scalar(reg) ? Operand::kScalar : row > 0 ? Operand::kRow : Operand::kArray;
     };
-    Plan plan{operand(instr.a, ra), operand(instr.b, rb), std::max(ra, rb)};
+    Plan plan{operand(instr.a, ra), operand(instr.b, rb), operand(instr.c, rc),
+              std::max({ra, rb, rc})};
     if (dtype_ == kFloat32) {
-      plan.f32 = Select<float>(instr.code, plan.a, plan.b);
+      plan.f32 = Select<float>(instr.code, plan.a, plan.b, plan.c);
       FT_CHECK(plan.f32 != nullptr);
     } else {
-      plan.f64 = Select<double>(instr.code, plan.a, plan.b);
+      plan.f64 = Select<double>(instr.code, plan.a, plan.b, plan.c);
       FT_CHECK(plan.f64 != nullptr);
     }
     plans_.push_back(plan);
@@ -438,7 +614,8 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
   // whole Run; a result of the run's own instructions that is not an output takes a slot
   // that an earlier such result no longer needs (its last reader has run; chunks are
   // independent). A destination never shares a slot with its own operands. Fewer slots keep
-  // the step's scratch, with the tensors around it, inside the L1 cache.
+  // the step's scratch, with the tensors around it, inside the L1 cache. A mask output is
+  // computed in a slot too and converted to bool as it is stored.
   scratch_slot_.assign(output_of_.size(), -1);
   for (int i = 0; i < num_inputs_; ++i) {
     const Input& in = inputs_[i];
@@ -450,13 +627,13 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
   for (int k = 0; k < num_prelude_; ++k) scratch_slot_[num_inputs_ + k] = num_scratch_++;
   std::vector<int> last_reader(output_of_.size(), -1);
   for (size_t k = 0; k < instrs_.size(); ++k) {
-    for (int reg : {instrs_[k].a, instrs_[k].b}) {
+    for (int reg : {instrs_[k].a, instrs_[k].b, instrs_[k].c}) {
       if (reg >= 0) last_reader[reg] = static_cast<int>(k);
     }
   }
   std::vector<int> free_slots;
-  const auto own_result = [this](int reg) {  // a main instruction's non-output result
-    return reg >= num_inputs_ + num_prelude_ && output_of_[reg] < 0;
+  const auto own_result = [this](int reg) {  // a main instruction's result in scratch
+    return reg >= num_inputs_ + num_prelude_ && (output_of_[reg] < 0 || is_mask_[reg]);
   };
   for (int k = num_prelude_; k < static_cast<int>(instrs_.size()); ++k) {
     const int r = num_inputs_ + k;
@@ -469,9 +646,11 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
       }
     }
     const Instr& instr = instrs_[k];
-    for (int reg : {instr.a, instr.b == instr.a ? -1 : instr.b}) {
-      if (reg >= 0 && own_result(reg) && last_reader[reg] == k) {
-        free_slots.push_back(scratch_slot_[reg]);
+    for (int reg : {instr.a, instr.b, instr.c}) {
+      if (reg >= 0 && own_result(reg) && last_reader[reg] == k &&
+          std::find(free_slots.begin(), free_slots.end(), scratch_slot_[reg]) ==
+              free_slots.end()) {
+        free_slots.push_back(scratch_slot_[reg]);  // once, though read twice (x * x)
       }
     }
     if (own_result(r) && last_reader[r] < 0) free_slots.push_back(scratch_slot_[r]);
@@ -482,7 +661,7 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
   for (int i = 0; i < num_inputs_ && donor_ < 0; ++i) {
     if (!inputs_[i].result_layout || inputs_[i].access != Input::Access::kContiguous) continue;
     for (size_t o = 0; o < outputs_.size(); ++o) {
-      if (outputs_[o] - num_inputs_ >= last_reader[i]) {
+      if (outputs_[o] - num_inputs_ >= last_reader[i] && !is_mask_[outputs_[o]]) {
         donor_ = i;
         donor_output_ = static_cast<int>(o);
         break;
@@ -502,11 +681,12 @@ void FusedKernel::Run(const Tensor* const* inputs, Tensor* outputs, bool reuse_d
 
 template <typename T>
 void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs, bool reuse_donor) const {
-  absl::InlinedVector<T*, 8> out_data(outputs_.size());
+  absl::InlinedVector<void*, 8> out_data(outputs_.size());
   for (int k = 0; k < static_cast<int>(outputs_.size()); ++k) {
-    outputs[k] = reuse_donor && k == donor_output_ ? *inputs[donor_]
-                                                   : EmptyContiguous(sizes_, dtype_);
-    out_data[k] = static_cast<T*>(outputs[k].impl()->raw_data());
+    outputs[k] = reuse_donor && k == donor_output_
+                     ? *inputs[donor_]
+                     : EmptyContiguous(sizes_, is_mask_[outputs_[k]] ? kBool : dtype_);
+    out_data[k] = outputs[k].impl()->raw_data();
   }
   if (numel_ == 0) return;
   // The chunks are split over the intra-op threads, whole chunks per thread. Each thread
@@ -522,7 +702,7 @@ void FusedKernel::RunAs(const Tensor* const* inputs, Tensor* outputs, bool reuse
 }
 
 template <typename T>
-void FusedKernel::RunChunks(const Tensor* const* inputs, T* const* out_data, int64_t first,
+void FusedKernel::RunChunks(const Tensor* const* inputs, void* const* out_data, int64_t first,
                             int64_t last) const {
   const int num_registers = static_cast<int>(output_of_.size());
   T* const scratch = Scratch<T>(static_cast<size_t>(num_scratch_) * kChunk);
@@ -531,20 +711,32 @@ void FusedKernel::RunChunks(const Tensor* const* inputs, T* const* out_data, int
   };
   // reg[r]: where register r's current chunk is. data[i]: input i's elements.
   absl::InlinedVector<const T*, 32> reg(num_registers);
-  absl::InlinedVector<const T*, 16> data(num_inputs_);
+  absl::InlinedVector<const T*, 16> data(num_inputs_);  // null for a mask
+  // WithData calls fn with input i's elements as they are stored: bool for a mask.
+  const auto with_data = [&](int i, const auto& fn) {
+    if (inputs_[i].mask) {
+      fn(static_cast<const bool*>(inputs[i]->impl()->raw_data()));
+    } else {
+      fn(data[i]);
+    }
+  };
   for (int i = 0; i < num_inputs_; ++i) {
-    data[i] = static_cast<const T*>(inputs[i]->impl()->raw_data());
+    if (!inputs_[i].mask) data[i] = static_cast<const T*>(inputs[i]->impl()->raw_data());
     if (inputs_[i].access == Input::Access::kScalar) {
       reg[i] = data[i];  // its one value; plans_ says which instructions read it so
     } else if (inputs_[i].access == Input::Access::kPeriodic) {
       if (inputs_[i].dense_period) {
         reg[i] = data[i];
       } else {
-        FillFixed(data[i], inputs_[i], sizes_, inputs_[i].period, scratch_of(i));
+        with_data(i, [&](const auto* d) {
+          FillFixed(d, inputs_[i], sizes_, inputs_[i].period, scratch_of(i));
+        });
         reg[i] = scratch_of(i);
       }
     } else if (inputs_[i].access == Input::Access::kFixed) {
-      FillFixed(data[i], inputs_[i], sizes_, std::min(kChunk, numel_), scratch_of(i));
+      with_data(i, [&](const auto* d) {
+        FillFixed(d, inputs_[i], sizes_, std::min(kChunk, numel_), scratch_of(i));
+      });
       reg[i] = scratch_of(i);
     }
   }
@@ -562,15 +754,22 @@ void FusedKernel::RunChunks(const Tensor* const* inputs, T* const* out_data, int
       if (inputs_[i].access == Input::Access::kContiguous) {
         reg[i] = data[i] + begin;
       } else if (inputs_[i].access == Input::Access::kStrided) {
-        Gather(data[i], inputs_[i].strides, sizes_, begin, n, scratch_of(i));
+        with_data(i, [&](const auto* d) {
+          Gather(d, inputs_[i].strides, sizes_, begin, n, scratch_of(i));
+        });
         reg[i] = scratch_of(i);
       }
     }
     for (size_t k = num_prelude_; k < instrs_.size(); ++k) {
       const int r = num_inputs_ + static_cast<int>(k);
-      T* dst = output_of_[r] >= 0 ? out_data[output_of_[r]] + begin : scratch_of(r);
+      const int out = output_of_[r];
+      T* dst = out >= 0 && !is_mask_[r] ? static_cast<T*>(out_data[out]) + begin : scratch_of(r);
       RunInstr<T>(k, dst, reg.data(), n);
       reg[r] = dst;
+      if (out >= 0 && is_mask_[r]) {
+        bool* mask = static_cast<bool*>(out_data[out]) + begin;
+        for (int64_t e = 0; e < n; ++e) mask[e] = dst[e] != T(0);
+      }
     }
   }
 }
@@ -580,11 +779,12 @@ void FusedKernel::RunInstr(size_t k, T* dst, const T* const* reg, int64_t n) con
   const Instr& instr = instrs_[k];
   const Plan& plan = plans_[k];
   const T* b = instr.b >= 0 ? reg[instr.b] : nullptr;
+  const T* c = instr.c >= 0 ? reg[instr.c] : nullptr;
   const int64_t row = plan.row > 0 ? plan.row : n;  // n and chunk starts: whole rows
   if constexpr (std::is_same_v<T, float>) {
-    plan.f32(dst, reg[instr.a], b, n, row);
+    plan.f32(dst, reg[instr.a], b, c, n, row);
   } else {
-    plan.f64(dst, reg[instr.a], b, n, row);
+    plan.f64(dst, reg[instr.a], b, c, n, row);
   }
 }
 
@@ -597,6 +797,7 @@ std::string FusedKernel::ToString() const {
     absl::StrAppend(&out, "r", num_inputs_ + static_cast<int>(k), " = ", Info(instr.code).op,
                     "(r", instr.a);
     if (instr.b >= 0) absl::StrAppend(&out, ", r", instr.b);
+    if (instr.c >= 0) absl::StrAppend(&out, ", r", instr.c);
     absl::StrAppend(&out, ")");
     if (static_cast<int>(k) + 1 == num_prelude_) absl::StrAppend(&out, " }");
   }
@@ -607,10 +808,14 @@ std::string FusedKernel::ToString() const {
 
 void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& traced) {
   std::vector<Program::Step>& steps = program.steps_;
-  // The step's opcode when it can join a run: a supported built-in op on tensors only, one
-  // contiguous float32/float64 result, operands of the result's dtype.
-  const auto fusible_opcode = [&traced](const Program::Step& step)
-      -> std::optional<FusedKernel::Opcode> {
+  // The step's opcode and its run's dtype when it can join a run: a supported built-in op
+  // on tensors only, one contiguous result, float32 or float64 values throughout (bool
+  // for a comparison's result and where's condition).
+  struct Fusible {
+    FusedKernel::Opcode code;
+    DType dtype;
+  };
+  const auto fusible = [&traced](const Program::Step& step) -> std::optional<Fusible> {
     if (step.op == nullptr || !OpRegistry::Global().is_builtin(*step.op) ||
         step.outputs.size() != 1 || step.outputs[0].slot < 0) {
       return std::nullopt;
@@ -621,14 +826,20 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
       return std::nullopt;
     }
     const Tensor& out = *traced[step.outputs[0].slot];
-    if ((out.dtype() != kFloat32 && out.dtype() != kFloat64) || !out.is_contiguous() ||
-        out.storage_offset() != 0 || !FusedKernel::Exact(*code, out.dtype())) {
+    const bool comparison = FusedKernel::IsComparison(*code);
+    const DType dtype = comparison ? traced[step.tensor_args[0].slot]->dtype() : out.dtype();
+    if ((dtype != kFloat32 && dtype != kFloat64) || (comparison && out.dtype() != kBool) ||
+        !out.is_contiguous() || out.storage_offset() != 0 ||
+        !FusedKernel::Exact(*code, dtype)) {
       return std::nullopt;
     }
     for (const Program::TensorRef& r : step.tensor_args) {
-      if (r.element >= 0 || traced[r.slot]->dtype() != out.dtype()) return std::nullopt;
+      const bool condition = *code == FusedKernel::Opcode::kWhere && r.value == 0;
+      if (r.element >= 0 || traced[r.slot]->dtype() != (condition ? kBool : dtype)) {
+        return std::nullopt;
+      }
     }
-    return code;
+    return Fusible{*code, dtype};
   };
   // Steps from the first in-place write on keep their order and their kernels: a fused step
   // runs where its last member ran and reads its inputs then, which must come before any
@@ -652,15 +863,15 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
   std::vector<Run> runs;
   std::vector<int> run_of_step(steps.size(), -1);
   std::vector<int> run_of_slot(program.num_slots_, -1);  // the run that computes the slot
-  std::vector<std::optional<FusedKernel::Opcode>> codes(steps.size());
+  std::vector<std::optional<Fusible>> codes(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     const Program::Step& step = steps[i];
-    if (i < first_write) codes[i] = fusible_opcode(step);
+    if (i < first_write) codes[i] = fusible(step);
     int target = -1;
     if (codes[i]) {
       const Tensor& out = *traced[step.outputs[0].slot];
       for (size_t g = 0; g < runs.size(); ++g) {
-        if (runs[g].open && runs[g].dtype == out.dtype() && runs[g].sizes == out.sizes()) {
+        if (runs[g].open && runs[g].dtype == codes[i]->dtype && runs[g].sizes == out.sizes()) {
           target = static_cast<int>(g);
         }
       }
@@ -673,7 +884,7 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
     if (!codes[i]) continue;
     if (target < 0) {
       const Tensor& out = *traced[step.outputs[0].slot];
-      runs.push_back(Run{out.dtype(), Shape(out.sizes().begin(), out.sizes().end()), {}});
+      runs.push_back(Run{codes[i]->dtype, Shape(out.sizes().begin(), out.sizes().end()), {}});
       target = static_cast<int>(runs.size()) - 1;
     }
     runs[target].members.push_back(static_cast<int>(i));
@@ -803,9 +1014,9 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
     for (int m : members) {
       const Program::Step& step = steps[m];
       const int reg = num_inputs + static_cast<int>(instrs.size());
-      FusedKernel::Instr instr{*codes[m], -1, -1, in_prelude[m]};
+      FusedKernel::Instr instr{codes[m]->code, -1, -1, in_prelude[m]};
       for (const Program::TensorRef& r : step.tensor_args) {
-        (r.value == 0 ? instr.a : instr.b) = register_of_slot.at(r.slot);
+        (r.value == 0 ? instr.a : r.value == 1 ? instr.b : instr.c) = register_of_slot.at(r.slot);
       }
       instrs.push_back(instr);
       const int slot = step.outputs[0].slot;

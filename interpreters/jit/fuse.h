@@ -7,16 +7,23 @@
 // such runs into one FusedKernel step that computes them chunk by chunk in a small scratch
 // area and allocates only the tensors that are read after the run.
 //
-// What fuses: add, sub, mul, div, neg, square and the functions of tensor/vecmath.h (exp,
-// expm1, log, log1p, sin, cos, tan, tanh, sigmoid, sqrt, rsqrt, erf, erfc, lgamma) whose
-// operands and result are all float32 or all float64 (no type promotion), with only tensor
-// arguments, in a program without in-place writes. Operands may broadcast (a scalar, a row)
-// and have any strides; every member of a run has the run's output shape. The fused
-// arithmetic is bit for bit what the separate kernels compute: the same operation on the
-// same value(s), element by element, in the same dtype. For the IEEE basic operations that
+// What fuses: add, sub, mul, div, neg, square, reciprocal, abs, sign, relu, maximum,
+// minimum, the comparisons (eq, ne, lt, le, gt, ge), where, and the functions of
+// tensor/vecmath.h (exp, expm1, log, log1p, sin, cos, tan, tanh, sigmoid, sqrt, rsqrt, erf,
+// erfc, lgamma), whose floating operands and result are all float32 or all float64 (no type
+// promotion), with only tensor arguments, in a program without in-place writes. Operands may
+// broadcast (a scalar, a row) and have any strides; every member of a run has the run's
+// output shape. The fused arithmetic is bit for bit what the separate kernels compute: the
+// same operation on the same value(s), element by element, in the same dtype. For the IEEE
+// basic operations, the selections (where, relu, maximum's NaN rule) and the comparisons that
 // holds whatever the packets; the functions are vecmath's, which the kernels call too, and
 // whose result for an element depends only on its value and the active CPU capability
 // (never on where a chunk starts), so a chunk of a fused step gets the kernel's bits.
+//
+// Masks. A comparison's bool result and where's bool condition live in the run's registers
+// as 0 and 1 of the run's dtype (exact in both): a bool input is converted as it is laid
+// out, and a comparison read after the run is written out as a bool tensor. So relu's
+// gradient, where(gt(y, 0), g, 0), and a jvp chain through it fuse into one pass.
 //
 // Buffers. A result needs a fresh tensor unless an input can give it its buffer: donor()
 // names an input with the result's layout that no instruction reads after the one computing
@@ -57,9 +64,11 @@ class Program;
 
 class FusedKernel {
  public:
-  // From kExp on, the functions of tensor/vecmath.h, in its Fn order.
+  // From kEq to kGe the comparisons (a mask result); kWhere reads a mask and two values;
+  // from kExp on, the functions of tensor/vecmath.h, in its Fn order.
   enum class Opcode : uint8_t {
-    kAdd, kSub, kMul, kDiv, kNeg, kSquare,
+    kAdd, kSub, kMul, kDiv, kNeg, kSquare, kReciprocal, kAbs, kSign, kRelu, kMaximum, kMinimum,
+    kEq, kNe, kLt, kLe, kGt, kGe, kWhere,
     kExp, kExpm1, kLog, kLog1p, kSin, kCos, kTan, kTanh, kSigmoid, kSqrt, kRsqrt,
     kErf, kErfc, kLgamma,
   };
@@ -67,11 +76,17 @@ class FusedKernel {
   // OpcodeOf: the opcode of the base op named `op`, if fusion supports it.
   static std::optional<Opcode> OpcodeOf(absl::string_view op);
   static int Arity(Opcode code);
+  // IsComparison: whether `code` computes a mask (eq ... ge).
+  static constexpr bool IsComparison(Opcode code) {
+    return code >= Opcode::kEq && code <= Opcode::kGe;
+  }
   // Exact: whether the fused `code` in `dtype` computes the kernel's bits (see above); only
   // such instructions may be given to the constructor.
   static bool Exact(Opcode code, DType dtype);
 
   // Registers [0, num_inputs) hold the inputs; instruction k writes register num_inputs + k.
+  // A register is a mask (0 or 1) when it is a bool input or a comparison's result; where's
+  // first operand is a mask and no other operand is.
   // Prelude instructions come first: they compute a smaller shape that broadcasts into the
   // run as a period (1 - t^2 on [16] before a [16, 16] run that reads it down its rows),
   // once per Run over prelude_size elements; the rest then read their results row by row.
@@ -80,6 +95,7 @@ class FusedKernel {
     int a;
     int b;  // -1 for a unary opcode
     bool prelude = false;
+    int c = -1;  // where's third operand (where(a, b, c)); -1 for every other opcode
   };
 
   // How an input is read chunk by chunk (decided once, from its traced geometry):
@@ -106,15 +122,19 @@ class FusedKernel {
     // kContiguous with exactly the layout of a result (the run's sizes, contiguous strides,
     // offset 0): its buffer can hold one.
     bool result_layout = false;
+    // A bool input: a mask, converted to 0/1 of the run's dtype wherever it is laid out
+    // (never read in place, so never kContiguous, kScalar or read in place as a period).
+    bool mask = false;
   };
   // How an instruction reads one operand (decided by the constructor): kArray, element k at
   // p[k]; kScalar, *p for every element (a kScalar input; at most one per instruction);
   // kRow, element k at p[k % row] (a kPeriodic input or a prelude result).
   enum class Operand : uint8_t { kArray, kScalar, kRow };
   // InstrFn: one instruction's loop for its opcode and operand reads, computing o[0, n)
-  // from a and b (null for a unary opcode), with kRow operands of period `row`.
+  // from a, b (null for a unary opcode) and c (where's third operand, else null), with kRow
+  // operands of period `row`.
   template <typename T>
-  using InstrFn = void (*)(T* o, const T* a, const T* b, int64_t n, int64_t row);
+  using InstrFn = void (*)(T* o, const T* a, const T* b, const T* c, int64_t n, int64_t row);
   // InputFor: how an input with `traced`'s geometry is read in a run of shape `sizes`.
   static Input InputFor(const Tensor& traced, IntArrayRef sizes);
 
@@ -125,15 +145,16 @@ class FusedKernel {
   FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs, std::vector<Instr> instrs,
               std::vector<int> outputs, int64_t prelude_size = 0);
 
-  // Run computes the outputs (fresh contiguous tensors of sizes() and dtype()) from the
-  // inputs, given in register order. Each input has the dtype and the geometry (sizes,
-  // strides) its Input was made for; Program::Run's precondition guarantees that.
+  // Run computes the outputs (fresh contiguous tensors of sizes() and dtype(), bool for a
+  // mask) from the inputs, given in register order. Each input has the dtype (bool for a
+  // mask) and the geometry (sizes, strides) its Input was made for; Program::Run's
+  // precondition guarantees that.
   // reuse_donor: the caller holds the only reference to input donor()'s buffer and drops it
   // after Run, so that output donor_output() is written into that buffer and returned as
   // that tensor, with no allocation.
   void Run(const Tensor* const* inputs, Tensor* outputs, bool reuse_donor = false) const;
-  // donor: an input whose buffer can take output donor_output() (-1: none). It has the
-  // result layout, and no instruction reads it after the one that computes that output:
+  // donor: an input whose buffer can take output donor_output() (-1: none). Neither is a
+  // mask; the input has the result layout, and no instruction reads it after the one that computes that output:
   // within a chunk, each element of it is read before the same element of the output is
   // stored.
   int donor() const { return donor_; }
@@ -152,7 +173,7 @@ class FusedKernel {
   // RunChunks computes elements [first, last) (first a multiple of the chunk size) of every
   // output, on the calling thread with its own scratch registers.
   template <typename T>
-  void RunChunks(const Tensor* const* inputs, T* const* out_data, int64_t first,
+  void RunChunks(const Tensor* const* inputs, void* const* out_data, int64_t first,
                  int64_t last) const;
   // RunInstr computes instruction k over n elements into dst from the registers in reg.
   template <typename T>
@@ -164,6 +185,7 @@ class FusedKernel {
   struct Plan {
     Operand a = Operand::kArray;
     Operand b = Operand::kArray;  // kArray for a unary opcode
+    Operand c = Operand::kArray;  // kArray but for kWhere
     int64_t row = 0;              // the period of its kRow operands (0: none; one per instr)
     InstrFn<float> f32 = nullptr;   // the loop, for the kernel's dtype (the other is null)
     InstrFn<double> f64 = nullptr;
@@ -177,6 +199,7 @@ class FusedKernel {
   std::vector<Instr> instrs_;
   std::vector<int> outputs_;    // register of each output
   std::vector<int> output_of_;  // per register: the output it is, or -1
+  std::vector<bool> is_mask_;   // per register: a mask (0/1); an output of one is bool
   int64_t prelude_size_;
   int num_prelude_ = 0;         // instructions [0, num_prelude_) are the prelude
   std::vector<Plan> plans_;     // per instruction

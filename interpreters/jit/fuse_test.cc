@@ -10,7 +10,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "dispatch/ops.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jit/jit.h"
@@ -215,58 +218,95 @@ TEST(FuseTest, RowsOfFourPacketsKeepTheKernelsBits) {
   }
 }
 
+// SameBitsOrNaN: equal values with equal signs (so -0 differs from +0), or both NaN.
+bool SameBitsOrNaN(double a, double b) {
+  return (a == b && std::signbit(a) == std::signbit(b)) || (std::isnan(a) && std::isnan(b));
+}
+
 TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
-  // 300 random programs of 12 elementwise ops (every opcode, vecmath's functions included)
-  // at every CPU capability the machine has, over operands
+  // 300 random programs of 12 elementwise ops (every opcode: vecmath's functions, the
+  // comparisons and where included) at every CPU capability the machine has, over operands
   // that broadcast in every way fusion reads them: [4, 16] and [2, 4, 16] arrays, a [16]
-  // row, a stride-2 row, a [4, 1] column, a 0-d scalar, and whatever earlier ops made. Each
-  // replay (traced on other values) must equal the eager run bit for bit (NaN matching NaN).
+  // row, a stride-2 row, a [4, 1] column, a 0-d scalar, bool masks of those shapes, and
+  // whatever earlier ops made. Each replay (traced on other values) must equal the eager
+  // run bit for bit (NaN matching NaN), a mask output included.
   std::mt19937 rng(2026);
   const auto inputs_for = [](uint64_t seed) {
     return TensorList{Rand({4, 16}, seed) + 1.0, Rand({16}, seed + 1) + 1.0, Rand({}, seed + 2),
                       Rand({4, 1}, seed + 3) + 1.0, Rand({2, 4, 16}, seed + 4),
                       Rand({32}, seed + 5) + 0.5};
   };
+  // The masks come after the values: [4, 16], a [16] row, a [4, 1] column, a transposed
+  // [4, 16] (gathered with a stride), and a 0-d one.
+  const auto masks_for = [](uint64_t seed) {
+    return TensorList{gt(Rand({4, 16}, seed), 0.0), gt(Rand({16}, seed + 1), 0.0),
+                      gt(Rand({4, 1}, seed + 2), 0.0),
+                      transpose(gt(Rand({16, 4}, seed + 3), 0.0), 0, 1),
+                      gt(Rand({}, seed + 4), 0.0)};
+  };
+  constexpr int kNumMasks = 5;
   for (int trial = 0; trial < 300; ++trial) {
     const std::vector<CpuCapability> levels = SupportedCpuCapabilities();
     ScopedCpuCapability level(levels[trial % levels.size()]);
     const uint32_t program_seed = rng();
     const auto f = [program_seed](const TensorList& a) {
       std::mt19937 pick(program_seed);
-      TensorList pool(a.begin(), a.end() - 1);
-      pool.push_back(slice(a.back(), 0, 0, std::nullopt, 2));  // a [16] row, stride 2
+      TensorList pool(a.begin(), a.end() - kNumMasks - 1);
+      pool.push_back(slice(a[a.size() - kNumMasks - 1], 0, 0, std::nullopt, 2));  // stride 2
+      TensorList masks(a.end() - kNumMasks, a.end());
       for (int k = 0; k < 12; ++k) {
-        const Tensor& x = pool[pick() % pool.size()];
-        const Tensor& y = pool[pick() % pool.size()];
-        switch (pick() % FusedKernel::kNumOpcodes) {
+        // Copies: pool grows below, and a reference into it would dangle.
+        const Tensor x = pool[pick() % pool.size()];
+        const Tensor y = pool[pick() % pool.size()];
+        // Every opcode, the comparisons as where's condition (and kept as masks).
+        constexpr int kCases = FusedKernel::kNumOpcodes;
+        switch (pick() % kCases) {
           case 0: pool.push_back(x + y); break;
           case 1: pool.push_back(x - y); break;
           case 2: pool.push_back(x * y); break;
           case 3: pool.push_back(x / y); break;
           case 4: pool.push_back(neg(x)); break;
           case 5: pool.push_back(square(x)); break;
-          case 6: pool.push_back(exp(x)); break;
-          case 7: pool.push_back(expm1(x)); break;
-          case 8: pool.push_back(log(x)); break;
-          case 9: pool.push_back(log1p(x)); break;
-          case 10: pool.push_back(sin(x)); break;
-          case 11: pool.push_back(cos(x)); break;
-          case 12: pool.push_back(tan(x)); break;
-          case 13: pool.push_back(tanh(x)); break;
-          case 14: pool.push_back(sigmoid(x)); break;
-          case 15: pool.push_back(sqrt(x)); break;
-          case 16: pool.push_back(rsqrt(x)); break;
-          case 17: pool.push_back(erf(x)); break;
-          case 18: pool.push_back(erfc(x)); break;
+          case 6: pool.push_back(reciprocal(x)); break;
+          case 7: pool.push_back(abs(x)); break;
+          case 8: pool.push_back(sign(x)); break;
+          case 9: pool.push_back(relu(x)); break;
+          case 10: pool.push_back(maximum(x, y)); break;
+          case 11: pool.push_back(minimum(x, y)); break;
+          case 12: masks.push_back(eq(x, y)); break;
+          case 13: masks.push_back(ne(x, y)); break;
+          case 14: masks.push_back(lt(x, y)); break;
+          case 15: masks.push_back(le(x, y)); break;
+          case 16: masks.push_back(gt(x, y)); break;
+          case 17: masks.push_back(ge(x, y)); break;
+          case 18: pool.push_back(where(masks[pick() % masks.size()], x, y)); break;
+          case 19: pool.push_back(exp(x)); break;
+          case 20: pool.push_back(expm1(x)); break;
+          case 21: pool.push_back(log(x)); break;
+          case 22: pool.push_back(log1p(x)); break;
+          case 23: pool.push_back(sin(x)); break;
+          case 24: pool.push_back(cos(x)); break;
+          case 25: pool.push_back(tan(x)); break;
+          case 26: pool.push_back(tanh(x)); break;
+          case 27: pool.push_back(sigmoid(x)); break;
+          case 28: pool.push_back(sqrt(x)); break;
+          case 29: pool.push_back(rsqrt(x)); break;
+          case 30: pool.push_back(erf(x)); break;
+          case 31: pool.push_back(erfc(x)); break;
           default: pool.push_back(lgamma(x)); break;
         }
+        // A fresh mask is read by where most of the time, as a program would.
+        if (masks.size() > kNumMasks && pick() % 4 != 0) {
+          pool.push_back(where(masks.back(), pool[pick() % pool.size()], x));
+        }
       }
-      return TensorList{pool[pool.size() - 1], pool[pool.size() - 4]};
+      return TensorList{pool[pool.size() - 1], pool[pool.size() - 4], masks.back()};
     };
     for (DType dtype : {kFloat32, kFloat64}) {
       const auto args_for = [&](uint64_t seed) {
         TensorList args = inputs_for(seed);
         for (Tensor& t : args) t = to(t, dtype);
+        for (const Tensor& m : masks_for(seed + 100)) args.push_back(m);
         return args;
       };
       TraceResult t = Trace(f, args_for(1));
@@ -275,10 +315,11 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
       const TensorList replayed = t.program->Run(args), eager = f(args);
       for (size_t o = 0; o < eager.size(); ++o) {
         ASSERT_EQ(replayed[o].sizes(), eager[o].sizes());
+        ASSERT_EQ(replayed[o].dtype(), eager[o].dtype());
         const std::vector<double> r = replayed[o].to_vector<double>();
         const std::vector<double> e = eager[o].to_vector<double>();
         for (size_t i = 0; i < r.size(); ++i) {
-          ASSERT_TRUE(r[i] == e[i] || (std::isnan(r[i]) && std::isnan(e[i])))
+          ASSERT_TRUE(SameBitsOrNaN(r[i], e[i]))
               << "trial " << trial << " output " << o << " element " << i << ": " << r[i]
               << " vs " << e[i] << " at " << CpuCapabilityName(ActiveCpuCapability()) << "\n"
               << t.program->DebugString();
@@ -317,12 +358,12 @@ TEST(FuseTest, ThreadsSplitAFusedStepWithoutChangingItsBits) {
 }
 
 TEST(FuseTest, ResultsReadOutsideARunAreItsOutputs) {
-  // u is returned and read by abs (not fusible), whose result feeds more arithmetic: the
-  // first run ends before abs and keeps u and v; the second run comes after.
+  // u is returned and read by cumsum (not pointwise), whose result feeds more arithmetic:
+  // the first run ends before cumsum and keeps u and v; the second run comes after.
   const auto f = [](const TensorList& a) {
     const Tensor u = a[0] * a[1];
     const Tensor v = u + a[1];
-    const Tensor w = abs(u) * v - a[0];
+    const Tensor w = cumsum(u, 1) * v - a[0];
     return TensorList{u, w * w};
   };
   const TensorList traced_args = {Rand({4, 5}, 1), Rand({4, 5}, 2)};
@@ -336,8 +377,10 @@ TEST(FuseTest, ResultsReadOutsideARunAreItsOutputs) {
   ExpectSameBits(replayed[1], eager[1]);
   const std::vector<double> x = args[0].to_vector<double>(), y = args[1].to_vector<double>();
   std::vector<double> expected;
+  double running = 0;  // cumsum(u, 1): restarts at every row of 5
   for (size_t i = 0; i < x.size(); ++i) {
-    const double w = std::fabs(x[i] * y[i]) * (x[i] * y[i] + y[i]) - x[i];
+    running = (i % 5 == 0 ? 0.0 : running) + x[i] * y[i];
+    const double w = running * (x[i] * y[i] + y[i]) - x[i];
     expected.push_back(w * w);
   }
   EXPECT_TENSOR_NEAR(replayed[1], tensor(expected, {4, 5}), 1e-12);
@@ -592,6 +635,134 @@ TEST(FuseTest, TheHessianProgramIsTheUnfusedProgramBitForBit) {
   const Tensor got = fused.program->Run({x})[0];
   ExpectSameBits(got, unfused.program->Run({x})[0]);
   ExpectSameBits(got, h({x})[0]);
+}
+
+// Each opcode added for masks and selections, on every pair of special values (NaN, +-inf,
+// +-0, a denormal, +-1, numbers), the operands broadcast ([1, S] by [S, 1]) and laid out
+// whole: the fused step's bits are the kernels' bits, sign of zero and NaN included.
+TEST(FuseTest, SpecialValuesKeepTheKernelsBits) {
+  const std::vector<double> specials = {std::nan(""), -std::nan(""), INFINITY, -INFINITY, 0.0,
+                                        -0.0, 1e-310, -1e-310, 1.0, -1.0, 2.5, -3.25};
+  const int64_t s = static_cast<int64_t>(specials.size());
+  using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
+  using UnaryFn = Tensor (*)(const Tensor&);
+  const std::vector<std::pair<std::string, BinaryFn>> binary = {
+      {"maximum", &maximum}, {"minimum", &minimum}, {"eq", &eq}, {"ne", &ne},
+      {"lt", &lt},           {"le", &le},           {"gt", &gt}, {"ge", &ge}};
+  const std::vector<std::pair<std::string, UnaryFn>> unary = {
+      {"abs", &abs}, {"sign", &sign}, {"relu", &relu}, {"reciprocal", &reciprocal}};
+  for (DType dtype : {kFloat32, kFloat64}) {
+    for (bool whole : {false, true}) {
+      SCOPED_TRACE(absl::StrCat(DTypeName(dtype), whole ? " laid out whole" : " broadcast"));
+      Tensor x = to(tensor(specials, {1, s}), dtype), y = to(tensor(specials, {s, 1}), dtype);
+      if (whole) {
+        x = contiguous(expand(x, {s, s}));
+        y = contiguous(expand(y, {s, s}));
+      }
+      std::vector<std::pair<std::string, TensorListFn>> fns;
+      for (const auto& [name, op] : binary) {
+        const bool comparison = name != "maximum" && name != "minimum";
+        fns.emplace_back(name, [op = op, comparison](const TensorList& a) {
+          if (comparison) {
+            const Tensor m = op(a[0], a[1]);
+            return TensorList{where(m, a[0], neg(a[1])), m};
+          }
+          const Tensor r = op(a[0], a[1]);
+          return TensorList{neg(r), r};
+        });
+      }
+      for (const auto& [name, op] : unary) {
+        fns.emplace_back(name, [op = op](const TensorList& a) {
+          const Tensor r = op(a[0] * a[1]);
+          return TensorList{neg(r), r};
+        });
+      }
+      for (const auto& [name, fn] : fns) {
+        SCOPED_TRACE(name);
+        TraceResult t = Trace(fn, {x, y});
+        ASSERT_NE(t.program, nullptr) << t.reason;
+        EXPECT_EQ(CountFused(*t.program), 1) << t.program->DebugString();
+        const TensorList replayed = t.program->Run({x, y}), eager = fn({x, y});
+        for (size_t o = 0; o < eager.size(); ++o) {
+          ASSERT_EQ(replayed[o].dtype(), eager[o].dtype());
+          const std::vector<double> r = replayed[o].to_vector<double>();
+          const std::vector<double> e = eager[o].to_vector<double>();
+          for (size_t i = 0; i < r.size(); ++i) {
+            ASSERT_TRUE(SameBitsOrNaN(r[i], e[i]))
+                << "output " << o << " at " << specials[i % s] << ", " << specials[i / s]
+                << ": " << r[i] << " vs " << e[i];
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(FuseTest, MaskInputsAndMaskResultsOfEveryLayout) {
+  // where's condition from a bool input, whole, a row, a column, transposed and 0-d, over
+  // two chunks; and a comparison read after the run comes out as a bool tensor. The closed
+  // form: where(m, 2x, -x) and x * x > 0.25.
+  const std::vector<std::pair<std::string, Tensor>> masks = {
+      {"whole", gt(Rand({40, 9}, 1), 0.0)},
+      {"row", gt(Rand({9}, 2), 0.0)},
+      {"column", gt(Rand({40, 1}, 3), 0.0)},
+      {"transposed", transpose(gt(Rand({9, 40}, 4), 0.0), 0, 1)},
+      {"0-d", gt(Rand({}, 5), -2.0)}};
+  const auto f = [](const TensorList& a) {
+    const Tensor twice = a[0] * 2.0;
+    return TensorList{where(a[1], twice, neg(a[0])), gt(square(a[0]), 0.25)};
+  };
+  for (const auto& [name, m] : masks) {
+    SCOPED_TRACE(name);
+    TraceResult t = Trace(f, {Rand({40, 9}, 6), m});
+    ASSERT_NE(t.program, nullptr) << t.reason;
+    EXPECT_EQ(t.program->num_steps(), 1) << t.program->DebugString();
+    const Tensor x = Rand({40, 9}, 7);
+    const TensorList got = t.program->Run({x, m});
+    ExpectSameBits(got[0], f({x, m})[0]);
+    ASSERT_EQ(got[1].dtype(), kBool);
+    const Tensor mask = contiguous(expand(m, {40, 9}));
+    const std::vector<double> xs = x.to_vector<double>(), ms = mask.to_vector<double>();
+    const std::vector<double> out = got[0].to_vector<double>(), big = got[1].to_vector<double>();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      ASSERT_EQ(out[i], ms[i] != 0 ? 2 * xs[i] : -xs[i]) << i;
+      ASSERT_EQ(big[i], xs[i] * xs[i] > 0.25 ? 1.0 : 0.0) << i;
+    }
+  }
+}
+
+TEST(FuseTest, ReluGradientsFuseIntoOnePass) {
+  // The vjp of relu is where(gt(y, 0), g, 0): with it, the gradient of a relu chain and the
+  // jvp through it have no kernel step left between the matmuls. Fused, unfused and eager
+  // agree bit for bit; the gradient matches finite differences.
+  const Tensor w = Rand({32, 32}, 1);
+  const auto loss = [w](const TensorList& a) {
+    const Tensor h = relu(matmul(a[0], w));
+    return sum(square(relu(h * 0.5 - 0.1) + abs(h)));
+  };
+  const TensorListFn g = grad(loss);
+  const Tensor x0 = Rand({8, 32}, 2);
+  TraceResult fused = Trace(g, {x0});
+  TraceOptions off;
+  off.fuse_pointwise = false;
+  TraceResult unfused = Trace(g, {x0}, off);
+  ASSERT_NE(fused.program, nullptr) << fused.reason;
+  ASSERT_NE(unfused.program, nullptr) << unfused.reason;
+  // Forward: one pass between the matmul and the sum; backward: one between ones_like's
+  // broadcast and the last matmul. No pointwise step of the unfused program is left alone.
+  const std::string program = fused.program->DebugString();
+  EXPECT_EQ(CountFused(*fused.program), 2) << program;
+  for (absl::string_view line : absl::StrSplit(program, '\n')) {
+    if (absl::StrContains(line, "fused[")) continue;
+    for (const char* op : {"= where(", "= gt(", "= relu(", "= abs(", "= sign(", "= mul("}) {
+      EXPECT_FALSE(absl::StrContains(line, op)) << line << " outside a fused step\n" << program;
+    }
+  }
+  const Tensor x = Rand({8, 32}, 3);
+  const Tensor got = fused.program->Run({x})[0];
+  ExpectSameBits(got, unfused.program->Run({x})[0]);
+  ExpectSameBits(got, g({x})[0]);
+  EXPECT_TRUE(testing::GradCheck(loss, {x}));
 }
 
 TEST(FuseTest, JitFusesByDefault) {
