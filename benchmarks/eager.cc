@@ -122,6 +122,30 @@ void BM_Chain10Limit(benchmark::State& state) {
   }
 }
 
+// The gradient of a two-layer relu network's loss under ft::jit, with pointwise fusion
+// against the same trace without it (TraceOptions::fuse_pointwise off): relu's backward is
+// where(gt(y, 0), g, 0), so fusion of comparisons and where leaves one pass between the
+// matmuls. Rows of 128 features: the pointwise passes are a large share of the work.
+TensorListFn ReluMlpGrad(const Tensor& w1, const Tensor& w2) {
+  return grad(ScalarFn([w1, w2](const TensorList& a) {
+    const Tensor h = relu(matmul(a[0], w1));
+    return sum(square(relu(matmul(h, w2)) - 0.5f));
+  }));
+}
+
+void JitReluMlpGrad(benchmark::State& state, bool fuse) {
+  const int64_t rows = state.range(0);
+  const Tensor x = RandomTensor({rows, 128}, 1);
+  const Tensor w1 = RandomTensor({128, 128}, 2) * 0.1f, w2 = RandomTensor({128, 128}, 3) * 0.1f;
+  TraceOptions options;
+  options.fuse_pointwise = fuse;
+  JitFunction f = jit(ReluMlpGrad(w1, w2), options);
+  for (auto _ : state) benchmark::DoNotOptimize(f({x})[0].impl());
+}
+
+void BM_JitReluMlpGradFused(benchmark::State& state) { JitReluMlpGrad(state, true); }
+void BM_JitReluMlpGradUnfused(benchmark::State& state) { JitReluMlpGrad(state, false); }
+
 // STREAM's triad on 1e6 floats per array: the bandwidth behind the roofline column of
 // //benchmarks:compare. The figure's two sides are the same loop (the ratio is noise).
 void BM_Triad(benchmark::State& state) {
@@ -199,6 +223,10 @@ void Register() {
   SetFigure("jit_chain10_1e6", "<= 0.35x functorch eager, <= 1.3x roofline");
   reg("jit_chain10_1e6/ft", BM_JitChain10Ft, 0);
   reg("jit_chain10_1e6/baseline", BM_Chain10Limit, 0);
+  const int64_t mlp_rows = SmokeTest() ? 64 : 8192;
+  SetFigure("jit_relu_mlp_grad", "reported (baseline: the same jit without pointwise fusion)");
+  reg("jit_relu_mlp_grad/ft", BM_JitReluMlpGradFused, mlp_rows);
+  reg("jit_relu_mlp_grad/baseline", BM_JitReluMlpGradUnfused, mlp_rows);
   SetFigure("triad_1e6", "the machine's bandwidth (both sides the same loop)");
   reg("triad_1e6/ft", BM_Triad, 0);
   reg("triad_1e6/baseline", BM_Triad, 0);
