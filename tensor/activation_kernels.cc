@@ -43,6 +43,44 @@ Tensor Pointwise(const char* op, const Tensor& x, F f) {
   return out;
 }
 
+// VecPointwise is Pointwise for activations built from tensor/vecmath.h's vector functions:
+// `strip(const T* in, T* out, int64_t n)` (generic over T) computes n elements, and runs on
+// every contiguous piece of x (StripLoop). Same dtype rules as Pointwise.
+template <typename Strip>
+Tensor VecPointwise(const char* op, const Tensor& x, Strip strip) {
+  if (x.dtype() == kBool) {
+    ThrowError(op, ": not supported for bool tensors (shape ", ShapeToString(x.sizes()),
+               "); convert with to(kFloat32) first");
+  }
+  Tensor converted;
+  const Tensor& in = IsFloating(x.dtype()) ? x : (converted = kernels::to(x, kDefaultFloat));
+  Tensor out = EmptyContiguous(in.sizes(), in.dtype());
+  VisitDType(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      internal::StripLoop<T>(out, in, [&strip](const T* a, T* o, int64_t n) { strip(a, o, n); });
+    }
+  });
+  return out;
+}
+
+// InL1Strips runs an activation as passes over strips of kStrip elements that stay in L1:
+// before(v, t, m) writes the argument of `fn` into the scratch t, fn runs on t in place
+// (vector code), and after(v, t, o, m) combines v and fn's result into o. `o` may equal `v`:
+// after reads v[i] before writing o[i].
+constexpr int64_t kStrip = 256;
+
+template <typename T, typename Before, typename After>
+void InL1Strips(const T* in, T* out, int64_t n, vecmath::Fn fn, Before before, After after) {
+  T t[kStrip];
+  for (int64_t s = 0; s < n; s += kStrip) {
+    const int64_t m = std::min(kStrip, n - s);
+    before(in + s, t, m);
+    vecmath::Apply(fn, t, t, m);
+    after(in + s, static_cast<const T*>(t), out + s, m);
+  }
+}
+
 // Softplus with PyTorch's cut-over: log(1 + e^v), or v itself past `threshold`.
 template <typename T>
 T Softplus(T v, T threshold) {
@@ -206,22 +244,52 @@ double PolygammaDouble(int64_t n, double x) {
 
 }  // namespace
 
+// The activations made of exp, expm1, log1p, tanh or erfc run those on vecmath's vector
+// code (InL1Strips), as kernels::exp and the others do, so they are as accurate as those ops
+// (1 ulp) and take the vector path of the CPU capability set.
 Tensor gelu(const Tensor& x, bool tanh_approximation) {
+  using vecmath::Fn;
   if (tanh_approximation) {
-    return Pointwise("gelu", x, [](auto v) {
-      using T = decltype(v);
+    // x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))).
+    return VecPointwise("gelu", x, [](const auto* in, auto* out, int64_t n) {
+      using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
       const T k = static_cast<T>(0.79788456080286535588);  // sqrt(2 / pi)
-      return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
+      InL1Strips(
+          in, out, n, Fn::kTanh,
+          [k](const T* v, T* t, int64_t m) {
+            for (int64_t i = 0; i < m; ++i) t[i] = k * (v[i] + T(0.044715) * v[i] * v[i] * v[i]);
+          },
+          [](const T* v, const T* t, T* o, int64_t m) {
+            for (int64_t i = 0; i < m; ++i) o[i] = T(0.5) * v[i] * (T(1) + t[i]);
+          });
     });
   }
   // x * Phi(x) with Phi(x) = erfc(-x / sqrt 2) / 2, accurate for negative x too.
-  return Pointwise("gelu", x, [](auto v) {
-    using T = decltype(v);
-    return T(0.5) * v * std::erfc(-v * static_cast<T>(0.70710678118654752440));
+  return VecPointwise("gelu", x, [](const auto* in, auto* out, int64_t n) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
+    InL1Strips(
+        in, out, n, Fn::kErfc,
+        [](const T* v, T* t, int64_t m) {
+          for (int64_t i = 0; i < m; ++i) t[i] = -v[i] * static_cast<T>(0.70710678118654752440);
+        },
+        [](const T* v, const T* t, T* o, int64_t m) {
+          for (int64_t i = 0; i < m; ++i) o[i] = T(0.5) * v[i] * t[i];
+        });
   });
 }
 Tensor silu(const Tensor& x) {
-  return Pointwise("silu", x, [](auto v) { return v / (decltype(v)(1) + std::exp(-v)); });
+  // x / (1 + e^-x).
+  return VecPointwise("silu", x, [](const auto* in, auto* out, int64_t n) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
+    InL1Strips(
+        in, out, n, vecmath::Fn::kExp,
+        [](const T* v, T* t, int64_t m) {
+          for (int64_t i = 0; i < m; ++i) t[i] = -v[i];
+        },
+        [](const T* v, const T* t, T* o, int64_t m) {
+          for (int64_t i = 0; i < m; ++i) o[i] = v[i] / (T(1) + t[i]);
+        });
+  });
 }
 Tensor mish(const Tensor& x) {
   return Pointwise("mish", x, [](auto v) { return v * std::tanh(Softplus(v, decltype(v)(20))); });
@@ -234,24 +302,45 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
   });
 }
 Tensor elu(const Tensor& x, double alpha) {
-  return Pointwise("elu", x, [alpha](auto v) {
-    using T = decltype(v);
-    return v > T(0) ? v : static_cast<T>(alpha) * std::expm1(v);
+  // x for x > 0, alpha * (e^x - 1) otherwise.
+  return VecPointwise("elu", x, [alpha](const auto* in, auto* out, int64_t n) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
+    InL1Strips(
+        in, out, n, vecmath::Fn::kExpm1,
+        [](const T* v, T* t, int64_t m) { std::copy(v, v + m, t); },
+        [a = static_cast<T>(alpha)](const T* v, const T* t, T* o, int64_t m) {
+          for (int64_t i = 0; i < m; ++i) o[i] = v[i] > T(0) ? v[i] : a * t[i];
+        });
   });
 }
 Tensor selu(const Tensor& x) {
-  return Pointwise("selu", x, [](auto v) {
-    using T = decltype(v);
-    const T alpha = static_cast<T>(1.6732632423543772848170429916717);
-    const T scale = static_cast<T>(1.0507009873554804934193349852946);
-    return scale * (v > T(0) ? v : alpha * std::expm1(v));
+  // scale * elu(x, alpha) with the self-normalizing constants.
+  return VecPointwise("selu", x, [](const auto* in, auto* out, int64_t n) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
+    InL1Strips(
+        in, out, n, vecmath::Fn::kExpm1,
+        [](const T* v, T* t, int64_t m) { std::copy(v, v + m, t); },
+        [](const T* v, const T* t, T* o, int64_t m) {
+          const T alpha = static_cast<T>(1.6732632423543772848170429916717);
+          const T scale = static_cast<T>(1.0507009873554804934193349852946);
+          for (int64_t i = 0; i < m; ++i) o[i] = scale * (v[i] > T(0) ? v[i] : alpha * t[i]);
+        });
   });
 }
 Tensor celu(const Tensor& x, double alpha) {
   if (alpha == 0.0) ThrowError("celu: alpha cannot be 0 (it divides x)");
-  return Pointwise("celu", x, [alpha](auto v) {
-    using T = decltype(v);
-    return v > T(0) ? v : static_cast<T>(alpha) * std::expm1(v / static_cast<T>(alpha));
+  // x for x > 0, alpha * (e^(x / alpha) - 1) otherwise.
+  return VecPointwise("celu", x, [alpha](const auto* in, auto* out, int64_t n) {
+    using T = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
+    const T a = static_cast<T>(alpha);
+    InL1Strips(
+        in, out, n, vecmath::Fn::kExpm1,
+        [a](const T* v, T* t, int64_t m) {
+          for (int64_t i = 0; i < m; ++i) t[i] = v[i] / a;
+        },
+        [a](const T* v, const T* t, T* o, int64_t m) {
+          for (int64_t i = 0; i < m; ++i) o[i] = v[i] > T(0) ? v[i] : a * t[i];
+        });
   });
 }
 Tensor leaky_relu(const Tensor& x, double negative_slope) {

@@ -194,20 +194,20 @@ void UnaryLoop(const Tensor& out, const Tensor& in, F&& f) {
   });
 }
 
-// VecMathLoop writes out = fn(in) with tensor/vecmath.h's vector functions, T float or
+// StripLoop writes out = strip(in) for an elementwise `strip(const T* in, T* o, int64_t n)`
+// over contiguous arrays (o[i] depends on in[i] alone; `in` may equal `o`), T float or
 // double, `in` of out's shape (any strides) and `out` contiguous. Contiguous input is one
-// Apply per thread's range; a strided run is gathered into a small buffer a block at a time.
-// Every element goes through the same vector code either way (vecmath.h), so the result is
-// independent of the layout and the thread count.
-template <typename T>
-void VecMathLoop(vecmath::Fn fn, const Tensor& out, const Tensor& in) {
+// strip call per thread's range; a strided run is gathered into a small buffer a block at a
+// time. A strip whose elements take the same path whatever n and alignment (vecmath.h's
+// functions do) gives results independent of the layout and the thread count.
+template <typename T, typename Strip>
+void StripLoop(const Tensor& out, const Tensor& in, Strip&& strip) {
   const int64_t total = out.numel();
   if (total == 0) return;
   T* po = static_cast<T*>(out.impl()->raw_data());
   if (in.is_contiguous() && in.numel() == total) {
     const T* pi = static_cast<const T*>(in.impl()->raw_data());
-    ParallelRun(po, total,
-                [&](int64_t b, int64_t e) { vecmath::Apply(fn, pi + b, po + b, e - b); });
+    ParallelRun(po, total, [&](int64_t b, int64_t e) { strip(pi + b, po + b, e - b); });
     return;
   }
   std::array<Operand, 2> ops = {MakeOperand(out, out.sizes()), MakeOperand(in, out.sizes())};
@@ -215,7 +215,7 @@ void VecMathLoop(vecmath::Fn fn, const Tensor& out, const Tensor& in) {
                                           const std::array<int64_t, 2>& s, int64_t n) {
     T* o = reinterpret_cast<T*>(p[0]);  // out is contiguous: its runs are too
     if (s[1] == static_cast<int64_t>(sizeof(T))) {
-      vecmath::Apply(fn, reinterpret_cast<const T*>(p[1]), o, n);
+      strip(reinterpret_cast<const T*>(p[1]), o, n);
       return;
     }
     constexpr int64_t kBlock = 256;
@@ -224,9 +224,15 @@ void VecMathLoop(vecmath::Fn fn, const Tensor& out, const Tensor& in) {
       const int64_t m = std::min(kBlock, n - start);
       const char* a = p[1] + start * s[1];
       for (int64_t i = 0; i < m; ++i) std::memcpy(&buffer[i], a + i * s[1], sizeof(T));
-      vecmath::Apply(fn, buffer, o + start, m);
+      strip(static_cast<const T*>(buffer), o + start, m);
     }
   });
+}
+
+// VecMathLoop writes out = fn(in) with tensor/vecmath.h's vector functions (StripLoop).
+template <typename T>
+void VecMathLoop(vecmath::Fn fn, const Tensor& out, const Tensor& in) {
+  StripLoop<T>(out, in, [fn](const T* a, T* o, int64_t n) { vecmath::Apply(fn, a, o, n); });
 }
 
 // IsTrailingBlock: x's sizes, without leading 1s, are the trailing sizes of `sizes` (x

@@ -180,6 +180,104 @@ TEST_F(VecMathKernels, AmaxAndAminOfRowsRunTheVectorExtremes) {
   }
 }
 
+// The activations built on vecmath (gelu both ways, silu, elu, selu, celu): at every level
+// they run the vector code, give the same bits for every layout and thread count, and match
+// their closed forms in long double to a few ulps of the result or of x (gelu's tanh form
+// loses the digits of 1 + tanh to cancellation for very negative x, as any evaluation of
+// that formula does), with NaN and infinities where the closed form has them.
+struct Activation {
+  const char* name;
+  std::function<Tensor(const Tensor&)> run;
+  std::function<long double(long double)> exact;
+};
+
+std::vector<Activation> Activations() {
+  constexpr long double kInvSqrt2 = 0.707106781186547524400844362104849039L;
+  constexpr long double kSqrt2OverPi = 0.797884560802865355879892119868763737L;
+  constexpr long double kSeluAlpha = 1.6732632423543772848170429916717L;
+  constexpr long double kSeluScale = 1.0507009873554804934193349852946L;
+  return {
+      {"gelu", [](const Tensor& x) { return gelu(x, false); },
+       [=](long double v) { return 0.5L * v * std::erfc(-v * kInvSqrt2); }},
+      {"gelu_tanh", [](const Tensor& x) { return gelu(x, true); },
+       [=](long double v) {
+         return 0.5L * v * (1.0L + std::tanh(kSqrt2OverPi * (v + 0.044715L * v * v * v)));
+       }},
+      {"silu", [](const Tensor& x) { return silu(x); },
+       [](long double v) { return v / (1.0L + std::exp(-v)); }},
+      {"elu", [](const Tensor& x) { return elu(x, 1.3); },
+       [](long double v) { return v > 0 ? v : 1.3L * std::expm1(v); }},
+      {"selu", [](const Tensor& x) { return selu(x); },
+       [=](long double v) { return kSeluScale * (v > 0 ? v : kSeluAlpha * std::expm1(v)); }},
+      {"celu", [](const Tensor& x) { return celu(x, 0.7); },
+       [](long double v) { return v > 0 ? v : 0.7L * std::expm1(v / 0.7L); }},
+  };
+}
+
+template <typename T>
+void CheckActivationsAtEveryLevel() {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> u(-15, 15);
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<T> values = {T(0), T(-0.0), T(inf), T(-inf), std::numeric_limits<T>::quiet_NaN(),
+                           T(1e-30), T(-1e-30), T(80), T(-80), T(1e10), T(-1e10)};
+  while (values.size() < 37 * 29) values.push_back(static_cast<T>(u(rng)));
+  const Tensor base = tensor(values, {37, 29});
+  const long double eps = std::numeric_limits<T>::epsilon();
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    for (const Activation& a : Activations()) {
+      const std::string what = std::string(a.name) + " at " + std::string(CpuCapabilityName(level));
+      const int64_t calls = vecmath::CallCount(level);
+      const Tensor contiguous = a.run(base);
+      EXPECT_GT(vecmath::CallCount(level), calls) << what << ": not the vector path";
+      const std::vector<T> got = contiguous.template to_vector<T>();
+      for (size_t i = 0; i < values.size(); ++i) {
+        const long double v = values[i], exact = a.exact(v), g = got[i];
+        if (std::isnan(exact)) {
+          EXPECT_TRUE(std::isnan(g)) << what << " at " << v << ": " << g;
+        } else if (std::isinf(exact) || std::fabs(exact) > std::numeric_limits<T>::max()) {
+          EXPECT_EQ(g, static_cast<T>(exact)) << what << " at " << v;
+        } else {
+          EXPECT_LE(std::fabs(g - exact), 64 * eps * (std::fabs(exact) + std::fabs(v)))
+              << what << " at " << v << ": " << g << " vs " << static_cast<double>(exact);
+        }
+      }
+      const Tensor t = transpose(base, 0, 1);
+      ExpectSameBits<T>(a.run(t), transpose(contiguous, 0, 1), what + " transposed");
+      const Tensor s = slice(base, 1, 1, std::nullopt, 3);
+      ExpectSameBits<T>(a.run(s), slice(contiguous, 1, 1, std::nullopt, 3), what + " sliced");
+      const Tensor row = slice(base, 0, 0, 1, 1);  // [1, 29]
+      ExpectSameBits<T>(a.run(expand(row, {5, 29})),
+                        expand(slice(contiguous, 0, 0, 1, 1), {5, 29}), what + " expanded");
+      EXPECT_EQ(a.run(empty({0, 3}, base.dtype())).numel(), 0) << what;
+    }
+  }
+}
+
+TEST_F(VecMathKernels, Float32ActivationsRunTheVectorPathAndMatchTheirClosedForms) {
+  CheckActivationsAtEveryLevel<float>();
+}
+
+TEST_F(VecMathKernels, Float64ActivationsRunTheVectorPathAndMatchTheirClosedForms) {
+  CheckActivationsAtEveryLevel<double>();
+}
+
+TEST_F(VecMathKernels, ActivationBitsDoNotDependOnTheThreadCount) {
+  // Several grains (split over threads), and an odd length: strips end mid-vector.
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> u(-6, 6);
+  std::vector<float> v((1 << 19) + 7);
+  for (float& e : v) e = u(rng);
+  const Tensor x = tensor(v, {static_cast<int64_t>(v.size())});
+  for (const Activation& a : Activations()) {
+    SetNumThreads(1);
+    const Tensor one = a.run(x);
+    SetNumThreads(2);
+    ExpectSameBits<float>(a.run(x), one, a.name);
+  }
+}
+
 TEST_F(VecMathKernels, DtypeRulesAndInPlaceExp) {
   const Tensor ints = tensor(std::vector<int64_t>{0, 1, 2}, {3});
   const Tensor e = exp(ints);
