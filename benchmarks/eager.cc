@@ -77,32 +77,17 @@ void BM_SinBaseline(benchmark::State& state) {
 // silu and gelu on 1e6 float32, against the same formulas as one scalar Eigen loop with
 // <cmath>'s exp and erfc: ft's kernels before they moved onto vecmath. Run with
 // FT_NUM_THREADS=1 to compare one thread with one thread.
-void BM_SiluFt(benchmark::State& state) {
-  Tensor x = RandomTensor({kBig}, 1);
-  for (auto _ : state) benchmark::DoNotOptimize(silu(x).impl());
-}
+float SiluScalar(float v) { return v / (1.0f + std::exp(-v)); }
+float GeluScalar(float v) { return 0.5f * v * std::erfc(-v * 0.70710678f); }
+Tensor GeluNone(const Tensor& x) { return gelu(x); }
 
-void BM_SiluScalar(benchmark::State& state) {
+template <float (*F)(float)>
+void BM_ScalarFormula(benchmark::State& state) {
   Tensor x = RandomTensor({kBig}, 1);
   Eigen::Map<const EigenArray> in(x.data<float>(), kBig);
   EigenArray out(kBig);
   for (auto _ : state) {
-    out = in.unaryExpr([](float v) { return v / (1.0f + std::exp(-v)); });
-    benchmark::DoNotOptimize(out.data());
-  }
-}
-
-void BM_GeluFt(benchmark::State& state) {
-  Tensor x = RandomTensor({kBig}, 1);
-  for (auto _ : state) benchmark::DoNotOptimize(gelu(x).impl());
-}
-
-void BM_GeluScalar(benchmark::State& state) {
-  Tensor x = RandomTensor({kBig}, 1);
-  Eigen::Map<const EigenArray> in(x.data<float>(), kBig);
-  EigenArray out(kBig);
-  for (auto _ : state) {
-    out = in.unaryExpr([](float v) { return 0.5f * v * std::erfc(-v * 0.70710678f); });
+    out = in.unaryExpr([](float v) { return F(v); });
     benchmark::DoNotOptimize(out.data());
   }
 }
@@ -276,11 +261,11 @@ void Register() {
   reg("sin_1e6/ft", BM_UnaryFt<&sin>, 0);
   reg("sin_1e6/baseline", BM_SinBaseline, 0);
   SetFigure("silu_1e6", "reported (baseline: the scalar <cmath> formula)");
-  reg("silu_1e6/ft", BM_SiluFt, 0);
-  reg("silu_1e6/baseline", BM_SiluScalar, 0);
+  reg("silu_1e6/ft", BM_UnaryFt<&silu>, 0);
+  reg("silu_1e6/baseline", BM_ScalarFormula<&SiluScalar>, 0);
   SetFigure("gelu_1e6", "reported (baseline: the scalar <cmath> formula)");
-  reg("gelu_1e6/ft", BM_GeluFt, 0);
-  reg("gelu_1e6/baseline", BM_GeluScalar, 0);
+  reg("gelu_1e6/ft", BM_UnaryFt<&GeluNone>, 0);
+  reg("gelu_1e6/baseline", BM_ScalarFormula<&GeluScalar>, 0);
   SetFigure("add_1e6", "<= 1.15x");
   reg("add_1e6/ft", BM_AddFt, 0);
   reg("add_1e6/baseline", BM_BinaryBaseline<true>, 0);

@@ -19,12 +19,11 @@ constexpr double kPi = 3.14159265358979323846;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Pointwise applies the scalar function f (called with the element's own type, float or
-// double) to every element. int64 computes in float32 (PyTorch's int-to-float promotion);
-// bool is rejected. The functions here are scalar code (std::erf, branches), so the loop is
-// Eigen's scalar unaryExpr.
-template <typename F>
-Tensor Pointwise(const char* op, const Tensor& x, F f) {
+// FloatingActivation holds the dtype rules every activation here shares: int64 computes in
+// float32 (PyTorch's int-to-float promotion), bool is rejected. loop(tag, out, in) fills the
+// contiguous `out` from `in` of a floating dtype (tag's type).
+template <typename Loop>
+Tensor FloatingActivation(const char* op, const Tensor& x, Loop loop) {
   if (x.dtype() == kBool) {
     ThrowError(op, ": not supported for bool tensors (shape ", ShapeToString(x.sizes()),
                "); convert with to(kFloat32) first");
@@ -34,34 +33,33 @@ Tensor Pointwise(const char* op, const Tensor& x, F f) {
   Tensor out = EmptyContiguous(in.sizes(), in.dtype());
   VisitDType(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      UnaryLoop<T, T>(out, in, [&f](const auto& a) {
-        return a.unaryExpr([&f](T v) { return static_cast<T>(f(v)); });
-      });
-    }
+    if constexpr (std::is_floating_point_v<T>) loop(tag, out, in);
   });
   return out;
 }
 
+// Pointwise applies the scalar function f (called with the element's own type, float or
+// double) to every element. The functions here are scalar code (std::erf, branches), so the
+// loop is Eigen's scalar unaryExpr.
+template <typename F>
+Tensor Pointwise(const char* op, const Tensor& x, F f) {
+  return FloatingActivation(op, x, [&f](auto tag, const Tensor& out, const Tensor& in) {
+    using T = typename decltype(tag)::type;
+    UnaryLoop<T, T>(out, in, [&f](const auto& a) {
+      return a.unaryExpr([&f](T v) { return static_cast<T>(f(v)); });
+    });
+  });
+}
+
 // VecPointwise is Pointwise for activations built from tensor/vecmath.h's vector functions:
 // `strip(const T* in, T* out, int64_t n)` (generic over T) computes n elements, and runs on
-// every contiguous piece of x (StripLoop). Same dtype rules as Pointwise.
+// every contiguous piece of x (StripLoop).
 template <typename Strip>
 Tensor VecPointwise(const char* op, const Tensor& x, Strip strip) {
-  if (x.dtype() == kBool) {
-    ThrowError(op, ": not supported for bool tensors (shape ", ShapeToString(x.sizes()),
-               "); convert with to(kFloat32) first");
-  }
-  Tensor converted;
-  const Tensor& in = IsFloating(x.dtype()) ? x : (converted = kernels::to(x, kDefaultFloat));
-  Tensor out = EmptyContiguous(in.sizes(), in.dtype());
-  VisitDType(in.dtype(), [&](auto tag) {
+  return FloatingActivation(op, x, [&strip](auto tag, const Tensor& out, const Tensor& in) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      internal::StripLoop<T>(out, in, [&strip](const T* a, T* o, int64_t n) { strip(a, o, n); });
-    }
+    internal::StripLoop<T>(out, in, strip);
   });
-  return out;
 }
 
 // InL1Strips runs an activation as passes over strips of kStrip elements that stay in L1:

@@ -69,6 +69,23 @@ void ExpectSameBits(const Tensor& a, const Tensor& b, const std::string& what) {
   }
 }
 
+// ExpectLayoutsGiveTheSameBits: run on transposed, sliced and expanded views of the [37, 29]
+// `base` gives the same view of `contiguous` (run(base)) bit for bit; empty input, empty
+// output.
+template <typename T>
+void ExpectLayoutsGiveTheSameBits(const std::function<Tensor(const Tensor&)>& run,
+                                  const Tensor& base, const Tensor& contiguous,
+                                  const std::string& what) {
+  ExpectSameBits<T>(run(transpose(base, 0, 1)), transpose(contiguous, 0, 1),
+                    what + " transposed");
+  ExpectSameBits<T>(run(slice(base, 1, 1, std::nullopt, 3)),
+                    slice(contiguous, 1, 1, std::nullopt, 3), what + " sliced");
+  const Tensor row = slice(base, 0, 0, 1, 1);  // [1, 29]
+  ExpectSameBits<T>(run(expand(row, {5, 29})), expand(slice(contiguous, 0, 0, 1, 1), {5, 29}),
+                    what + " expanded");
+  EXPECT_EQ(run(empty({0, 3}, base.dtype())).numel(), 0) << what;
+}
+
 class VecMathKernels : public ::testing::Test {
  protected:
   void TearDown() override {
@@ -94,14 +111,7 @@ void CheckLayoutsAtEveryLevel() {
       std::vector<T> expected(x.size());
       for (size_t i = 0; i < x.size(); ++i) vecmath::Apply(k.fn, &x[i], &expected[i], 1);
       ExpectSameBits<T>(contiguous, tensor(expected, {37, 29}), what + " contiguous");
-      const Tensor t = transpose(base, 0, 1);
-      ExpectSameBits<T>(k.run(t), transpose(contiguous, 0, 1), what + " transposed");
-      const Tensor s = slice(base, 1, 1, std::nullopt, 3);
-      ExpectSameBits<T>(k.run(s), slice(contiguous, 1, 1, std::nullopt, 3), what + " sliced");
-      const Tensor row = slice(base, 0, 0, 1, 1);  // [1, 29]
-      ExpectSameBits<T>(k.run(expand(row, {5, 29})),
-                        expand(slice(contiguous, 0, 0, 1, 1), {5, 29}), what + " expanded");
-      EXPECT_EQ(k.run(empty({0, 3}, base.dtype())).numel(), 0) << what;
+      ExpectLayoutsGiveTheSameBits<T>(k.run, base, contiguous, what);
     }
   }
 }
@@ -243,14 +253,7 @@ void CheckActivationsAtEveryLevel() {
               << what << " at " << v << ": " << g << " vs " << static_cast<double>(exact);
         }
       }
-      const Tensor t = transpose(base, 0, 1);
-      ExpectSameBits<T>(a.run(t), transpose(contiguous, 0, 1), what + " transposed");
-      const Tensor s = slice(base, 1, 1, std::nullopt, 3);
-      ExpectSameBits<T>(a.run(s), slice(contiguous, 1, 1, std::nullopt, 3), what + " sliced");
-      const Tensor row = slice(base, 0, 0, 1, 1);  // [1, 29]
-      ExpectSameBits<T>(a.run(expand(row, {5, 29})),
-                        expand(slice(contiguous, 0, 0, 1, 1), {5, 29}), what + " expanded");
-      EXPECT_EQ(a.run(empty({0, 3}, base.dtype())).numel(), 0) << what;
+      ExpectLayoutsGiveTheSameBits<T>(a.run, base, contiguous, what);
     }
   }
 }

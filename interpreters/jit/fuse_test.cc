@@ -47,6 +47,14 @@ int CountFused(const Program& p) {
   return n;
 }
 
+// TraceUnfused traces f as Trace does, with pointwise fusion off: the program fusion
+// rewrites, for comparing against.
+TraceResult TraceUnfused(const TensorListFn& f, const TensorList& args) {
+  TraceOptions off;
+  off.fuse_pointwise = false;
+  return Trace(f, args, off);
+}
+
 // g(x, y, s) = -((x * y - s) / (y + x)^2): x [rows, 9], y a row [9], s a scalar.
 TensorList Chain(const TensorList& a) {
   const Tensor& x = a[0];
@@ -621,9 +629,7 @@ TEST(FuseTest, TheHessianProgramIsTheUnfusedProgramBitForBit) {
       hessian([w](const TensorList& a) { return sum(square(tanh(matmul(w, a[0])))); });
   const Tensor x0 = to(Rand({16}, 2), kFloat32);
   TraceResult fused = Trace(h, {x0});
-  TraceOptions off;
-  off.fuse_pointwise = false;
-  TraceResult unfused = Trace(h, {x0}, off);
+  TraceResult unfused = TraceUnfused(h, {x0});
   ASSERT_NE(fused.program, nullptr) << fused.reason;
   ASSERT_NE(unfused.program, nullptr) << unfused.reason;
   EXPECT_LT(fused.program->num_steps(), unfused.program->num_steps() - 8)
@@ -743,9 +749,7 @@ TEST(FuseTest, ReluGradientsFuseIntoOnePass) {
   const TensorListFn g = grad(loss);
   const Tensor x0 = Rand({8, 32}, 2);
   TraceResult fused = Trace(g, {x0});
-  TraceOptions off;
-  off.fuse_pointwise = false;
-  TraceResult unfused = Trace(g, {x0}, off);
+  TraceResult unfused = TraceUnfused(g, {x0});
   ASSERT_NE(fused.program, nullptr) << fused.reason;
   ASSERT_NE(unfused.program, nullptr) << unfused.reason;
   // Forward: one pass between the matmul and the sum; backward: one between ones_like's
