@@ -147,8 +147,8 @@ void Register(const std::string& dtype, const Shape& s) {
                           std::to_string(s.n) + "/";
   const int m = static_cast<int>(s.m), k = static_cast<int>(s.k), n = static_cast<int>(s.n);
   constexpr bool kF32 = std::is_same_v<T, float>;
-  const DType dt = kF32 ? kFloat32 : kFloat64;
-  benchmark::RegisterBenchmark((fig + "ft").c_str(), [s, dt](benchmark::State& state) {
+  benchmark::RegisterBenchmark((fig + "ft").c_str(), [s](benchmark::State& state) {
+    const DType dt = kF32 ? kFloat32 : kFloat64;
     Tensor a = to(bench::RandomTensor({s.m, s.k}, 1), dt);
     Tensor b = to(bench::RandomTensor({s.k, s.n}, 2), dt);
     for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b).impl());

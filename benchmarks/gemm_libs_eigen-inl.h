@@ -10,7 +10,9 @@
 // c (m x n) = a (m x k) b (k x n), all row-major and contiguous.
 #include <cstdint>
 
-#include "Eigen/Core"
+// Angle brackets: found through Eigen's -isystem path, not Bazel's -iquote one, so Eigen's
+// AVX headers count as system headers (clang warns about an unused variable in them).
+#include <Eigen/Core>
 
 namespace ft_bench {
 namespace {

@@ -12,7 +12,7 @@
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
 #include "tensor/parallel.h"
-#include "tensor/small_gemm.h"
+#include "tensor/gemm.h"
 
 namespace ft::kernels {
 namespace {
@@ -32,14 +32,23 @@ using OutMap = Eigen::Map<RowMajorMatrix<T>, Eigen::Unaligned>;
 // intra-op threads (NOTE: [Intra-op threads] in tensor/parallel.h).
 constexpr int64_t kGemmGrainWork = int64_t{1} << 21;
 
-// Gemm: c = a * b, split by rows of c over the intra-op threads when the product is large.
-// Each row block is its own Eigen product: deterministic for a given thread count; Eigen's
-// blocking depends on the block's size, so other thread counts may round differently.
+// kVectorGemm<T>: T has the vector unit's GEMM (tensor/gemm.h); other dtypes use Eigen's.
+template <typename T>
+inline constexpr bool kVectorGemm = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// RowGrain: rows of c per chunk of a product split over the intra-op threads (16 at least).
+inline int64_t RowGrain(int64_t k, int64_t n) {
+  return std::max<int64_t>(16, kGemmGrainWork / std::max<int64_t>(n * k, 1));
+}
+
+// Gemm: c = a * b for Eigen expressions (the integer dtypes), split by rows of c over the
+// intra-op threads when the product is large. Each row block is its own Eigen product:
+// deterministic for a given thread count; Eigen's blocking depends on the block's size, so
+// other thread counts may round differently.
 template <typename C, typename A, typename B>
 void Gemm(C&& c, const A& a, const B& b) {
   const int64_t m = c.rows(), n = c.cols(), k = a.cols();
-  const int64_t row_work = std::max<int64_t>(n * k, 1);
-  const int64_t row_grain = std::max<int64_t>(16, kGemmGrainWork / row_work);
+  const int64_t row_grain = RowGrain(k, n);
   if (::ft::internal::ParallelChunks(m, row_grain) <= 1) {
     c.noalias() = a * b;
     return;
@@ -47,6 +56,25 @@ void Gemm(C&& c, const A& a, const B& b) {
   ::ft::internal::ParallelFor(m, row_grain, 16, 0, [&](int64_t r0, int64_t r1) {
     c.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
   });
+}
+
+// VectorGemm: c (m x n, row-major, row stride ldc) = a b for float and double, on the vector
+// unit's GEMM (tensor/gemm.h; element (i, kk) of a at a[i * ars + kk * acs], of b likewise),
+// split by rows of c as Gemm is, with the same determinism.
+template <typename T>
+void VectorGemm(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t acs,
+                const T* b, int64_t brs, int64_t bcs, T* c, int64_t ldc) {
+  const auto rows = [&](int64_t r0, int64_t r1) {
+    internal::Gemm(r1 - r0, k, n, a + r0 * ars, ars, acs, b, brs, bcs, c + r0 * ldc, ldc);
+  };
+  // Under kGemmGrainWork multiply-adds m is under one grain: skip asking the pool (most
+  // products of a Jacobian or a small layer are here, and each nanosecond is per-op cost).
+  const int64_t row_grain = RowGrain(k, n);
+  if (m * k * n < kGemmGrainWork || ::ft::internal::ParallelChunks(m, row_grain) <= 1) {
+    rows(0, m);
+  } else {
+    ::ft::internal::ParallelFor(m, row_grain, 16, 0, rows);
+  }
 }
 
 // MatrixArg describes an operand as a batch of rows x cols matrices: matrix [i0, ...] starts
@@ -197,12 +225,20 @@ bool MatVecBatchAsGemm(T* out, const MatrixArg& a, Layout la, const MatrixArg& b
   if (b.cols != 1 || count <= 1 || Numel(a.batch_sizes) != 1) return false;
   const std::optional<int64_t> step = FoldBatchStride(b);
   if (!step || *step == 0) return false;
+  const T* pa = static_cast<const T*>(a.t.impl()->raw_data());
+  const T* pb = static_cast<const T*>(b.t.impl()->raw_data());
+  if constexpr (kVectorGemm<T>) {
+    // out's [count, m] rows are out^T = [b_0 ... b_count-1]^T A^T: row i of the left factor
+    // is vector i (element kk at pb + i * step + kk * b.rs), and A^T's (kk, r) is A's (r, kk).
+    VectorGemm<T>(count, a.cols, a.rows, pb, *step, b.rows > 1 ? b.rs : 1, pa, a.cs, a.rs, out,
+                  a.rows);
+    return true;
+  }
   using Strided = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
   Eigen::Map<const ColMajorMatrix<T>, Eigen::Unaligned, Strided> vectors(
-      static_cast<const T*>(b.t.impl()->raw_data()), b.rows, count,
+      pb, b.rows, count,
       Strided(*step, b.rows > 1 ? b.rs : 1));
   Eigen::Map<ColMajorMatrix<T>> result(out, a.rows, count);
-  const T* pa = static_cast<const T*>(a.t.impl()->raw_data());
   if (la == Layout::kRowMajor) {
     Gemm(result, ConstRowMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.rs)), vectors);
   } else {
@@ -271,7 +307,11 @@ void GemmLoop(T* out, IntArrayRef batch, const MatrixArg& a, IntArrayRef a_strid
   const int64_t count = Numel(batch);
   const int64_t rank = static_cast<int64_t>(batch.size());
   if (count == 1) {
-    Gemm(OutMap<T>(out, m, n), AMap(a0, m, k, a_outer), BMap(b0, k, n, b_outer));
+    if constexpr (kVectorGemm<T>) {
+      VectorGemm<T>(m, k, n, a0, a.rs, a.cs, b0, b.rs, b.cs, out, n);
+    } else {
+      Gemm(OutMap<T>(out, m, n), AMap(a0, m, k, a_outer), BMap(b0, k, n, b_outer));
+    }
     return;
   }
   // Large batches of outer products with contiguous b rows and 16-byte aligned output rows
@@ -306,6 +346,8 @@ void GemmLoop(T* out, IntArrayRef batch, const MatrixArg& a, IntArrayRef a_strid
         // An outer product (per-example weight gradients under vmap are batches of them):
         // written directly, without GEMM's zero fill and packing.
         c.noalias() = AMap(pa, m, k, a_outer).col(0) * BMap(pb, k, n, b_outer).row(0);
+      } else if constexpr (kVectorGemm<T>) {
+        internal::Gemm(m, k, n, pa, a.rs, a.cs, pb, b.rs, b.cs, c.data(), n);
       } else {
         c.noalias() = AMap(pa, m, k, a_outer) * BMap(pb, k, n, b_outer);
       }
@@ -409,7 +451,8 @@ PlainMatrix AsPlainMatrix(const Tensor& t) {
 
 // PlainMatmul: the common small case, a float matrix times a matrix or vector of its own
 // dtype, straight to one product (no dtype aliases, no batch broadcast, no odometer):
-// SmallGemm up to kSmallGemmMaxWork multiply-adds, Eigen past it and for matrix-vector.
+// the vector unit's GEMM (tensor/gemm.h: SmallGemm for small products, Eigen's GEMM past
+// them), or Eigen's matrix-vector product.
 // The operands' layouts are Classify's. Returns nullopt when the general path must run
 // (other dtypes or ranks, inner size 0 or 1, a layout no Eigen map describes).
 std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
@@ -456,22 +499,8 @@ std::optional<Tensor> PlainMatmul(const Tensor& a, const Tensor& b) {
         });
         return;
       }
-      if (ma.rows * ma.cols * mb.cols <= internal::kSmallGemmMaxWork) {
-        // Small: registers, no packing (small_gemm.h). la does not matter: A is read by
-        // element through its strides.
-        const T* pa = static_cast<const T*>(ma.data);
-        const T* pb = static_cast<const T*>(mb.data);
-        if (lb == Layout::kRowMajor) {
-          internal::SmallGemmRowB(pa, ma.rs, ma.cs, pb, mb.rs, po, ma.rows, ma.cols, mb.cols);
-        } else {
-          internal::SmallGemmColB(pa, ma.rs, ma.cs, pb, mb.cs, po, ma.rows, ma.cols, mb.cols);
-        }
-        return;
-      }
-      OutMap<T> c(po, ma.rows, mb.cols);
-      with_map(ma, la, [&](const auto& am) {
-        with_map(mb, lb, [&](const auto& bm) { Gemm(c, am, bm); });
-      });
+      VectorGemm<T>(ma.rows, ma.cols, mb.cols, static_cast<const T*>(ma.data), ma.rs, ma.cs,
+                    static_cast<const T*>(mb.data), mb.rs, mb.cs, po, mb.cols);
     }
   });
   return out;

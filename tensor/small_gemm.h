@@ -17,6 +17,12 @@
 // m x k matrix; B is k x n with unit column stride (SmallGemmRowB) or unit row stride
 // (SmallGemmColB). T is float or double.
 //
+// One copy per vector unit: tensor/gemm_isa-inl.h compiles this header into each of
+// gemm_{sse2,avx2}.cc with FT_SMALL_GEMM_ISA naming an inline namespace of its own, so the
+// copies built for different vector units are different symbols. Because every element is
+// the same k-ordered sum of rounded products at any packet width (those files are compiled
+// with -ffp-contract=off), the copies agree bit for bit.
+//
 // Example:
 //   SmallGemmRowB<float>(a, /*ars=*/16, /*acs=*/1, b, /*brs=*/16, c, 16, 16, 16);
 #ifndef FT_TENSOR_SMALL_GEMM_H_
@@ -29,9 +35,20 @@
 
 #include "Eigen/Core"
 
-namespace ft::kernels::internal {
+#ifndef FT_SMALL_GEMM_ISA
+#define FT_SMALL_GEMM_ISA baseline
+#endif
 
-// The products PlainMatmul gives to SmallGemm: m * k * n at most this (24 x 24 x 24).
+// Packet types (__m128, __m256, ...) are template arguments here; GCC warns that their
+// alignment attribute is dropped there, harmlessly (Eigen's own headers silence the same).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+
+namespace ft::kernels::internal {
+inline namespace FT_SMALL_GEMM_ISA {
+
+// The products the GEMM tables (gemm_isa-inl.h) give to SmallGemm: m * k * n at most this
+// (24 x 24 x 24).
 inline constexpr int64_t kSmallGemmMaxWork = 13824;
 
 template <typename T>
@@ -42,12 +59,11 @@ inline constexpr int64_t kGemmPacketSize = Eigen::internal::packet_traits<T>::si
 // GemmTile computes the R x (KP packets) tile of C at c from the R rows of A at a and the
 // columns of B at b. Every accumulator is its own variable: GCC keeps an array of packets in
 // memory, which costs 3x. R * KP = 8 or 4 independent sums hide the add latency.
-template <typename T, int R, int KP>
+template <typename T, typename P, int R, int KP>
 inline void GemmTile(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, T* c,
                      int64_t ldc, int64_t k) {
   namespace ei = Eigen::internal;
-  using P = GemmPacket<T>;
-  constexpr int64_t W = kGemmPacketSize<T>;
+  constexpr int64_t W = ei::unpacket_traits<P>::size;
   static_assert((KP == 4 && (R == 1 || R == 2)) || (KP == 1 && (R == 1 || R == 4)));
   const P zero = ei::pset1<P>(T(0));
   if constexpr (KP == 4) {
@@ -99,12 +115,14 @@ inline void GemmTile(const T* a, int64_t ars, int64_t acs, const T* b, int64_t b
 }
 
 // GemmColumns computes a block of KP packets of columns of C for every row, R rows at a time.
-template <typename T, int R, int KP>
+template <typename T, typename P, int R, int KP>
 inline void GemmColumns(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, T* c,
                         int64_t ldc, int64_t m, int64_t k) {
   int64_t i = 0;
-  for (; i + R <= m; i += R) GemmTile<T, R, KP>(a + i * ars, ars, acs, b, brs, c + i * ldc, ldc, k);
-  for (; i < m; ++i) GemmTile<T, 1, KP>(a + i * ars, ars, acs, b, brs, c + i * ldc, ldc, k);
+  for (; i + R <= m; i += R) {
+    GemmTile<T, P, R, KP>(a + i * ars, ars, acs, b, brs, c + i * ldc, ldc, k);
+  }
+  for (; i < m; ++i) GemmTile<T, P, 1, KP>(a + i * ars, ars, acs, b, brs, c + i * ldc, ldc, k);
 }
 
 // SmallGemmRowB: c (m x n, row-major, contiguous) = a (element (i, kk) at a[i * ars + kk *
@@ -112,11 +130,21 @@ inline void GemmColumns(const T* a, int64_t ars, int64_t acs, const T* b, int64_
 template <typename T>
 void SmallGemmRowB(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, T* c,
                    int64_t m, int64_t k, int64_t n) {
+  using P = GemmPacket<T>;
+  using Half = typename Eigen::internal::unpacket_traits<P>::half;  // P itself at SSE2
   constexpr int64_t W = kGemmPacketSize<T>;
+  constexpr int64_t WH = Eigen::internal::unpacket_traits<Half>::size;
   int64_t j = 0;
-  for (; j + 4 * W <= n; j += 4 * W) GemmColumns<T, 2, 4>(a, ars, acs, b + j, brs, c + j, n, m, k);
-  for (; j + W <= n; j += W) GemmColumns<T, 4, 1>(a, ars, acs, b + j, brs, c + j, n, m, k);
-  for (; j < n; ++j) {  // the last n % W columns, one dot product each
+  for (; j + 4 * W <= n; j += 4 * W) {
+    GemmColumns<T, P, 2, 4>(a, ars, acs, b + j, brs, c + j, n, m, k);
+  }
+  for (; j + W <= n; j += W) GemmColumns<T, P, 4, 1>(a, ars, acs, b + j, brs, c + j, n, m, k);
+  if constexpr (WH < W) {  // a half packet of columns: 4 floats at AVX2 fill a 4 x 4 product
+    for (; j + WH <= n; j += WH) {
+      GemmColumns<T, Half, 4, 1>(a, ars, acs, b + j, brs, c + j, n, m, k);
+    }
+  }
+  for (; j < n; ++j) {  // the last columns, one dot product each
     for (int64_t i = 0; i < m; ++i) {
       T sum = T(0);
       for (int64_t kk = 0; kk < k; ++kk) sum += a[i * ars + kk * acs] * b[kk * brs + j];
@@ -133,12 +161,7 @@ inline void TransposeBlock(const T* src, int64_t src_stride, T* dst, int64_t dst
                            std::index_sequence<Q...>) {
   namespace ei = Eigen::internal;
   using P = GemmPacket<T>;
-  // PacketBlock<__m128, 4> drops the vector type's alignment attribute in the template
-  // argument; GCC warns, harmlessly (Eigen's own headers silence the same warning).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wignored-attributes"
   ei::PacketBlock<P, sizeof...(Q)> block;
-#pragma GCC diagnostic pop
   ((block.packet[Q] = ei::ploadu<P>(src + static_cast<int64_t>(Q) * src_stride)), ...);
   ei::ptranspose(block);
   (ei::pstoreu(dst + static_cast<int64_t>(Q) * dst_stride, block.packet[Q]), ...);
@@ -170,6 +193,9 @@ void SmallGemmColB(const T* a, int64_t ars, int64_t acs, const T* b, int64_t bcs
   SmallGemmRowB(a, ars, acs, bt, n, c, m, k, n);
 }
 
+}  // namespace FT_SMALL_GEMM_ISA
 }  // namespace ft::kernels::internal
+
+#pragma GCC diagnostic pop
 
 #endif  // FT_TENSOR_SMALL_GEMM_H_

@@ -1,66 +1,21 @@
 #include "tensor/vecmath.h"
 
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <limits>
-#include <mutex>
-#include <vector>
 
+#include "tensor/capability_counter.h"
 #include "tensor/vecmath_table.h"
 
 namespace ft::vecmath {
 namespace {
 
-// The call counters are per thread: ft::jit's fused steps call Apply once per 256-element
-// chunk on every intra-op thread, and one shared counter would bounce its cache line between
-// the cores on each call. Each thread's counters are written only by that thread (a plain
-// load and store, no locked instruction) and read by CallCount under the registry's lock; a
-// thread that exits folds its counts into `retired`.
-struct Counters {
-  std::atomic<int64_t> calls[3] = {};
-};
-
-struct Registry {
-  std::mutex mu;
-  std::vector<Counters*> live;  // guarded by mu
-  int64_t retired[3] = {};      // guarded by mu
-};
-
-Registry& GlobalRegistry() {
-  static auto* registry = new Registry();  // never destroyed: threads may exit after main
-  return *registry;
-}
-
-class ThreadCounters {
- public:
-  ThreadCounters() {
-    std::lock_guard<std::mutex> lock(GlobalRegistry().mu);
-    GlobalRegistry().live.push_back(&counters_);
-  }
-  ~ThreadCounters() {
-    Registry& r = GlobalRegistry();
-    std::lock_guard<std::mutex> lock(r.mu);
-    for (int i = 0; i < 3; ++i) r.retired[i] += counters_.calls[i].load(std::memory_order_relaxed);
-    r.live.erase(std::find(r.live.begin(), r.live.end(), &counters_));
-  }
-  ThreadCounters(const ThreadCounters&) = delete;
-  ThreadCounters& operator=(const ThreadCounters&) = delete;
-
-  void Count(CpuCapability c) {
-    std::atomic<int64_t>& n = counters_.calls[static_cast<int>(c)];
-    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
-
- private:
-  Counters counters_;
-};
+struct VecmathCalls {};  // CapabilityCounter's tag for this family
+using Counter = ::ft::internal::CapabilityCounter<VecmathCalls>;
 
 // The table of the active capability, counting the call.
 const internal::Table& Active() {
   const CpuCapability capability = ActiveCpuCapability();
-  thread_local ThreadCounters counters;
-  counters.Count(capability);
+  Counter::Count(capability);
   switch (capability) {
     case CpuCapability::kAvx512:
       return internal::kAvx512Table;
@@ -128,13 +83,6 @@ double Min(const double* x, int64_t n) {
   return n > 0 ? Active().extreme_f64[1](x, n) : std::numeric_limits<double>::quiet_NaN();
 }
 
-int64_t CallCount(CpuCapability capability) {
-  const int i = static_cast<int>(capability);
-  Registry& r = GlobalRegistry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  int64_t total = r.retired[i];
-  for (const Counters* c : r.live) total += c->calls[i].load(std::memory_order_relaxed);
-  return total;
-}
+int64_t CallCount(CpuCapability capability) { return Counter::Total(capability); }
 
 }  // namespace ft::vecmath
