@@ -162,7 +162,12 @@ def run_functorch(peer, threads, workloads, smoke):
     if smoke:
         args.append("--smoke")
     log(f"== functorch, {threads} thread(s), {len(workloads)} workloads")
-    subprocess.run(args, check=True, stdout=sys.stderr)
+    # Debian's torch calls the system BLAS (BLAS_INFO=generic), which is OpenBLAS or BLIS once
+    # either is installed: they start their own threads and torch.set_num_threads does not
+    # reach them, so the thread count is also given to them through their environment.
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               BLIS_NUM_THREADS=str(threads))
+    subprocess.run(args, check=True, stdout=sys.stderr, env=env)
     with open(out) as f:
         rows = json.load(f)
     os.unlink(out)

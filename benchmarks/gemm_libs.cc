@@ -88,6 +88,15 @@ Cblas OpenCblas(const char* soname, const char* set_threads, const char* package
     return lib;
   }
   threads(1);
+  // Which kernels the library chose for this CPU (OpenBLAS's DYNAMIC_ARCH core, BLIS's
+  // configuration), printed once: the table's figures depend on it.
+  if (auto core = reinterpret_cast<char* (*)()>(dlsym(handle, "openblas_get_corename"))) {
+    std::printf("%s: core %s\n", soname, core());
+  }
+  if (auto arch = reinterpret_cast<const char* (*)(int)>(dlsym(handle, "bli_arch_string"))) {
+    auto id = reinterpret_cast<int (*)()>(dlsym(handle, "bli_arch_query_id"));
+    if (id != nullptr) std::printf("%s: configuration %s\n", soname, arch(id()));
+  }
   return lib;
 }
 
@@ -302,6 +311,8 @@ class Table : public benchmark::ConsoleReporter {
 int main(int argc, char** argv) {
   ft::SetNumThreads(1);
   libxsmm_init();
+  ft::bench::OpenBlas();  // load both now, so their configurations print before the figures
+  ft::bench::Blis();
   for (const auto& s : ft::bench::Shapes(false)) ft::bench::Register<float>("f32", s);
   for (const auto& s : ft::bench::Shapes(true)) ft::bench::Register<double>("f64", s);
   benchmark::Initialize(&argc, argv);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tensor/copy.h"
+#include "tensor/gemm.h"
 #include "tensor/kernel_util.h"
 #include "tensor/onednn_conv.h"
 
@@ -256,9 +257,9 @@ Tensor ConvNd(const char* op, int64_t n, const Tensor& input, const Tensor& weig
             Im2Col(img, Cg, g, cols.data<T>());
             c = cols.data<T>();
           }
-          MatMap<T> o(po + (i * O + grp * Og) * L, Og, L);
-          o.noalias() = ConstMatMap<T>(pw + grp * Og * Cg * K, Og, Cg * K) *
-                        ConstMatMap<T>(c, Cg * K, L);
+          // o [Og, L] = w[group] [Og, Cg * K] x columns [Cg * K, L]
+          internal::Gemm(Og, Cg * K, L, pw + grp * Og * Cg * K, Cg * K, 1, c, L, 1,
+                         po + (i * O + grp * Og) * L, L);
         }
       }
       AddBias(po, b.defined() ? static_cast<const T*>(b.impl()->raw_data()) : nullptr, N, O, L);
@@ -311,10 +312,11 @@ Tensor ConvTransposeNd(const char* op, int64_t n, const Tensor& input, const Ten
       const Tensor cols_buffer = out.numel() == 0 ? Tensor() : ColumnBuffer<T>(op, Og * K, L);
       for (int64_t i = 0; i < N && Og > 0; ++i) {
         for (int64_t grp = 0; grp < groups; ++grp) {
-          MatMap<T> cols(cols_buffer.data<T>(), Og * K, L);
-          cols.noalias() = ConstMatMap<T>(pw + grp * Cg * Og * K, Cg, Og * K).transpose() *
-                           ConstMatMap<T>(px + (i * Cin + grp * Cg) * L, Cg, L);
-          Col2Im(cols.data(), Og, g, po + (i * Cout + grp * Og) * I);
+          // columns [Og * K, L] = w[group]^T (w[group] is [Cg, Og * K]) x x_i[group] [Cg, L]
+          T* cols = cols_buffer.data<T>();
+          internal::Gemm(Og * K, Cg, L, pw + grp * Cg * Og * K, 1, Og * K,
+                         px + (i * Cin + grp * Cg) * L, L, 1, cols, L);
+          Col2Im(cols, Og, g, po + (i * Cout + grp * Og) * I);
         }
       }
       AddBias(po, b.defined() ? static_cast<const T*>(b.impl()->raw_data()) : nullptr, N, Cout,
@@ -889,6 +891,8 @@ Tensor conv_weight_grad(const Tensor& input, IntArrayRef weight_size, const Tens
       const bool pointwise = g.Pointwise();
       const Tensor cols =
           pointwise || N == 0 || out.numel() == 0 ? Tensor() : ColumnBuffer<T>(op, Cg * K, L);
+      // One image's product, added into dw afterwards (the GEMM writes, it does not add).
+      std::vector<T> product(N == 0 ? 0 : static_cast<size_t>(Og * Cg * K));
       for (int64_t i = 0; i < N && out.numel() > 0; ++i) {
         for (int64_t grp = 0; grp < groups; ++grp) {
           const T* img = px + (i * C + grp * Cg) * I;
@@ -897,9 +901,11 @@ Tensor conv_weight_grad(const Tensor& input, IntArrayRef weight_size, const Tens
             Im2Col(img, Cg, g, cols.data<T>());
             c = cols.data<T>();
           }
-          MatMap<T> dw(pw + grp * Og * Cg * K, Og, Cg * K);
-          dw.noalias() += ConstMatMap<T>(pg + (i * O + grp * Og) * L, Og, L) *
-                          ConstMatMap<T>(c, Cg * K, L).transpose();
+          // dw[group] += dy_i[group] [Og, L] x columns^T [L, Cg * K]
+          internal::Gemm(Og, L, Cg * K, pg + (i * O + grp * Og) * L, L, 1, c, 1, L,
+                         product.data(), Cg * K);
+          MatMap<T>(pw + grp * Og * Cg * K, Og, Cg * K) +=
+              ConstMatMap<T>(product.data(), Og, Cg * K);
         }
       }
     }
