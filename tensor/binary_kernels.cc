@@ -9,6 +9,7 @@
 
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
+#include "tensor/vecmath.h"
 
 namespace ft::kernels {
 namespace {
@@ -104,6 +105,8 @@ struct Atan2Fn {
 // has a kernel for (validation guarantees only those reach the loop).
 struct OpBase {
   static constexpr bool kPredicate = false;
+  // kArith: the vecmath::Arith this op is on float and double (add, sub, mul, div), or -1.
+  static constexpr int kArith = -1;
   template <typename T>
   static constexpr bool kSupports = true;
   static void Validate(const char*, const Tensor&, const Tensor&) {}
@@ -113,6 +116,7 @@ template <typename T>
 constexpr bool kIsBool = std::is_same_v<T, bool>;
 
 struct AddOp : OpBase {
+  static constexpr int kArith = static_cast<int>(vecmath::Arith::kAdd);
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     using T = typename A::Scalar;
@@ -126,6 +130,7 @@ struct AddOp : OpBase {
   }
 };
 struct SubOp : OpBase {
+  static constexpr int kArith = static_cast<int>(vecmath::Arith::kSub);
   template <typename T>
   static constexpr bool kSupports = !kIsBool<T>;
   template <typename A, typename B>
@@ -139,6 +144,7 @@ struct SubOp : OpBase {
   }
 };
 struct MulOp : OpBase {
+  static constexpr int kArith = static_cast<int>(vecmath::Arith::kMul);
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     using T = typename A::Scalar;
@@ -152,6 +158,7 @@ struct MulOp : OpBase {
   }
 };
 struct DivOp : OpBase {
+  static constexpr int kArith = static_cast<int>(vecmath::Arith::kDiv);
   template <typename T>
   static constexpr bool kSupports = std::is_floating_point_v<T>;
   template <typename A, typename B>
@@ -329,12 +336,47 @@ DType PowType(const char* name, const Tensor& a, const Tensor& b) {
 }
 
 // ---- Drivers. ----
+// VectorArithLoop: out = a op b on vecmath's vector code for BinaryLoop's contiguous cases
+// (equal layouts, a broadcast scalar, a block repeating along the leading dims); false for
+// the other layouts, which BinaryLoop's strided loop takes. The same bits either way.
+template <typename T>
+bool VectorArithLoop(vecmath::Arith op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (!out.is_contiguous() || !a.is_contiguous() || !b.is_contiguous()) return false;
+  const int64_t total = out.numel();
+  if (total == 0) return true;
+  T* po = static_cast<T*>(out.impl()->raw_data());
+  const T* pa = static_cast<const T*>(a.impl()->raw_data());
+  const T* pb = static_cast<const T*>(b.impl()->raw_data());
+  const int64_t na = a.numel(), nb = b.numel();
+  if ((na == total || na == 1) && (nb == total || nb == 1)) {
+    const int64_t sa = na == total ? 1 : 0, sb = nb == total ? 1 : 0;
+    internal::ParallelRun(po, total, [&](int64_t s, int64_t e) {
+      vecmath::Arithmetic(op, pa + s * sa, sa, pb + s * sb, sb, po + s, e - s);
+    });
+    return true;
+  }
+  const bool b_repeats = na == total && nb > 1 && internal::IsTrailingBlock(b, out.sizes());
+  const bool a_repeats = nb == total && na > 1 && internal::IsTrailingBlock(a, out.sizes());
+  if (!a_repeats && !b_repeats) return false;
+  const int64_t block = b_repeats ? nb : na;
+  internal::ParallelBlocks(total / block, block, [&](int64_t first, int64_t last) {
+    for (int64_t r = first * block; r < last * block; r += block) {
+      vecmath::Arithmetic(op, b_repeats ? pa + r : pa, 1, b_repeats ? pb : pb + r, 1, po + r,
+                          block);
+    }
+  });
+  return true;
+}
+
 // RunLoop computes out = Op(a, b); a and b already have the compute dtype.
 template <typename Op>
 void RunLoop(DType compute, const Tensor& out, const Tensor& a, const Tensor& b) {
   VisitDType(compute, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Out = std::conditional_t<Op::kPredicate, bool, T>;
+    if constexpr (Op::kArith >= 0 && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+      if (VectorArithLoop<T>(static_cast<vecmath::Arith>(Op::kArith), out, a, b)) return;
+    }
     if constexpr (Op::template kSupports<T>) {
       BinaryLoop<T, Out>(out, a, b, Op{});
     } else {

@@ -83,6 +83,16 @@ double Min(const double* x, int64_t n) {
   return n > 0 ? Active().extreme_f64[1](x, n) : std::numeric_limits<double>::quiet_NaN();
 }
 
+void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_t b_step,
+                float* out, int64_t n) {
+  if (n > 0) Active().arith_f32[static_cast<int>(op)](a, a_step, b, b_step, out, n);
+}
+
+void Arithmetic(Arith op, const double* a, int64_t a_step, const double* b, int64_t b_step,
+                double* out, int64_t n) {
+  if (n > 0) Active().arith_f64[static_cast<int>(op)](a, a_step, b, b_step, out, n);
+}
+
 int64_t CallCount(CpuCapability capability) { return Counter::Total(capability); }
 
 }  // namespace ft::vecmath

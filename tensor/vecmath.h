@@ -82,7 +82,18 @@ double Max(const double* x, int64_t n);
 float Min(const float* x, int64_t n);
 double Min(const double* x, int64_t n);
 
-// How many Apply/Pow/Sum/SumRows/Max/Min calls ran on each capability since the process began: tests use it to
+// The four arithmetic ops of Arithmetic, named for the ops they implement.
+enum class Arith : uint8_t { kAdd, kSub, kMul, kDiv };
+
+// out[i] = a[i * a_step] op b[i * b_step] for i in [0, n), each step 1 (an array) or 0 (the
+// one value a[0] or b[0], broadcast). The same bits as a scalar loop at every capability
+// (IEEE rounds each +, -, *, / alike at any width). `out` may equal an array operand.
+void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_t b_step,
+                float* out, int64_t n);
+void Arithmetic(Arith op, const double* a, int64_t a_step, const double* b, int64_t b_step,
+                double* out, int64_t n);
+
+// How many Apply/Pow/Sum/SumRows/Max/Min/Arithmetic calls ran on each capability since the process began: tests use it to
 // prove that a kernel took the vector path of the level they set, not a scalar fallback.
 int64_t CallCount(CpuCapability capability);
 

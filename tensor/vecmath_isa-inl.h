@@ -54,6 +54,48 @@
     }                                                              \
   }
 
+// Arithmetic: out[i] = a[i * a_step] OP b[i * b_step], each step 1 (an array) or 0 (one
+// value, broadcast). IEEE's +, -, *, / round each element the same way at any vector width,
+// so these give a scalar loop's bits at every level. The tail is padded into one more vector
+// (its unused lanes may compute 0 / 0; nothing reads them).
+template <typename T, typename V, typename F>
+inline void ArithLoop(const T* a, int64_t a_step, const T* b, int64_t b_step, T* out,
+                      int64_t n, F op) {
+  constexpr int64_t kLanes = sizeof(V) / sizeof(T);
+  V a_splat, b_splat;
+  for (int64_t j = 0; j < kLanes; ++j) {
+    a_splat[j] = a[0];
+    b_splat[j] = b[0];
+  }
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    V x = a_splat, z = b_splat;
+    if (a_step != 0) std::memcpy(&x, a + i, sizeof(V));
+    if (b_step != 0) std::memcpy(&z, b + i, sizeof(V));
+    const V y = op(x, z);
+    std::memcpy(out + i, &y, sizeof(V));
+  }
+  if (i < n) {
+    const size_t bytes = static_cast<size_t>(n - i) * sizeof(T);
+    V x = a_splat, z = b_splat;
+    if (a_step != 0) {
+      x = V{};
+      std::memcpy(&x, a + i, bytes);
+    }
+    if (b_step != 0) {
+      z = V{};
+      std::memcpy(&z, b + i, bytes);
+    }
+    const V y = op(x, z);
+    std::memcpy(out + i, &y, bytes);
+  }
+}
+
+#define FT_VM_ARITH(NAME, T, V, OP)                                                    \
+  void NAME(const T* a, int64_t a_step, const T* b, int64_t b_step, T* out, int64_t n) { \
+    ArithLoop<T, V>(a, a_step, b, b_step, out, n, [](V x, V z) { return x OP z; });      \
+  }
+
 // TailOf: x[i, end) (fewer than a vector's lanes) in a vector, the other lanes 0. Where
 // the array holds a whole vector before `end`, it is loaded ending at `end` and the lanes
 // before i are masked off: a copy of the tail into a zeroed vector would be a call and a
@@ -247,8 +289,17 @@ FT_VM_EXTREME(MaxF32, float, FT_VM_VF, >)
 FT_VM_EXTREME(MaxF64, double, FT_VM_VD, >)
 FT_VM_EXTREME(MinF32, float, FT_VM_VF, <)
 FT_VM_EXTREME(MinF64, double, FT_VM_VD, <)
+FT_VM_ARITH(AddF32, float, FT_VM_VF, +)
+FT_VM_ARITH(SubF32, float, FT_VM_VF, -)
+FT_VM_ARITH(MulF32, float, FT_VM_VF, *)
+FT_VM_ARITH(DivF32, float, FT_VM_VF, /)
+FT_VM_ARITH(AddF64, double, FT_VM_VD, +)
+FT_VM_ARITH(SubF64, double, FT_VM_VD, -)
+FT_VM_ARITH(MulF64, double, FT_VM_VD, *)
+FT_VM_ARITH(DivF64, double, FT_VM_VD, /)
 
 #undef FT_VM_BOTH
+#undef FT_VM_ARITH
 #undef FT_VM_EXTREME
 #undef FT_VM_SUM_ROWS
 #undef FT_VM_SUM
@@ -269,4 +320,6 @@ constexpr ::ft::vecmath::internal::Table kIsaTable = {
     SumRowsF64,
     {MaxF32, MinF32},
     {MaxF64, MinF64},
+    {AddF32, SubF32, MulF32, DivF32},
+    {AddF64, SubF64, MulF64, DivF64},
 };

@@ -1,18 +1,22 @@
 // The kernels behind vecmath (kernels::exp, sin, ..., erf, lgamma) at every CPU capability:
 // each runs the vector code of the level set (its call counter moves), gives the same bits
 // whatever the layout (contiguous, transposed, sliced, expanded) and the thread count, and
-// keeps the dtype rules (int64 computes in float32, bool is an error).
+// keeps the dtype rules (int64 computes in float32, bool is an error). add, sub, mul and div
+// on float dtypes run vecmath's Arithmetic and must give a scalar loop's bits.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <cstring>
 #include <functional>
+#include <iterator>
+#include <utility>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "tensor/activation_kernels.h"
+#include "tensor/binary_kernels.h"
 #include "tensor/copy.h"
 #include "tensor/cpu_capability.h"
 #include "tensor/error.h"
@@ -279,6 +283,89 @@ TEST_F(VecMathKernels, ActivationBitsDoNotDependOnTheThreadCount) {
     SetNumThreads(2);
     ExpectSameBits<float>(a.run(x), one, a.name);
   }
+}
+
+// Values that exercise IEEE arithmetic: signed zeros, infinities, NaN, denormals, huge and
+// tiny magnitudes, and ordinary numbers.
+template <typename T>
+std::vector<T> ArithmeticValues(int64_t n, uint32_t seed) {
+  using L = std::numeric_limits<T>;
+  const T specials[] = {T(0),         -T(0),        L::infinity(), -L::infinity(),
+                        L::quiet_NaN(), L::denorm_min(), -L::denorm_min(), L::min(),
+                        L::max(),     -L::max(),    T(1),          T(-3.5)};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-4, 4);
+  std::vector<T> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = rng() % 4 == 0 ? specials[rng() % std::size(specials)] : static_cast<T>(u(rng));
+  }
+  return v;
+}
+
+template <typename T>
+bool SameBits(T x, T y) {
+  return std::memcmp(&x, &y, sizeof(T)) == 0;
+}
+
+template <typename T>
+void CheckArithmeticAtEveryLevel() {
+  using Op = std::function<Tensor(const Tensor&, const Tensor&)>;
+  using Scalar = std::function<T(T, T)>;
+  const std::vector<std::pair<Op, Scalar>> ops = {
+      {[](const Tensor& a, const Tensor& b) { return add(a, b); }, [](T x, T y) { return x + y; }},
+      {[](const Tensor& a, const Tensor& b) { return sub(a, b); }, [](T x, T y) { return x - y; }},
+      {[](const Tensor& a, const Tensor& b) { return mul(a, b); }, [](T x, T y) { return x * y; }},
+      {[](const Tensor& a, const Tensor& b) { return div(a, b); }, [](T x, T y) { return x / y; }}};
+  // (a's shape, b's shape): equal, a broadcast scalar on either side, a repeating row, and a
+  // size that leaves a tail shorter than any vector.
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{37, 29}, {37, 29}}, {{37, 29}, {}},    {{1}, {37, 29}},
+      {{37, 29}, {1, 29}},  {{29}, {37, 29}},  {{7}, {7}}};
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    for (size_t o = 0; o < ops.size(); ++o) {
+      for (size_t c = 0; c < shapes.size(); ++c) {
+        const auto& [sa, sb] = shapes[c];
+        const std::vector<T> va = ArithmeticValues<T>(Numel(sa), 100 + c);
+        const std::vector<T> vb = ArithmeticValues<T>(Numel(sb), 200 + c);
+        const Tensor a = tensor(va, sa), b = tensor(vb, sb);
+        const int64_t before = vecmath::CallCount(level);
+        const Tensor out = contiguous(ops[o].first(a, b));
+        const std::string what = std::string(CpuCapabilityName(level)) + " op " +
+                                 std::to_string(o) + " shapes " + ShapeToString(sa) + ", " +
+                                 ShapeToString(sb);
+        EXPECT_GT(vecmath::CallCount(level), before) << what << ": not the vector path";
+        // The oracle: the op element by element, broadcasting by hand (row-major, b or a
+        // repeating along the leading dims).
+        const T* po = out.data<T>();
+        const int64_t total = out.numel();
+        for (int64_t i = 0; i < total; ++i) {
+          const T x = va[static_cast<size_t>(i % static_cast<int64_t>(va.size()))];
+          const T y = vb[static_cast<size_t>(i % static_cast<int64_t>(vb.size()))];
+          const T want = ops[o].second(x, y);
+          ASSERT_TRUE(SameBits(po[i], want) || (std::isnan(po[i]) && std::isnan(want)))
+              << what << " at " << i << ": " << x << " op " << y << " gave " << po[i]
+              << ", want " << want;
+        }
+      }
+    }
+    // In place, through the same path: self's buffer is both an operand and the output.
+    const std::vector<T> va = ArithmeticValues<T>(1000, 7), vb = ArithmeticValues<T>(1000, 8);
+    Tensor self = tensor(va, {1000});
+    add_(self, tensor(vb, {1000}));
+    for (int64_t i = 0; i < 1000; ++i) {
+      const T want = va[static_cast<size_t>(i)] + vb[static_cast<size_t>(i)];
+      ASSERT_TRUE(SameBits(self.data<T>()[i], want) || std::isnan(want)) << "add_ at " << i;
+    }
+  }
+}
+
+TEST_F(VecMathKernels, Float32ArithmeticGivesAScalarLoopsBitsAtEveryLevel) {
+  CheckArithmeticAtEveryLevel<float>();
+}
+
+TEST_F(VecMathKernels, Float64ArithmeticGivesAScalarLoopsBitsAtEveryLevel) {
+  CheckArithmeticAtEveryLevel<double>();
 }
 
 TEST_F(VecMathKernels, DtypeRulesAndInPlaceExp) {
