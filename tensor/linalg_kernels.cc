@@ -232,17 +232,16 @@ bool MatVecBatchAsGemm(T* out, const MatrixArg& a, Layout la, const MatrixArg& b
     // is vector i (element kk at pb + i * step + kk * b.rs), and A^T's (kk, r) is A's (r, kk).
     VectorGemm<T>(count, a.cols, a.rows, pb, *step, b.rows > 1 ? b.rs : 1, pa, a.cs, a.rs, out,
                   a.rows);
-    return true;
-  }
-  using Strided = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
-  Eigen::Map<const ColMajorMatrix<T>, Eigen::Unaligned, Strided> vectors(
-      pb, b.rows, count,
-      Strided(*step, b.rows > 1 ? b.rs : 1));
-  Eigen::Map<ColMajorMatrix<T>> result(out, a.rows, count);
-  if (la == Layout::kRowMajor) {
-    Gemm(result, ConstRowMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.rs)), vectors);
-  } else {
-    Gemm(result, ConstColMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.cs)), vectors);
+  } else {  // the integer dtypes: Eigen's product (not instantiated for float and double)
+    using Strided = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
+    Eigen::Map<const ColMajorMatrix<T>, Eigen::Unaligned, Strided> vectors(
+        pb, b.rows, count, Strided(*step, b.rows > 1 ? b.rs : 1));
+    Eigen::Map<ColMajorMatrix<T>> result(out, a.rows, count);
+    if (la == Layout::kRowMajor) {
+      Gemm(result, ConstRowMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.rs)), vectors);
+    } else {
+      Gemm(result, ConstColMap<T>(pa, a.rows, a.cols, Eigen::OuterStride<>(a.cs)), vectors);
+    }
   }
   return true;
 }
