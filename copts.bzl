@@ -16,3 +16,19 @@ FT_TEST_COPTS = [
     "-Wno-sign-compare",
     "-Wno-unused-parameter",
 ]
+
+# The vector-unit flags of the GEMM copies compiled once per CPU capability
+# (tensor/cpu_capability.h): //tensor:gemm_<isa> and //benchmarks:gemm_libs_eigen_<isa>, which
+# must measure the same code ft runs.
+FT_GEMM_ISA_COPTS = {
+    "sse2": [],
+    "avx2": [
+        "-mavx2",
+        "-mfma",
+    ],
+    "avx512": [
+        "-mavx512f",
+        "-mavx512dq",
+        "-mfma",
+    ],
+}
