@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -176,26 +177,29 @@ void Register(const std::string& dtype, const Shape& s) {
                      Eigen::Map<const RowMajor<T>>(b, s.k, s.n);
     });
   });
-  benchmark::RegisterBenchmark((fig + "eigen_avx2").c_str(), [s](benchmark::State& state) {
-    TimeGemm<T>(state, s, Has(CpuCapability::kAvx2) ? "" : "no AVX2",
-                [&s](const T* a, const T* b, T* c) {
-                  if constexpr (kF32) {
-                    ft_bench::EigenGemmAvx2F32(a, b, c, s.m, s.k, s.n);
-                  } else {
-                    ft_bench::EigenGemmAvx2F64(a, b, c, s.m, s.k, s.n);
-                  }
-                });
-  });
-  benchmark::RegisterBenchmark((fig + "eigen_avx512").c_str(), [s](benchmark::State& state) {
-    TimeGemm<T>(state, s, Has(CpuCapability::kAvx512) ? "" : "no AVX-512",
-                [&s](const T* a, const T* b, T* c) {
-                  if constexpr (kF32) {
-                    ft_bench::EigenGemmAvx512F32(a, b, c, s.m, s.k, s.n);
-                  } else {
-                    ft_bench::EigenGemmAvx512F64(a, b, c, s.m, s.k, s.n);
-                  }
-                });
-  });
+  // Eigen's GEMM compiled for a wider unit, where the CPU has it.
+  struct WiderEigen {
+    const char* name;
+    CpuCapability level;
+    const char* missing;
+    void (*f32)(const float*, const float*, float*, int64_t, int64_t, int64_t);
+    void (*f64)(const double*, const double*, double*, int64_t, int64_t, int64_t);
+  };
+  for (const WiderEigen& e :
+       {WiderEigen{"eigen_avx2", CpuCapability::kAvx2, "no AVX2", &ft_bench::EigenGemmAvx2F32,
+                   &ft_bench::EigenGemmAvx2F64},
+        WiderEigen{"eigen_avx512", CpuCapability::kAvx512, "no AVX-512",
+                   &ft_bench::EigenGemmAvx512F32, &ft_bench::EigenGemmAvx512F64}}) {
+    benchmark::RegisterBenchmark((fig + e.name).c_str(), [s, e](benchmark::State& state) {
+      TimeGemm<T>(state, s, Has(e.level) ? "" : e.missing, [&s, &e](const T* a, const T* b, T* c) {
+        if constexpr (kF32) {
+          e.f32(a, b, c, s.m, s.k, s.n);
+        } else {
+          e.f64(a, b, c, s.m, s.k, s.n);
+        }
+      });
+    });
+  }
   if constexpr (kF32) {
     benchmark::RegisterBenchmark((fig + "onednn").c_str(), [s, m, k, n](benchmark::State& state) {
       omp_set_num_threads(1);
@@ -264,15 +268,11 @@ class Table : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-      const bool single = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
-      if ((!median && !single) || run.error_occurred) continue;
+      const std::optional<double> ns = MedianNanoseconds(run);
+      if (!ns || run.error_occurred) continue;
       const std::string name = run.run_name.function_name;
       const size_t slash = name.rfind('/');
-      const double ns = run.GetAdjustedRealTime() *
-                        benchmark::GetTimeUnitMultiplier(benchmark::kNanosecond) /
-                        benchmark::GetTimeUnitMultiplier(run.time_unit);
-      ns_[name.substr(0, slash)][name.substr(slash + 1)] = ns;
+      ns_[name.substr(0, slash)][name.substr(slash + 1)] = *ns;
     }
   }
 

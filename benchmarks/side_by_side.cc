@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,22 +30,17 @@ class CollectingReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      // The median of the repetitions; a single repetition (the smoke run) has no aggregates.
-      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-      const bool single = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
-      if (!median && !single) continue;
+      const std::optional<double> ns = MedianNanoseconds(run);
+      if (!ns) continue;
       // function_name is the registered name ("<figure>/<side>"), without args/repeats.
       const std::string name = run.run_name.function_name;
       const size_t slash = name.rfind('/');
       if (slash == std::string::npos) continue;
       const std::string figure = name.substr(0, slash);
       const std::string side = name.substr(slash + 1);
-      const double ns = run.GetAdjustedRealTime() *
-                        benchmark::GetTimeUnitMultiplier(benchmark::kNanosecond) /
-                        benchmark::GetTimeUnitMultiplier(run.time_unit);
       Figure& f = Figures()[figure];
-      if (side == "ft") f.ft_ns = ns;
-      if (side == "baseline") f.baseline_ns = ns;
+      if (side == "ft") f.ft_ns = *ns;
+      if (side == "baseline") f.baseline_ns = *ns;
     }
   }
 };
@@ -95,6 +91,15 @@ void SetFigure(const std::string& figure, const std::string& target, double per_
   f.target = target;
   f.per_units = per_units;
   f.unit = unit;
+}
+
+std::optional<double> MedianNanoseconds(const benchmark::BenchmarkReporter::Run& run) {
+  using Run = benchmark::BenchmarkReporter::Run;
+  const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+  const bool single = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
+  if (!median && !single) return std::nullopt;
+  return run.GetAdjustedRealTime() * benchmark::GetTimeUnitMultiplier(benchmark::kNanosecond) /
+         benchmark::GetTimeUnitMultiplier(run.time_unit);
 }
 
 int RunAndCompare(int argc, char** argv) {

@@ -19,7 +19,10 @@
 #define FT_BENCHMARKS_SIDE_BY_SIDE_H_
 
 #include <map>
+#include <optional>
 #include <string>
+
+#include "benchmark/benchmark.h"
 
 namespace ft::bench {
 
@@ -34,6 +37,11 @@ bool SmokeTest();
 // (e.g. per_units 100 and unit "op" for a 100-op chain).
 void SetFigure(const std::string& figure, const std::string& target, double per_units = 1.0,
                const std::string& unit = "");
+
+// MedianNanoseconds: a reported row's time per iteration in nanoseconds when the row is the
+// median of a benchmark's repetitions, or its only run (the smoke run has no aggregates);
+// nullopt for every other row (single repetitions, means, deviations).
+std::optional<double> MedianNanoseconds(const benchmark::BenchmarkReporter::Run& run);
 
 // RunAndCompare runs the registered benchmarks (Google Benchmark flags apply) and prints the
 // comparison table. Returns the process exit code.
