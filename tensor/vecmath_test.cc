@@ -363,10 +363,16 @@ template <typename T>
 void CheckSumRows() {
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> dist(-1.0, 2.0);
-  for (const int64_t n : {0, 1, 7, 16, 63, 64, 65, 1000, 4097}) {
-    const int64_t rows = 5;
+  for (const int64_t n : {0, 1, 7, 16, 63, 64, 65, 1000, 4096, 4097}) {
+    // Rows are summed in pairs, so both rows of a pair are checked on random values (rows 4
+    // to 7; row 8 is an odd last row) and on special ones: row 1 is all negative zeros
+    // (its sum is +0), row 2 has an infinity and row 3 a NaN.
+    const int64_t rows = 9;
     std::vector<T> x(static_cast<size_t>(rows * n));
     for (T& v : x) v = static_cast<T>(dist(rng));
+    for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(n + i)] = T(-0.0);
+    if (n > 0) x[static_cast<size_t>(2 * n + n / 2)] = std::numeric_limits<T>::infinity();
+    if (n > 0) x[static_cast<size_t>(3 * n)] = std::numeric_limits<T>::quiet_NaN();
     for (CpuCapability level : SupportedCpuCapabilities()) {
       SetCpuCapability(level);
       std::vector<T> out(rows, T(-7));
