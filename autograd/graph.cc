@@ -139,6 +139,9 @@ TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
   if (!std::is_sorted(order.begin(), order.end(), newer)) {
     std::sort(order.begin(), order.end(), newer);
   }
+  // A node's result list, once its gradients are accumulated, carries the next node's
+  // incoming gradients: one heap list per node instead of two.
+  TensorList incoming;
   for (int i : order) {
     const Reachable::Entry& entry = r.nodes[static_cast<size_t>(i)];
     Node* node = entry.node;
@@ -146,14 +149,16 @@ TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
     const auto last = first + node->num_inputs();
     if (std::none_of(first, last, [](const Tensor& g) { return g.defined(); })) continue;
     // Hand the incoming gradients over (this frees them as early as the node allows).
-    TensorList out = node->Apply(TensorList(std::make_move_iterator(first),
-                                            std::make_move_iterator(last)));
+    incoming.assign(std::make_move_iterator(first), std::make_move_iterator(last));
+    TensorList out = node->Apply(std::move(incoming));
     FT_CHECK(out.size() == node->next_edges().size());
     for (size_t k = 0; k < out.size(); ++k) {
       const int j = r.child[static_cast<size_t>(entry.first_edge) + k];
       if (j < 0 || !out[k].defined() || !r.nodes[static_cast<size_t>(j)].needed) continue;
       Accumulate(slot(j, node->next_edges()[k].input_nr), out[k]);
     }
+    out.clear();
+    incoming = std::move(out);
   }
   TensorList result;
   result.reserve(inputs.size());
