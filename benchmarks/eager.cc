@@ -92,6 +92,23 @@ void BM_ScalarFormula(benchmark::State& state) {
   }
 }
 
+// pow of two 1e6 float32 arrays (base in [0.5, 1.5), exponent in [1, 2)): ft against the
+// scalar std::pow loop its kernel ran before it moved onto vecmath's SLEEF pow.
+void BM_PowFt(benchmark::State& state) {
+  Tensor a = RandomTensor({kBig}, 1, 0.5), b = RandomTensor({kBig}, 2, 1.0);
+  for (auto _ : state) benchmark::DoNotOptimize(pow(a, b).impl());
+}
+
+void BM_PowScalarLoop(benchmark::State& state) {
+  Tensor a = RandomTensor({kBig}, 1, 0.5), b = RandomTensor({kBig}, 2, 1.0);
+  Eigen::Map<const EigenArray> x(a.data<float>(), kBig), y(b.data<float>(), kBig);
+  EigenArray out(kBig);
+  for (auto _ : state) {
+    out = x.binaryExpr(y, [](float u, float v) { return std::pow(u, v); });
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
 void BM_AddFt(benchmark::State& state) {
   Tensor a = RandomTensor({kBig}, 1), b = RandomTensor({kBig}, 2);
   for (auto _ : state) benchmark::DoNotOptimize(add(a, b).impl());
@@ -274,6 +291,9 @@ void Register() {
   SetFigure("silu_1e6", "reported (baseline: the scalar <cmath> formula)");
   reg("silu_1e6/ft", BM_UnaryFt<&silu>, 0);
   reg("silu_1e6/baseline", BM_ScalarFormula<&SiluScalar>, 0);
+  SetFigure("pow_1e6", "reported (baseline: the scalar std::pow loop)");
+  reg("pow_1e6/ft", BM_PowFt, 0);
+  reg("pow_1e6/baseline", BM_PowScalarLoop, 0);
   SetFigure("gelu_1e6", "reported (baseline: the scalar <cmath> formula)");
   reg("gelu_1e6/ft", BM_UnaryFt<&GeluNone>, 0);
   reg("gelu_1e6/baseline", BM_ScalarFormula<&GeluScalar>, 0);

@@ -10,6 +10,7 @@
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
 #include "tensor/vecmath.h"
+#include "tensor/view_kernels.h"
 
 namespace ft::kernels {
 namespace {
@@ -167,6 +168,9 @@ struct DivOp : OpBase {
   }
 };
 struct PowOp : OpBase {
+  // Float and double powers run vecmath::Pow (VectorPowLoop), every layout; this Eigen
+  // expression is the integer one.
+  static constexpr bool kVectorPow = true;
   template <typename T>
   static constexpr bool kSupports = !kIsBool<T>;
   template <typename A, typename B>
@@ -368,13 +372,55 @@ bool VectorArithLoop(vecmath::Arith op, const Tensor& out, const Tensor& a, cons
   return true;
 }
 
+// VectorPowLoop: out = a ** b on vecmath::Pow (SLEEF's 1-ulp pow at the active capability)
+// for every layout of a contiguous `out`. Operands laid out like `out` are read in place, a
+// broadcast scalar through a strip filled with it; any other layout (a repeating row, a
+// transposed or sliced view) is first copied out contiguous at out's shape. An element's
+// bits depend only on its two values (vecmath's position independence), so every layout,
+// thread count and jit's fused replay agree.
+template <typename T>
+void VectorPowLoop(const Tensor& out, const Tensor& a, const Tensor& b) {
+  FT_CHECK(out.is_contiguous());  // Binary's fresh result (pow has no in-place form)
+  const int64_t total = out.numel();
+  if (total == 0) return;
+  auto in_place = [&](const Tensor& t) {
+    return t.is_contiguous() && (t.numel() == total || t.numel() == 1);
+  };
+  const Tensor da = in_place(a) ? a : contiguous(expand(a, out.sizes()));
+  const Tensor db = in_place(b) ? b : contiguous(expand(b, out.sizes()));
+  const T* pa = static_cast<const T*>(da.impl()->raw_data());
+  const T* pb = static_cast<const T*>(db.impl()->raw_data());
+  T* po = static_cast<T*>(out.impl()->raw_data());
+  const bool a_scalar = da.numel() != total, b_scalar = db.numel() != total;
+  internal::ParallelRun(po, total, [&](int64_t s, int64_t e) {
+    constexpr int64_t kStrip = 256;
+    T strip_a[kStrip], strip_b[kStrip];
+    if (a_scalar) std::fill_n(strip_a, kStrip, pa[0]);
+    if (b_scalar) std::fill_n(strip_b, kStrip, pb[0]);
+    for (int64_t i = s; i < e; i += kStrip) {
+      const int64_t m = std::min(kStrip, e - i);
+      vecmath::Pow(a_scalar ? strip_a : pa + i, b_scalar ? strip_b : pb + i, po + i, m);
+    }
+  });
+}
+
+template <typename Op, typename = void>
+struct IsVectorPow : std::false_type {};
+template <typename Op>
+struct IsVectorPow<Op, std::void_t<decltype(Op::kVectorPow)>> : std::true_type {};
+
 // RunLoop computes out = Op(a, b); a and b already have the compute dtype.
 template <typename Op>
 void RunLoop(DType compute, const Tensor& out, const Tensor& a, const Tensor& b) {
   VisitDType(compute, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Out = std::conditional_t<Op::kPredicate, bool, T>;
-    if constexpr (Op::kArith >= 0 && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    constexpr bool kFloating = std::is_same_v<T, float> || std::is_same_v<T, double>;
+    if constexpr (IsVectorPow<Op>::value && kFloating) {
+      VectorPowLoop<T>(out, a, b);
+      return;
+    }
+    if constexpr (Op::kArith >= 0 && kFloating) {
       if (VectorArithLoop<T>(static_cast<vecmath::Arith>(Op::kArith), out, a, b)) return;
     }
     if constexpr (Op::template kSupports<T>) {

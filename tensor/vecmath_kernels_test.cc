@@ -368,6 +368,60 @@ TEST_F(VecMathKernels, Float64ArithmeticGivesAScalarLoopsBitsAtEveryLevel) {
   CheckArithmeticAtEveryLevel<double>();
 }
 
+// pow of float dtypes runs vecmath::Pow at every level and in every layout, each element
+// with the bits of vecmath::Pow on its two values alone: equal layouts, a scalar exponent
+// or base, a repeating row, transposed and sliced operands, and the integer path untouched.
+template <typename T>
+void CheckPowAtEveryLevel() {
+  const Tensor base = Uniform<T>({37, 29}, 11);
+  std::vector<T> e = Uniform<T>({37, 29}, 12).template to_vector<T>();
+  for (T& v : e) v = static_cast<T>(v - 1.5);  // exponents in [-1.45, 1.5)
+  const Tensor exponent = tensor(e, {37, 29});
+  // The oracle: vecmath::Pow on each element's values alone, at the level set.
+  auto expected = [](const Tensor& a, const Tensor& b) {
+    const std::vector<T> x = contiguous(a).to_vector<T>(), y = contiguous(b).to_vector<T>();
+    std::vector<T> out(x.size());
+    for (size_t i = 0; i < x.size(); ++i) vecmath::Pow(&x[i], &y[i], &out[i], 1);
+    return tensor(out, a.sizes());
+  };
+  const Tensor scalar = tensor(std::vector<T>{T(2.5)}, {});
+  const Tensor row = slice(exponent, 0, 0, 1, 1);  // [1, 29]
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    const std::string at = " at " + std::string(CpuCapabilityName(level));
+    const int64_t calls = vecmath::CallCount(level);
+    ExpectSameBits<T>(pow(base, exponent), expected(base, exponent), "pow" + at);
+    EXPECT_GT(vecmath::CallCount(level), calls) << "pow" << at << ": not the vector path";
+    ExpectSameBits<T>(pow(base, scalar), expected(base, expand(scalar, {37, 29})),
+                      "pow, scalar exponent" + at);
+    ExpectSameBits<T>(pow(scalar, exponent), expected(expand(scalar, {37, 29}), exponent),
+                      "pow, scalar base" + at);
+    ExpectSameBits<T>(pow(base, row), expected(base, expand(row, {37, 29})),
+                      "pow, repeating row" + at);
+    const Tensor bt = transpose(base, 0, 1), et = transpose(exponent, 0, 1);
+    ExpectSameBits<T>(pow(bt, et), expected(bt, et), "pow, transposed" + at);
+    const Tensor bs = slice(base, 1, 1, std::nullopt, 3), es = slice(exponent, 1, 1, std::nullopt, 3);
+    ExpectSameBits<T>(pow(bs, es), expected(bs, es), "pow, sliced" + at);
+    EXPECT_EQ(pow(empty({0, 3}, base.dtype()), scalar).numel(), 0);
+  }
+  // Above the threads' grain the work splits; each element keeps its bits.
+  const Tensor big_a = Uniform<T>({300000}, 13), big_b = Uniform<T>({300000}, 14);
+  SetNumThreads(1);
+  const Tensor one = pow(big_a, big_b);
+  SetNumThreads(2);
+  ExpectSameBits<T>(pow(big_a, big_b), one, "pow on two threads");
+}
+
+TEST_F(VecMathKernels, Float32PowRunsTheVectorPowInEveryLayout) { CheckPowAtEveryLevel<float>(); }
+
+TEST_F(VecMathKernels, Float64PowRunsTheVectorPowInEveryLayout) { CheckPowAtEveryLevel<double>(); }
+
+TEST_F(VecMathKernels, IntegerPowStaysExact) {
+  const Tensor a = tensor(std::vector<int64_t>{3, -2, 7, 0}, {4});
+  const Tensor b = tensor(std::vector<int64_t>{4, 3, 0, 5}, {4});
+  EXPECT_EQ(pow(a, b).to_vector<int64_t>(), (std::vector<int64_t>{81, -8, 1, 0}));
+}
+
 TEST_F(VecMathKernels, DtypeRulesAndInPlaceExp) {
   const Tensor ints = tensor(std::vector<int64_t>{0, 1, 2}, {3});
   const Tensor e = exp(ints);
