@@ -181,6 +181,23 @@ void JitReluMlpGrad(benchmark::State& state, bool fuse) {
 void BM_JitReluMlpGradFused(benchmark::State& state) { JitReluMlpGrad(state, true); }
 void BM_JitReluMlpGradUnfused(benchmark::State& state) { JitReluMlpGrad(state, false); }
 
+// A chain with powers on 1e6 float32 (a soft-threshold, |x|^1.5 * sign(x) / (1 + x^2)) under
+// ft::jit, fused against the same trace unfused: pow fuses since it runs vecmath's Pow.
+void JitPowChain(benchmark::State& state, bool fuse) {
+  const Tensor x = RandomTensor({kBig}, 1, -0.5);
+  TraceOptions options;
+  options.fuse_pointwise = fuse;
+  JitFunction f = jit(TensorListFn([](const TensorList& a) {
+                        const Tensor& v = a[0];
+                        return TensorList{pow(abs(v), 1.5) * sign(v) / (pow(v, 2.0) + 1.0)};
+                      }),
+                      options);
+  for (auto _ : state) benchmark::DoNotOptimize(f({x})[0].impl());
+}
+
+void BM_JitPowChainFused(benchmark::State& state) { JitPowChain(state, true); }
+void BM_JitPowChainUnfused(benchmark::State& state) { JitPowChain(state, false); }
+
 // STREAM's triad on 1e6 floats per array: the bandwidth behind the roofline column of
 // //benchmarks:compare. The figure's two sides are the same loop (the ratio is noise).
 void BM_Triad(benchmark::State& state) {
@@ -270,6 +287,9 @@ void Register() {
   SetFigure("jit_relu_mlp_grad", "reported (baseline: the same jit without pointwise fusion)");
   reg("jit_relu_mlp_grad/ft", BM_JitReluMlpGradFused, mlp_rows);
   reg("jit_relu_mlp_grad/baseline", BM_JitReluMlpGradUnfused, mlp_rows);
+  SetFigure("jit_pow_chain_1e6", "reported (baseline: the same jit without pointwise fusion)");
+  reg("jit_pow_chain_1e6/ft", BM_JitPowChainFused, 0);
+  reg("jit_pow_chain_1e6/baseline", BM_JitPowChainUnfused, 0);
   SetFigure("triad_1e6", "the machine's bandwidth (both sides the same loop)");
   reg("triad_1e6/ft", BM_Triad, 0);
   reg("triad_1e6/baseline", BM_Triad, 0);

@@ -36,7 +36,7 @@ constexpr OpcodeInfo kOpcodes[] = {
     {"add", 2},     {"sub", 2},     {"mul", 2},   {"div", 2},     {"neg", 1},
     {"square", 1},  {"reciprocal", 1}, {"abs", 1}, {"sign", 1},   {"relu", 1},
     {"maximum", 2}, {"minimum", 2}, {"eq", 2},    {"ne", 2},      {"lt", 2},
-    {"le", 2},      {"gt", 2},      {"ge", 2},    {"where", 3},   {"exp", 1},
+    {"le", 2},      {"gt", 2},      {"ge", 2},    {"where", 3},   {"pow", 2},     {"exp", 1},
     {"expm1", 1},   {"log", 1},     {"log1p", 1}, {"sin", 1},     {"cos", 1},
     {"tan", 1},     {"tanh", 1},    {"sigmoid", 1}, {"sqrt", 1},  {"rsqrt", 1},
     {"erf", 1},     {"erfc", 1},    {"lgamma", 1}};
@@ -352,6 +352,26 @@ void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t ro
         if constexpr (kCode == Opcode::kGe) return ei::pand(ei::pcmp_le(y, x), one);
       }
     });
+  } else if constexpr (kCode == Opcode::kPow) {
+    // kernels::pow's vecmath::Pow (float dtypes, every layout): an element's bits depend on
+    // its two values alone. A scalar or row operand is first laid out over the chunk.
+    FT_CHECK(n <= kChunk);
+    T spread_a[kChunk], spread_b[kChunk];
+    const auto spread = [n, row](auto kind, const T* p, T* out) -> const T* {
+      constexpr Operand kKind = decltype(kind)::value;
+      if constexpr (kKind == Operand::kScalar) {
+        std::fill_n(out, n, *p);
+        return out;
+      } else if constexpr (kKind == Operand::kRow) {
+        std::copy_n(p, std::min(row, n), out);
+        RepeatPeriod(out, row, n);
+        return out;
+      } else {
+        return p;
+      }
+    };
+    vecmath::Pow(spread(std::integral_constant<Operand, kA>(), a, spread_a),
+                 spread(std::integral_constant<Operand, kB>(), b, spread_b), o, n);
   } else {
     static_assert(IsVecMath(kCode));
     // The function the kernel calls (kernels::exp is vecmath's kExp over the whole array):

@@ -8,7 +8,7 @@
 // area and allocates only the tensors that are read after the run.
 //
 // What fuses: add, sub, mul, div, neg, square, reciprocal, abs, sign, relu, maximum,
-// minimum, the comparisons (eq, ne, lt, le, gt, ge), where, and the functions of
+// minimum, the comparisons (eq, ne, lt, le, gt, ge), where, pow, and the functions of
 // tensor/vecmath.h (exp, expm1, log, log1p, sin, cos, tan, tanh, sigmoid, sqrt, rsqrt, erf,
 // erfc, lgamma), whose floating operands and result are all float32 or all float64 (no type
 // promotion), with only tensor arguments, in a program without in-place writes. Operands may
@@ -18,7 +18,8 @@
 // basic operations, the selections (where, relu, maximum's NaN rule) and the comparisons that
 // holds whatever the packets; the functions are vecmath's, which the kernels call too, and
 // whose result for an element depends only on its value and the active CPU capability
-// (never on where a chunk starts), so a chunk of a fused step gets the kernel's bits.
+// (never on where a chunk starts), so a chunk of a fused step gets the kernel's bits; pow
+// is vecmath's Pow, which kernels::pow calls for float dtypes in every layout.
 //
 // Masks. A comparison's bool result and where's bool condition live in the run's registers
 // as 0 and 1 of the run's dtype (exact in both): a bool input is converted as it is laid
@@ -68,7 +69,7 @@ class FusedKernel {
   // from kExp on, the functions of tensor/vecmath.h, in its Fn order.
   enum class Opcode : uint8_t {
     kAdd, kSub, kMul, kDiv, kNeg, kSquare, kReciprocal, kAbs, kSign, kRelu, kMaximum, kMinimum,
-    kEq, kNe, kLt, kLe, kGt, kGe, kWhere,
+    kEq, kNe, kLt, kLe, kGt, kGe, kWhere, kPow,
     kExp, kExpm1, kLog, kLog1p, kSin, kCos, kTan, kTanh, kSigmoid, kSqrt, kRsqrt,
     kErf, kErfc, kLgamma,
   };

@@ -232,7 +232,7 @@ bool SameBitsOrNaN(double a, double b) {
 }
 
 TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
-  // 300 random programs of 12 elementwise ops (every opcode: vecmath's functions, the
+  // 300 random programs of 12 elementwise ops (every opcode: vecmath's functions, pow, the
   // comparisons and where included) at every CPU capability the machine has, over operands
   // that broadcast in every way fusion reads them: [4, 16] and [2, 4, 16] arrays, a [16]
   // row, a stride-2 row, a [4, 1] column, a 0-d scalar, bool masks of those shapes, and
@@ -288,19 +288,20 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
           case 16: masks.push_back(gt(x, y)); break;
           case 17: masks.push_back(ge(x, y)); break;
           case 18: pool.push_back(where(masks[pick() % masks.size()], x, y)); break;
-          case 19: pool.push_back(exp(x)); break;
-          case 20: pool.push_back(expm1(x)); break;
-          case 21: pool.push_back(log(x)); break;
-          case 22: pool.push_back(log1p(x)); break;
-          case 23: pool.push_back(sin(x)); break;
-          case 24: pool.push_back(cos(x)); break;
-          case 25: pool.push_back(tan(x)); break;
-          case 26: pool.push_back(tanh(x)); break;
-          case 27: pool.push_back(sigmoid(x)); break;
-          case 28: pool.push_back(sqrt(x)); break;
-          case 29: pool.push_back(rsqrt(x)); break;
-          case 30: pool.push_back(erf(x)); break;
-          case 31: pool.push_back(erfc(x)); break;
+          case 19: pool.push_back(pow(x, y)); break;
+          case 20: pool.push_back(exp(x)); break;
+          case 21: pool.push_back(expm1(x)); break;
+          case 22: pool.push_back(log(x)); break;
+          case 23: pool.push_back(log1p(x)); break;
+          case 24: pool.push_back(sin(x)); break;
+          case 25: pool.push_back(cos(x)); break;
+          case 26: pool.push_back(tan(x)); break;
+          case 27: pool.push_back(tanh(x)); break;
+          case 28: pool.push_back(sigmoid(x)); break;
+          case 29: pool.push_back(sqrt(x)); break;
+          case 30: pool.push_back(rsqrt(x)); break;
+          case 31: pool.push_back(erf(x)); break;
+          case 32: pool.push_back(erfc(x)); break;
           default: pool.push_back(lgamma(x)); break;
         }
         // A fresh mask is read by where most of the time, as a program would.
