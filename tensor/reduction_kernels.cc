@@ -250,6 +250,35 @@ bool SumRowsOnVecmath(const Layout& l, const T* in, T* out) {
   }
 }
 
+// SumColumnsOnVecmath: sums over a dim with more dims after it (inner > 1: each output is a
+// column of an [reduced, inner] block) on vecmath::SumColumns, split over threads as
+// ReduceRows splits them. Each column is added in row order from the first row, as
+// ReduceRows' columns are (acc = row 0, then acc += each next row), so the bits are the
+// same; the block's columns stay in vector registers down the rows instead of a pass over
+// the accumulators per row. Returns false (nothing written) for other layouts and types.
+template <typename T>
+bool SumColumnsOnVecmath(const Layout& l, const T* in, T* out) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (l.inner == 1 || l.reduced < 1) return false;
+    const int64_t n = l.reduced, inner = l.inner;
+    if (l.outer == 1) {
+      ::ft::internal::ParallelFor(
+          inner, std::max<int64_t>(16, kElementwiseGrain / n), 64 / static_cast<int64_t>(sizeof(T)),
+          ::ft::internal::AlignmentPhase(out, sizeof(T)),
+          [&](int64_t c0, int64_t c1) { vecmath::SumColumns(in + c0, n, c1 - c0, inner, out + c0); });
+      return true;
+    }
+    ParallelBlocks(l.outer, n * inner, [&](int64_t first, int64_t last) {
+      for (int64_t o = first; o < last; ++o) {
+        vecmath::SumColumns(in + o * n * inner, n, inner, inner, out + o * inner);
+      }
+    });
+    return true;
+  } else {
+    return false;
+  }
+}
+
 // RowExtreme: the max (kMax) or min of one contiguous row, NaN propagating; float and double
 // through vecmath, other types through Eigen.
 template <bool kMax, typename Row>
@@ -278,6 +307,7 @@ Tensor SumImpl(const Tensor& x, IntArrayRef dims, bool keepdim) {
             return;
           }
           if (SumRowsOnVecmath(l, reinterpret_cast<const A*>(l.input.data<T>()), o)) return;
+          if (SumColumnsOnVecmath(l, reinterpret_cast<const A*>(l.input.data<T>()), o)) return;
           ReduceRows(
               l, reinterpret_cast<const A*>(l.input.data<T>()), o,
               [](const auto& v) { return RowSum(v); }, [](auto& acc, const auto& v) { acc = v; },
@@ -544,7 +574,8 @@ Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
                             std::fill_n(o, l.out_numel(), kNaN<T>);
                             return;
                           }
-                          if (!SumRowsOnVecmath(l, l.input.data<T>(), o)) {
+                          if (!SumRowsOnVecmath(l, l.input.data<T>(), o) &&
+                              !SumColumnsOnVecmath(l, l.input.data<T>(), o)) {
                             ReduceRows(
                                 l, l.input.data<T>(), o, [](const auto& v) { return RowSum(v); },
                                 [](auto& acc, const auto& v) { acc = v; },

@@ -1,5 +1,6 @@
 #include "tensor/vecmath.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -67,6 +68,23 @@ void SumRows(const double* x, int64_t rows, int64_t n, double* out) {
     return;
   }
   Active().sum_rows_f64(x, rows, n, out);
+}
+
+void SumColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
+  if (cols <= 0) return;
+  if (rows <= 0) {
+    std::fill_n(out, cols, 0.0f);
+    return;
+  }
+  Active().sum_columns_f32(x, rows, cols, ld, out);
+}
+void SumColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out) {
+  if (cols <= 0) return;
+  if (rows <= 0) {
+    std::fill_n(out, cols, 0.0);
+    return;
+  }
+  Active().sum_columns_f64(x, rows, cols, ld, out);
 }
 
 // n < 1 has no extreme: NaN rather than a read of x[0].

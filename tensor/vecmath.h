@@ -75,6 +75,13 @@ double Sum(const double* x, int64_t n);
 void SumRows(const float* x, int64_t rows, int64_t n, float* out);
 void SumRows(const double* x, int64_t rows, int64_t n, double* out);
 
+// out[c] = x[c] + x[ld + c] + ... + x[(rows - 1) * ld + c] for c in [0, cols): the column
+// sums of a rows x cols matrix whose rows are ld elements apart, each added in row order
+// starting from the first row, so every column has a sequential loop's bits at every
+// capability, however the columns are split. With no rows, every sum is 0.
+void SumColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out);
+void SumColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out);
+
 // The largest / smallest of x[0..n), n >= 1, NaN when any element is NaN (torch.amax and
 // amin). Which of +0 and -0 comes back when both are the extreme is unspecified.
 float Max(const float* x, int64_t n);
@@ -93,7 +100,7 @@ void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_
 void Arithmetic(Arith op, const double* a, int64_t a_step, const double* b, int64_t b_step,
                 double* out, int64_t n);
 
-// How many Apply/Pow/Sum/SumRows/Max/Min/Arithmetic calls ran on each capability since the process began: tests use it to
+// How many Apply/Pow/Sum/SumRows/SumColumns/Max/Min/Arithmetic calls ran on each capability since the process began: tests use it to
 // prove that a kernel took the vector path of the level they set, not a scalar fallback.
 int64_t CallCount(CpuCapability capability);
 

@@ -238,6 +238,54 @@ inline constexpr int64_t kSumBlock = 4096;
     for (; r < rows; ++r) out[r] = NAME_ONE(x + r * n, n);                      \
   }
 
+// SumColumns: out[c] = x[c] + x[ld + c] + ... + x[(rows - 1) * ld + c] for c < cols, rows >= 1,
+// added in row order from the first row (a sequential loop's bits per column, so any split
+// of the columns gives the same result). Blocks of four vectors of columns stay in
+// registers down all the rows; the last columns (fewer than a vector) take a plain loop.
+#define FT_VM_SUM_COLUMNS(NAME, T, V)                                                    \
+  void NAME(const T* x, int64_t rows, int64_t cols, int64_t ld, T* out) {               \
+    constexpr int64_t kLanes = sizeof(V) / sizeof(T);                                   \
+    int64_t c = 0;                                                                      \
+    for (; c + 4 * kLanes <= cols; c += 4 * kLanes) {                                   \
+      V a0, a1, a2, a3;                                                                 \
+      std::memcpy(&a0, x + c, sizeof(V));                                               \
+      std::memcpy(&a1, x + c + kLanes, sizeof(V));                                      \
+      std::memcpy(&a2, x + c + 2 * kLanes, sizeof(V));                                  \
+      std::memcpy(&a3, x + c + 3 * kLanes, sizeof(V));                                  \
+      for (int64_t r = 1; r < rows; ++r) {                                              \
+        const T* p = x + r * ld + c;                                                    \
+        V v0, v1, v2, v3;                                                               \
+        std::memcpy(&v0, p, sizeof(V));                                                 \
+        std::memcpy(&v1, p + kLanes, sizeof(V));                                        \
+        std::memcpy(&v2, p + 2 * kLanes, sizeof(V));                                    \
+        std::memcpy(&v3, p + 3 * kLanes, sizeof(V));                                    \
+        a0 += v0;                                                                       \
+        a1 += v1;                                                                       \
+        a2 += v2;                                                                       \
+        a3 += v3;                                                                       \
+      }                                                                                 \
+      std::memcpy(out + c, &a0, sizeof(V));                                             \
+      std::memcpy(out + c + kLanes, &a1, sizeof(V));                                    \
+      std::memcpy(out + c + 2 * kLanes, &a2, sizeof(V));                                \
+      std::memcpy(out + c + 3 * kLanes, &a3, sizeof(V));                                \
+    }                                                                                   \
+    for (; c + kLanes <= cols; c += kLanes) {                                           \
+      V a;                                                                              \
+      std::memcpy(&a, x + c, sizeof(V));                                                \
+      for (int64_t r = 1; r < rows; ++r) {                                              \
+        V v;                                                                            \
+        std::memcpy(&v, x + r * ld + c, sizeof(V));                                     \
+        a += v;                                                                         \
+      }                                                                                 \
+      std::memcpy(out + c, &a, sizeof(V));                                              \
+    }                                                                                   \
+    for (; c < cols; ++c) {                                                             \
+      T a = x[c];                                                                       \
+      for (int64_t r = 1; r < rows; ++r) a += x[r * ld + c];                            \
+      out[c] = a;                                                                       \
+    }                                                                                   \
+  }
+
 // The largest (kMax) or smallest element of x[0, n), n >= 1; NaN when any element is NaN
 // (torch.amax / amin). A lane takes v where v is beyond it or v is NaN, so a NaN, once in, stays.
 // The tail is the last whole vector of the array (elements seen twice change no extreme), or
@@ -335,6 +383,8 @@ FT_VM_SUM(SumF32, float, FT_VM_VF)
 FT_VM_SUM(SumF64, double, FT_VM_VD)
 FT_VM_SUM_ROWS(SumRowsF32, SumF32, float, FT_VM_VF)
 FT_VM_SUM_ROWS(SumRowsF64, SumF64, double, FT_VM_VD)
+FT_VM_SUM_COLUMNS(SumColumnsF32, float, FT_VM_VF)
+FT_VM_SUM_COLUMNS(SumColumnsF64, double, FT_VM_VD)
 FT_VM_EXTREME(MaxF32, float, FT_VM_VF, >)
 FT_VM_EXTREME(MaxF64, double, FT_VM_VD, >)
 FT_VM_EXTREME(MinF32, float, FT_VM_VF, <)
@@ -352,6 +402,7 @@ FT_VM_ARITH(DivF64, double, FT_VM_VD, /)
 #undef FT_VM_ARITH
 #undef FT_VM_EXTREME
 #undef FT_VM_SUM_ROWS
+#undef FT_VM_SUM_COLUMNS
 #undef FT_VM_SUM
 #undef FT_VM_BINARY
 #undef FT_VM_UNARY
@@ -368,6 +419,8 @@ constexpr ::ft::vecmath::internal::Table kIsaTable = {
     SumF64,
     SumRowsF32,
     SumRowsF64,
+    SumColumnsF32,
+    SumColumnsF64,
     {MaxF32, MinF32},
     {MaxF64, MinF64},
     {AddF32, SubF32, MulF32, DivF32},

@@ -166,6 +166,51 @@ TEST_F(VecMathKernels, SumAndMeanOfRowsRunTheVectorSum) {
 
 // amax and amin over contiguous float and double rows run vecmath::Max / Min at the level
 // set, against a loop; a row holding a NaN reduces to NaN, as in PyTorch.
+// sum and mean over a dim with dims after it (a bias gradient's sum over the batch, a mean
+// over the middle of [A, R, C]) run vecmath::SumColumns, each output a sequential loop over
+// the reduced dim (the bits the Eigen column loop gave), at every level and thread count.
+template <typename T>
+void CheckColumnSums() {
+  const Tensor x = Uniform<T>({3, 70, 37}, 21);
+  const std::vector<T> v = x.to_vector<T>();
+  std::vector<T> over_rows(3 * 37);  // sum over dim 1
+  for (int64_t a = 0; a < 3; ++a) {
+    for (int64_t c = 0; c < 37; ++c) {
+      T acc = v[static_cast<size_t>(a * 70 * 37 + c)];
+      for (int64_t r = 1; r < 70; ++r) acc += v[static_cast<size_t>((a * 70 + r) * 37 + c)];
+      over_rows[static_cast<size_t>(a * 37 + c)] = acc;
+    }
+  }
+  const Tensor flat = reshape(x, {210, 37});
+  std::vector<T> over_batch(37);  // sum over dim 0 of [210, 37]
+  for (int64_t c = 0; c < 37; ++c) {
+    T acc = v[static_cast<size_t>(c)];
+    for (int64_t r = 1; r < 210; ++r) acc += v[static_cast<size_t>(r * 37 + c)];
+    over_batch[static_cast<size_t>(c)] = acc;
+  }
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    const std::string at = " at " + std::string(CpuCapabilityName(level));
+    const int64_t calls = vecmath::CallCount(level);
+    ExpectSameBits<T>(sum(x, {1}, false), tensor(over_rows, {3, 37}), "sum over dim 1" + at);
+    EXPECT_GT(vecmath::CallCount(level), calls) << "sum over dim 1" << at << ": not the vector path";
+    ExpectSameBits<T>(sum(flat, {0}, false), tensor(over_batch, {37}), "sum over dim 0" + at);
+    std::vector<T> means = over_batch;
+    for (T& m : means) m /= T(210);
+    ExpectSameBits<T>(mean(flat, {0}, false), tensor(means, {37}), "mean over dim 0" + at);
+  }
+  // Wide enough that the columns split over two threads: the same bits.
+  const Tensor wide = Uniform<T>({40, 5000}, 22);
+  SetNumThreads(1);
+  const Tensor one = sum(wide, {0}, false);
+  SetNumThreads(2);
+  ExpectSameBits<T>(sum(wide, {0}, false), one, "column sums on two threads");
+}
+
+TEST_F(VecMathKernels, Float32ColumnSumsRunTheVectorColumns) { CheckColumnSums<float>(); }
+
+TEST_F(VecMathKernels, Float64ColumnSumsRunTheVectorColumns) { CheckColumnSums<double>(); }
+
 TEST_F(VecMathKernels, AmaxAndAminOfRowsRunTheVectorExtremes) {
   const Tensor m = Uniform<double>({9, 203}, 4);
   std::vector<double> v = m.to_vector<double>();

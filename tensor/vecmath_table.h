@@ -21,6 +21,10 @@ using SumF32 = float (*)(const float* x, int64_t n);
 using SumF64 = double (*)(const double* x, int64_t n);
 using SumRowsF32 = void (*)(const float* x, int64_t rows, int64_t n, float* out);
 using SumRowsF64 = void (*)(const double* x, int64_t rows, int64_t n, double* out);
+using SumColumnsF32 = void (*)(const float* x, int64_t rows, int64_t cols, int64_t ld,
+                               float* out);
+using SumColumnsF64 = void (*)(const double* x, int64_t rows, int64_t cols, int64_t ld,
+                               double* out);
 using ArithF32 = void (*)(const float* a, int64_t a_step, const float* b, int64_t b_step,
                           float* out, int64_t n);
 using ArithF64 = void (*)(const double* a, int64_t a_step, const double* b, int64_t b_step,
@@ -35,6 +39,8 @@ struct Table {
   SumF64 sum_f64;
   SumRowsF32 sum_rows_f32;
   SumRowsF64 sum_rows_f64;
+  SumColumnsF32 sum_columns_f32;
+  SumColumnsF64 sum_columns_f64;
   SumF32 extreme_f32[2];  // {max, min}
   SumF64 extreme_f64[2];
   ArithF32 arith_f32[4];  // indexed by Arith
