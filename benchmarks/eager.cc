@@ -224,43 +224,33 @@ void BM_SumAllEigen(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(in.sum());
 }
 
-// Row sums of a [1000, n] float32 matrix; the argument is n (0: 1000). At n = 1000 (4 MB)
-// the rows stream from the last-level cache or memory; at n = 256 (1 MB) they stay in L2,
-// where the adds' latency and the per-row work, not bandwidth, bound the sum.
+// Sums over one dim of a [1000, n] float32 matrix; the argument is n (0: 1000). kDim 1: the
+// row sums; kDim 0: the column sums (a bias gradient's reduction over the batch). At
+// n = 1000 (4 MB) the matrix streams from the last-level cache or memory; at n = 256 (1 MB)
+// it stays in L2, where the adds' latency and the per-row work, not bandwidth, bound the sum.
+// The baseline is Eigen's rowwise / colwise sum.
 int64_t RowLength(const benchmark::State& state) {
   return state.range(0) > 0 ? state.range(0) : 1000;
 }
 
-void BM_SumRowsFt(benchmark::State& state) {
+template <int64_t kDim>
+void BM_SumOverDimFt(benchmark::State& state) {
   Tensor x = RandomTensor({1000, RowLength(state)}, 1);
-  for (auto _ : state) benchmark::DoNotOptimize(sum(x, {1}).impl());
+  for (auto _ : state) benchmark::DoNotOptimize(sum(x, {kDim}).impl());
 }
 
-void BM_SumRowsEigen(benchmark::State& state) {
+template <int64_t kDim>
+void BM_SumOverDimEigen(benchmark::State& state) {
   const int64_t n = RowLength(state);
   Tensor x = RandomTensor({1000, n}, 1);
   Eigen::Map<const EigenMatrix> in(x.data<float>(), 1000, n);
-  Eigen::VectorXf out(1000);
+  Eigen::VectorXf out(kDim == 1 ? 1000 : n);
   for (auto _ : state) {
-    out.noalias() = in.rowwise().sum();
-    benchmark::DoNotOptimize(out.data());
-  }
-}
-
-// Column sums: sum over dim 0 of a [1000, n] float32 matrix (a bias gradient's reduction
-// over the batch); n = 256 keeps it in L2. The baseline is Eigen's colwise sum.
-void BM_SumColumnsFt(benchmark::State& state) {
-  Tensor x = RandomTensor({1000, RowLength(state)}, 1);
-  for (auto _ : state) benchmark::DoNotOptimize(sum(x, {0}).impl());
-}
-
-void BM_SumColumnsEigen(benchmark::State& state) {
-  const int64_t n = RowLength(state);
-  Tensor x = RandomTensor({1000, n}, 1);
-  Eigen::Map<const EigenMatrix> in(x.data<float>(), 1000, n);
-  Eigen::RowVectorXf out(n);
-  for (auto _ : state) {
-    out.noalias() = in.colwise().sum();
+    if constexpr (kDim == 1) {
+      out.noalias() = in.rowwise().sum();
+    } else {
+      out.noalias() = in.colwise().sum().transpose();
+    }
     benchmark::DoNotOptimize(out.data());
   }
 }
@@ -315,14 +305,14 @@ void Register() {
   reg("sum_1e6/ft", BM_SumAllFt, 0);
   reg("sum_1e6/baseline", BM_SumAllEigen, 0);
   SetFigure("sum_rows_1000x1000", "reported");
-  reg("sum_rows_1000x1000/ft", BM_SumRowsFt, 0);
-  reg("sum_rows_1000x1000/baseline", BM_SumRowsEigen, 0);
+  reg("sum_rows_1000x1000/ft", BM_SumOverDimFt<1>, 0);
+  reg("sum_rows_1000x1000/baseline", BM_SumOverDimEigen<1>, 0);
   SetFigure("sum_columns_1000x256", "reported (in L2; baseline: Eigen's colwise sum)");
-  reg("sum_columns_1000x256/ft", BM_SumColumnsFt, 256);
-  reg("sum_columns_1000x256/baseline", BM_SumColumnsEigen, 256);
+  reg("sum_columns_1000x256/ft", BM_SumOverDimFt<0>, 256);
+  reg("sum_columns_1000x256/baseline", BM_SumOverDimEigen<0>, 256);
   SetFigure("sum_rows_1000x256", "reported (rows in L2)");
-  reg("sum_rows_1000x256/ft", BM_SumRowsFt, 256);
-  reg("sum_rows_1000x256/baseline", BM_SumRowsEigen, 256);
+  reg("sum_rows_1000x256/ft", BM_SumOverDimFt<1>, 256);
+  reg("sum_rows_1000x256/baseline", BM_SumOverDimEigen<1>, 256);
   SetFigure("exp_1e6", "<= 1.15x");
   reg("exp_1e6/ft", BM_UnaryFt<&exp>, 0);
   reg("exp_1e6/baseline", BM_ExpBaseline, 0);
