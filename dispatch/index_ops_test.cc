@@ -648,10 +648,19 @@ TEST(Chunk, Errors) {
   // gives `chunks` empty views, and a huge count tried to allocate that many (a fatal
   // allocation under ASan, std::bad_array_new_length for INT64_MAX).
   EXPECT_FT_ERROR(chunk(zeros({0}), int64_t{1} << 42),
-                  "chunk: cannot split the empty dimension 0 of shape [0] into 4398046511104 "
-                  "empty chunks (at most 2147483647)");
+                  "chunk: cannot split dimension 0 of shape [0] into 4398046511104 pieces (at "
+                  "most 2147483647)");
   EXPECT_FT_ERROR(chunk(zeros({2, 0}), std::numeric_limits<int64_t>::max(), 1),
-                  "chunk: cannot split the empty dimension 1 of shape [2, 0]");
+                  "chunk: cannot split dimension 1 of shape [2, 0]");
+  // Found by //tests/fuzz (transforms_fuzzer, corpus regression-chunk-expanded-huge): a dim
+  // of 2^62 elements exists as an expanded view, and chunking or splitting it into that many
+  // pieces tried to allocate the list (std::bad_array_new_length, an abort).
+  const Tensor long_dim = MakeDense(ones({1}).storage(), kFloat64, {int64_t{1} << 62}, {0}, 0);
+  EXPECT_FT_ERROR(chunk(long_dim, int64_t{1} << 62),
+                  "chunk: cannot split dimension 0 of shape [4611686018427387904] into "
+                  "4611686018427387904 pieces (at most 2147483647)");
+  EXPECT_FT_ERROR(split(long_dim, 1), "split: cannot split dimension 0 of shape");
+  EXPECT_EQ(chunk(long_dim, 3).size(), 3u);
   EXPECT_FT_ERROR(chunk(zeros({4}), 2, -2), "chunk: dim -2 is out of range");
 }
 

@@ -189,12 +189,25 @@ void CheckSplittable(const char* op, const Tensor& x) {
   }
 }
 
+// A split returns one tensor handle per piece; more than kMaxPieces of them (tens of GiB of
+// handles and views) is refused before the list is allocated, as a tensor this machine cannot
+// hold is. A dim that long exists only as a view with stride 0 (expand).
+constexpr int64_t kMaxPieces = (int64_t{1} << 31) - 1;
+
+void CheckPieceCount(const char* op, const Tensor& x, int64_t d, int64_t pieces) {
+  if (pieces > kMaxPieces) {
+    ThrowError(op, ": cannot split dimension ", d, " of shape ", ShapeToString(x.sizes()),
+               " into ", pieces, " pieces (at most ", kMaxPieces, ")");
+  }
+}
+
 // SplitEqual cuts dim d into pieces of split_size (the last one smaller; at least one piece,
 // also for an empty dim). split_size > 0, or 0 with an empty dim (checked by the caller).
-TensorList SplitEqual(const Tensor& x, int64_t split_size, int64_t d) {
+TensorList SplitEqual(const char* op, const Tensor& x, int64_t split_size, int64_t d) {
   const int64_t n = x.sizes()[d];
   int64_t num = 1;
   if (split_size != 0) num = std::max<int64_t>(n / split_size + (n % split_size != 0), 1);
+  CheckPieceCount(op, x, d, num);
   Shape sizes(static_cast<size_t>(num), split_size);
   sizes.back() = n - split_size * (num - 1);
   return SplitViews(x, sizes, d);
@@ -447,7 +460,7 @@ TensorList split(const Tensor& x, int64_t split_size, int64_t dim) {
     ThrowError(op, ": split_size 0 is only allowed when the split dim is empty, but dimension ",
                d, " has size ", n);
   }
-  return SplitEqual(x, split_size, d);
+  return SplitEqual(op, x, split_size, d);
 }
 
 TensorList split_with_sizes(const Tensor& x, IntArrayRef sizes, int64_t dim) {
@@ -479,16 +492,10 @@ TensorList chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   const int64_t n = x.sizes()[d];
   const int64_t split_size = n / chunks + (n % chunks != 0);
   // An empty dim splits into `chunks` empty chunks (split would return just one), as in
-  // PyTorch; a list of more than kMaxEmptyChunks tensors (tens of GiB of handles and views)
-  // is refused before it is allocated, as a tensor this machine cannot hold is.
-  constexpr int64_t kMaxEmptyChunks = (int64_t{1} << 31) - 1;
-  if (n == 0 && chunks > kMaxEmptyChunks) {
-    ThrowError(op, ": cannot split the empty dimension ", d, " of shape ",
-               ShapeToString(x.sizes()), " into ", chunks, " empty chunks (at most ",
-               kMaxEmptyChunks, ")");
-  }
+  // PyTorch.
+  if (n == 0) CheckPieceCount(op, x, d, chunks);
   if (n == 0) return SplitViews(x, Shape(static_cast<size_t>(chunks), 0), d);
-  return SplitEqual(x, split_size, d);
+  return SplitEqual(op, x, split_size, d);
 }
 
 Tensor repeat(const Tensor& x, IntArrayRef repeats) {
