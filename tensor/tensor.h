@@ -66,9 +66,12 @@ class TensorImpl {
   bool is_contiguous() const { return contiguous_; }
   const Storage& storage() const { return storage_; }
 
-  // raw_data points at element [0, 0, ...] (storage data + offset). Dense only.
+  // raw_data points at element [0, 0, ...] (storage data + offset). Dense only. A tensor
+  // without elements gets the storage's start: nothing is read through it, and its offset
+  // may lie far past the storage (a split's empty pieces saturate theirs near INT64_MAX).
   void* raw_data() const {
-    return static_cast<char*>(storage_.data()) + offset_ * ItemSize(dtype_);
+    char* base = static_cast<char*>(storage_.data());
+    return numel_ == 0 ? base : base + offset_ * ItemSize(dtype_);
   }
 
   // WrapperRepr prints a wrapper (e.g. "BatchedTensor(lvl=1, bdim=0, value=...)"). Wrapper

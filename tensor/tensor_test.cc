@@ -3,6 +3,7 @@
 #include "tensor/tensor.h"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,6 +100,19 @@ TEST(Tensor, RankZeroAndEmpty) {
   EXPECT_EQ(Shape(e.strides().begin(), e.strides().end()), S({3, 3, 1}));
   EXPECT_TRUE(e.to_vector<float>().empty());
   EXPECT_FT_ERROR(e.item<float>(), "item: a tensor with 0 elements (shape [2, 0, 3])");
+}
+
+// Found by //tests/fuzz (transforms_fuzzer, corpus regression-fill-empty-saturated-offset):
+// fill_ on an empty piece of a split, whose offset saturates at INT64_MAX, computed
+// offset * 4 bytes in raw_data (a signed overflow under UBSan). A tensor without elements
+// points at its storage's start.
+TEST(Tensor, EmptyTensorWithAFarOffsetPointsAtItsStorage) {
+  Tensor buf = EmptyContiguous({2}, kFloat32);
+  Tensor far = MakeDense(buf.storage(), kFloat32, {0, 3}, {3, 1},
+                         std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(far.impl()->raw_data(), buf.impl()->raw_data());
+  EXPECT_EQ(far.storage_offset(), std::numeric_limits<int64_t>::max());
+  EXPECT_TRUE(far.to_vector<float>().empty());
 }
 
 TEST(Tensor, SizeAndStrideAcceptNegativeDims) {
