@@ -4,6 +4,7 @@
 // Targets (issue "Foundation"): <= 0.10 us per op on a 100-op chain of 1-element tensors;
 // elementwise ops on 1e6 float32 <= 1.15x a hand-written Eigen loop; matmul 256^2 and 1024^2
 // <= 1.1x Eigen's GEMM on the same data.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -80,6 +81,14 @@ void BM_SinBaseline(benchmark::State& state) {
 float SiluScalar(float v) { return v / (1.0f + std::exp(-v)); }
 float GeluScalar(float v) { return 0.5f * v * std::erfc(-v * 0.70710678f); }
 Tensor GeluNone(const Tensor& x) { return gelu(x); }
+// mish, softplus and logsigmoid as their kernels computed them before activation_math.h put
+// them on vecmath: <cmath>'s exp, log1p and tanh one element at a time.
+float SoftplusScalar(float v) { return v > 20.0f ? v : std::log1p(std::exp(v)); }
+float MishScalar(float v) { return v * std::tanh(SoftplusScalar(v)); }
+float LogsigmoidScalar(float v) {
+  return std::min(v, 0.0f) - std::log1p(std::exp(-std::fabs(v)));
+}
+Tensor SoftplusDefault(const Tensor& x) { return softplus(x); }
 
 template <float (*F)(float)>
 void BM_ScalarFormula(benchmark::State& state) {
@@ -198,6 +207,24 @@ void JitPowChain(benchmark::State& state, bool fuse) {
 void BM_JitPowChainFused(benchmark::State& state) { JitPowChain(state, true); }
 void BM_JitPowChainUnfused(benchmark::State& state) { JitPowChain(state, false); }
 
+// An MLP layer's activations on 1e6 float32 under jit: activations with constants between
+// arithmetic, fused into one pass against one kernel per op.
+void JitActivationChain(benchmark::State& state, bool fuse) {
+  const Tensor x = RandomTensor({kBig}, 1, -0.5);
+  TraceOptions options;
+  options.fuse_pointwise = fuse;
+  JitFunction f = jit(TensorListFn([](const TensorList& a) {
+                        const Tensor& v = a[0];
+                        return TensorList{leaky_relu(gelu(v) * 2.0 - 0.5, 0.1) +
+                                          softplus(v, 2.0, 20.0) * silu(v)};
+                      }),
+                      options);
+  for (auto _ : state) benchmark::DoNotOptimize(f({x})[0].impl());
+}
+
+void BM_JitActivationChainFused(benchmark::State& state) { JitActivationChain(state, true); }
+void BM_JitActivationChainUnfused(benchmark::State& state) { JitActivationChain(state, false); }
+
 // STREAM's triad on 1e6 floats per array: the bandwidth behind the roofline column of
 // //benchmarks:compare. The figure's two sides are the same loop (the ratio is noise).
 void BM_Triad(benchmark::State& state) {
@@ -298,6 +325,10 @@ void Register() {
   SetFigure("jit_pow_chain_1e6", "reported (baseline: the same jit without pointwise fusion)");
   reg("jit_pow_chain_1e6/ft", BM_JitPowChainFused, 0);
   reg("jit_pow_chain_1e6/baseline", BM_JitPowChainUnfused, 0);
+  SetFigure("jit_activation_chain_1e6",
+            "reported (baseline: the same jit without pointwise fusion)");
+  reg("jit_activation_chain_1e6/ft", BM_JitActivationChainFused, 0);
+  reg("jit_activation_chain_1e6/baseline", BM_JitActivationChainUnfused, 0);
   SetFigure("triad_1e6", "the machine's bandwidth (both sides the same loop)");
   reg("triad_1e6/ft", BM_Triad, 0);
   reg("triad_1e6/baseline", BM_Triad, 0);
@@ -328,6 +359,15 @@ void Register() {
   SetFigure("gelu_1e6", "reported (baseline: the scalar <cmath> formula)");
   reg("gelu_1e6/ft", BM_UnaryFt<&GeluNone>, 0);
   reg("gelu_1e6/baseline", BM_ScalarFormula<&GeluScalar>, 0);
+  SetFigure("mish_1e6", "reported (baseline: the scalar <cmath> formula)");
+  reg("mish_1e6/ft", BM_UnaryFt<&mish>, 0);
+  reg("mish_1e6/baseline", BM_ScalarFormula<&MishScalar>, 0);
+  SetFigure("softplus_1e6", "reported (baseline: the scalar <cmath> formula)");
+  reg("softplus_1e6/ft", BM_UnaryFt<&SoftplusDefault>, 0);
+  reg("softplus_1e6/baseline", BM_ScalarFormula<&SoftplusScalar>, 0);
+  SetFigure("logsigmoid_1e6", "reported (baseline: the scalar <cmath> formula)");
+  reg("logsigmoid_1e6/ft", BM_UnaryFt<&logsigmoid>, 0);
+  reg("logsigmoid_1e6/baseline", BM_ScalarFormula<&LogsigmoidScalar>, 0);
   SetFigure("add_1e6", "<= 1.15x");
   reg("add_1e6/ft", BM_AddFt, 0);
   reg("add_1e6/baseline", BM_BinaryBaseline<true>, 0);

@@ -36,7 +36,9 @@ constexpr OpcodeInfo kOpcodes[] = {
     {"add", 2},     {"sub", 2},     {"mul", 2},   {"div", 2},     {"neg", 1},
     {"square", 1},  {"reciprocal", 1}, {"abs", 1}, {"sign", 1},   {"relu", 1},
     {"maximum", 2}, {"minimum", 2}, {"eq", 2},    {"ne", 2},      {"lt", 2},
-    {"le", 2},      {"gt", 2},      {"ge", 2},    {"where", 3},   {"pow", 2},     {"exp", 1},
+    {"le", 2},      {"gt", 2},      {"ge", 2},    {"where", 3},   {"pow", 2},
+    {"activation", 1},  // named by its instruction's function; OpcodeOf never matches it
+    {"exp", 1},
     {"expm1", 1},   {"log", 1},     {"log1p", 1}, {"sin", 1},     {"cos", 1},
     {"tan", 1},     {"tanh", 1},    {"sigmoid", 1}, {"sqrt", 1},  {"rsqrt", 1},
     {"erf", 1},     {"erfc", 1},    {"lgamma", 1}};
@@ -52,6 +54,74 @@ constexpr vecmath::Fn VecMathFn(FusedKernel::Opcode code) {
 }
 
 const OpcodeInfo& Info(FusedKernel::Opcode code) { return kOpcodes[static_cast<int>(code)]; }
+
+// ActivationOf: the function of tensor/activation_math.h computing the base op `op`.
+std::optional<activation::Fn> ActivationOf(absl::string_view op) {
+  for (int k = 0; k < activation::kNumFns; ++k) {
+    if (op == activation::FnName(static_cast<activation::Fn>(k))) {
+      return static_cast<activation::Fn>(k);
+    }
+  }
+  return std::nullopt;
+}
+
+// ActivationCall: an activation step's function and constants, read from its traced scalar
+// arguments as dispatch/activation_ops.cc's schemas list them (polygamma's order n comes
+// before its tensor, every other op's constants after it); nullopt when the arguments are
+// not of those kinds.
+struct ActivationCall {
+  activation::Fn fn;
+  activation::Params params;
+};
+std::optional<ActivationCall> ActivationCallOf(absl::string_view op, const ValueList& args) {
+  const std::optional<activation::Fn> fn = ActivationOf(op);
+  if (!fn) return std::nullopt;
+  using activation::Fn;
+  using Tag = Value::Tag;
+  ActivationCall call{*fn, {}};
+  const auto is = [&args](std::initializer_list<Tag> tags) {
+    if (args.size() != tags.size()) return false;
+    size_t i = 0;
+    for (Tag tag : tags) {
+      if (args[i++].tag() != tag) return false;
+    }
+    return true;
+  };
+  switch (*fn) {
+    case Fn::kGelu:
+      if (!is({Tag::kTensor, Tag::kBool})) return std::nullopt;
+      call.params.a = args[1].to_bool() ? 1.0 : 0.0;
+      return call;
+    case Fn::kSoftplus:
+    case Fn::kHardtanh:
+      if (!is({Tag::kTensor, Tag::kDouble, Tag::kDouble})) return std::nullopt;
+      call.params.a = args[1].to_double();
+      call.params.b = args[2].to_double();
+      return call;
+    case Fn::kElu:
+    case Fn::kCelu:
+    case Fn::kLeakyRelu:
+      if (!is({Tag::kTensor, Tag::kDouble})) return std::nullopt;
+      call.params.a = args[1].to_double();
+      return call;
+    case Fn::kPolygamma:
+      if (!is({Tag::kInt, Tag::kTensor})) return std::nullopt;
+      call.params.n = args[0].to_int();
+      return call;
+    case Fn::kSilu:
+    case Fn::kMish:
+    case Fn::kSelu:
+    case Fn::kHardswish:
+    case Fn::kHardsigmoid:
+    case Fn::kLogsigmoid:
+    case Fn::kSoftsign:
+    case Fn::kErfinv:
+    case Fn::kDigamma:
+      if (!is({Tag::kTensor})) return std::nullopt;
+      return call;
+  }
+  return std::nullopt;
+}
 
 // Scratch: this thread's chunk registers, grown on demand and reused by every fused step.
 template <typename T>
@@ -225,7 +295,8 @@ T ElementOf(const T* p, int64_t base, int64_t k) {
 // Where writes where(c, x, y) into o[0, n): x's value where the mask c is 1, else y's, row
 // by row as Apply does. It copies one of two values, so its bits never depend on packets.
 template <typename T, Operand kC, Operand kX, Operand kY>
-void Where(T* o, const T* c, const T* x, const T* y, int64_t n, int64_t row) {
+void Where(T* o, const T* c, const T* x, const T* y, int64_t n, int64_t row,
+           const FusedKernel::Instr& /*instr*/) {
   namespace ei = Eigen::internal;
   using P = typename ei::packet_traits<T>::type;
   constexpr int64_t W = ei::packet_traits<T>::size;
@@ -278,7 +349,8 @@ FusedKernel::InstrFn<T> SelectWhere(Operand c, Operand x, Operand y) {
 // (Select), so a replay calls it through one pointer, with no switch on the opcode or the
 // operands.
 template <typename T, FusedKernel::Opcode kCode, Operand kA, Operand kB>
-void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t row) {
+void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t row,
+             const FusedKernel::Instr& instr) {
   namespace ei = Eigen::internal;
   using Opcode = FusedKernel::Opcode;
   const auto binary = [&](auto op) { Apply<T, kA, kB, false>(o, a, b, n, row, op); };
@@ -372,6 +444,12 @@ void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t ro
     };
     vecmath::Pow(spread(std::integral_constant<Operand, kA>(), a, spread_a),
                  spread(std::integral_constant<Operand, kB>(), b, spread_b), o, n);
+  } else if constexpr (kCode == Opcode::kActivation) {
+    // The kernel's own strip function (kernels::gelu is activation::Apply over the tensor),
+    // whose result depends on the element alone: a chunk gets the kernel's bits. A kRow
+    // operand gives the same row every time: computed once, then copied.
+    activation::Apply(instr.activation, instr.params, a, o, kA == Operand::kArray ? n : row);
+    if constexpr (kA == Operand::kRow) RepeatPeriod(o, row, n);
   } else {
     static_assert(IsVecMath(kCode));
     // The function the kernel calls (kernels::exp is vecmath's kExp over the whole array):
@@ -453,8 +531,11 @@ FusedKernel::InstrFn<T> Select(FusedKernel::Opcode code, Operand a, Operand b, O
 
 std::optional<FusedKernel::Opcode> FusedKernel::OpcodeOf(absl::string_view op) {
   for (int k = 0; k < static_cast<int>(std::size(kOpcodes)); ++k) {
-    if (op == kOpcodes[k].op) return static_cast<Opcode>(k);
+    if (k != static_cast<int>(Opcode::kActivation) && op == kOpcodes[k].op) {
+      return static_cast<Opcode>(k);
+    }
   }
+  if (ActivationOf(op)) return Opcode::kActivation;
   return std::nullopt;
 }
 
@@ -802,9 +883,9 @@ void FusedKernel::RunInstr(size_t k, T* dst, const T* const* reg, int64_t n) con
   const T* c = instr.c >= 0 ? reg[instr.c] : nullptr;
   const int64_t row = plan.row > 0 ? plan.row : n;  // n and chunk starts: whole rows
   if constexpr (std::is_same_v<T, float>) {
-    plan.f32(dst, reg[instr.a], b, c, n, row);
+    plan.f32(dst, reg[instr.a], b, c, n, row, instr);
   } else {
-    plan.f64(dst, reg[instr.a], b, c, n, row);
+    plan.f64(dst, reg[instr.a], b, c, n, row, instr);
   }
 }
 
@@ -814,8 +895,10 @@ std::string FusedKernel::ToString() const {
     const Instr& instr = instrs_[k];
     absl::StrAppend(&out, k == 0 ? " " : "; ");
     if (k == 0 && num_prelude_ > 0) absl::StrAppend(&out, "prelude[", prelude_size_, "] { ");
-    absl::StrAppend(&out, "r", num_inputs_ + static_cast<int>(k), " = ", Info(instr.code).op,
-                    "(r", instr.a);
+    const absl::string_view name = instr.code == Opcode::kActivation
+                                       ? activation::FnName(instr.activation)
+                                       : absl::string_view(Info(instr.code).op);
+    absl::StrAppend(&out, "r", num_inputs_ + static_cast<int>(k), " = ", name, "(r", instr.a);
     if (instr.b >= 0) absl::StrAppend(&out, ", r", instr.b);
     if (instr.c >= 0) absl::StrAppend(&out, ", r", instr.c);
     absl::StrAppend(&out, ")");
@@ -834,6 +917,7 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
   struct Fusible {
     FusedKernel::Opcode code;
     DType dtype;
+    ActivationCall activation;  // kActivation's function and constants
   };
   const auto fusible = [&traced](const Program::Step& step) -> std::optional<Fusible> {
     if (step.op == nullptr || !OpRegistry::Global().is_builtin(*step.op) ||
@@ -841,8 +925,14 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
       return std::nullopt;
     }
     const std::optional<FusedKernel::Opcode> code = FusedKernel::OpcodeOf(step.op->name());
-    if (!code || static_cast<int>(step.args.size()) != FusedKernel::Arity(*code) ||
-        step.tensor_args.size() != step.args.size()) {
+    if (!code) return std::nullopt;
+    std::optional<ActivationCall> activation;
+    if (*code == FusedKernel::Opcode::kActivation) {
+      // One tensor and the op's constants.
+      activation = ActivationCallOf(step.op->name(), step.args);
+      if (!activation || step.tensor_args.size() != 1) return std::nullopt;
+    } else if (static_cast<int>(step.args.size()) != FusedKernel::Arity(*code) ||
+               step.tensor_args.size() != step.args.size()) {
       return std::nullopt;
     }
     const Tensor& out = *traced[step.outputs[0].slot];
@@ -859,7 +949,7 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
         return std::nullopt;
       }
     }
-    return Fusible{*code, dtype};
+    return Fusible{*code, dtype, activation.value_or(ActivationCall{})};
   };
   // Steps from the first in-place write on keep their order and their kernels: a fused step
   // runs where its last member ran and reads its inputs then, which must come before any
@@ -1035,8 +1125,16 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
       const Program::Step& step = steps[m];
       const int reg = num_inputs + static_cast<int>(instrs.size());
       FusedKernel::Instr instr{codes[m]->code, -1, -1, in_prelude[m]};
-      for (const Program::TensorRef& r : step.tensor_args) {
-        (r.value == 0 ? instr.a : r.value == 1 ? instr.b : instr.c) = register_of_slot.at(r.slot);
+      if (instr.code == FusedKernel::Opcode::kActivation) {
+        // Its one tensor, wherever the schema puts it, and its constants.
+        instr.a = register_of_slot.at(step.tensor_args[0].slot);
+        instr.activation = codes[m]->activation.fn;
+        instr.params = codes[m]->activation.params;
+      } else {
+        for (const Program::TensorRef& r : step.tensor_args) {
+          (r.value == 0 ? instr.a : r.value == 1 ? instr.b : instr.c) =
+              register_of_slot.at(r.slot);
+        }
       }
       instrs.push_back(instr);
       const int slot = step.outputs[0].slot;

@@ -8,10 +8,13 @@
 // area and allocates only the tensors that are read after the run.
 //
 // What fuses: add, sub, mul, div, neg, square, reciprocal, abs, sign, relu, maximum,
-// minimum, the comparisons (eq, ne, lt, le, gt, ge), where, pow, and the functions of
+// minimum, the comparisons (eq, ne, lt, le, gt, ge), where, pow, the functions of
 // tensor/vecmath.h (exp, expm1, log, log1p, sin, cos, tan, tanh, sigmoid, sqrt, rsqrt, erf,
-// erfc, lgamma), whose floating operands and result are all float32 or all float64 (no type
-// promotion), with only tensor arguments, in a program without in-place writes. Operands may
+// erfc, lgamma) and those of tensor/activation_math.h (gelu, silu, mish, softplus, elu, selu,
+// celu, leaky_relu, hardtanh, hardswish, hardsigmoid, logsigmoid, softsign, erfinv, digamma,
+// polygamma; their scalar arguments, traced as constants, ride in the instruction), whose
+// floating operands and result are all float32 or all float64 (no type promotion), with
+// only tensor arguments but for those constants, in a program without in-place writes. Operands may
 // broadcast (a scalar, a row) and have any strides; every member of a run has the run's
 // output shape. The fused arithmetic is bit for bit what the separate kernels compute: the
 // same operation on the same value(s), element by element, in the same dtype. For the IEEE
@@ -19,7 +22,8 @@
 // holds whatever the packets; the functions are vecmath's, which the kernels call too, and
 // whose result for an element depends only on its value and the active CPU capability
 // (never on where a chunk starts), so a chunk of a fused step gets the kernel's bits; pow
-// is vecmath's Pow, which kernels::pow calls for float dtypes in every layout.
+// is vecmath's Pow, which kernels::pow calls for float dtypes in every layout; an
+// activation is activation_math's Apply, the one definition its kernel runs too.
 //
 // Masks. A comparison's bool result and where's bool condition live in the run's registers
 // as 0 and 1 of the run's dtype (exact in both): a bool input is converted as it is laid
@@ -55,6 +59,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "tensor/activation_math.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -66,15 +71,17 @@ class Program;
 class FusedKernel {
  public:
   // From kEq to kGe the comparisons (a mask result); kWhere reads a mask and two values;
-  // from kExp on, the functions of tensor/vecmath.h, in its Fn order.
+  // kActivation is one of tensor/activation_math.h's functions (Instr says which, with its
+  // constants); from kExp on, the functions of tensor/vecmath.h, in its Fn order.
   enum class Opcode : uint8_t {
     kAdd, kSub, kMul, kDiv, kNeg, kSquare, kReciprocal, kAbs, kSign, kRelu, kMaximum, kMinimum,
-    kEq, kNe, kLt, kLe, kGt, kGe, kWhere, kPow,
+    kEq, kNe, kLt, kLe, kGt, kGe, kWhere, kPow, kActivation,
     kExp, kExpm1, kLog, kLog1p, kSin, kCos, kTan, kTanh, kSigmoid, kSqrt, kRsqrt,
     kErf, kErfc, kLgamma,
   };
   static constexpr int kNumOpcodes = static_cast<int>(Opcode::kLgamma) + 1;
-  // OpcodeOf: the opcode of the base op named `op`, if fusion supports it.
+  // OpcodeOf: the opcode of the base op named `op`, if fusion supports it (kActivation for
+  // the ops of activation_math.h).
   static std::optional<Opcode> OpcodeOf(absl::string_view op);
   static int Arity(Opcode code);
   // IsComparison: whether `code` computes a mask (eq ... ge).
@@ -97,6 +104,9 @@ class FusedKernel {
     int b;  // -1 for a unary opcode
     bool prelude = false;
     int c = -1;  // where's third operand (where(a, b, c)); -1 for every other opcode
+    // kActivation: the function and its constants (the op's scalar arguments).
+    activation::Fn activation = activation::Fn::kGelu;
+    activation::Params params = {};
   };
 
   // How an input is read chunk by chunk (decided once, from its traced geometry):
@@ -133,9 +143,10 @@ class FusedKernel {
   enum class Operand : uint8_t { kArray, kScalar, kRow };
   // InstrFn: one instruction's loop for its opcode and operand reads, computing o[0, n)
   // from a, b (null for a unary opcode) and c (where's third operand, else null), with kRow
-  // operands of period `row`.
+  // operands of period `row`; `instr` is the instruction (kActivation reads its constants).
   template <typename T>
-  using InstrFn = void (*)(T* o, const T* a, const T* b, const T* c, int64_t n, int64_t row);
+  using InstrFn = void (*)(T* o, const T* a, const T* b, const T* c, int64_t n, int64_t row,
+                           const Instr& instr);
   // InputFor: how an input with `traced`'s geometry is read in a run of shape `sizes`.
   static Input InputFor(const Tensor& traced, IntArrayRef sizes);
 

@@ -65,6 +65,31 @@ TensorList Chain(const TensorList& a) {
 
 double ChainAt(double x, double y, double s) { return -((x * y - s) / ((y + x) * (y + x))); }
 
+// CallActivation: the public op computing `fn`, with constants other than its defaults
+// (`variant` picks gelu's tanh form).
+Tensor CallActivation(activation::Fn fn, const Tensor& x, bool variant) {
+  using activation::Fn;
+  switch (fn) {
+    case Fn::kGelu: return variant ? gelu(x, "tanh") : gelu(x);
+    case Fn::kSilu: return silu(x);
+    case Fn::kMish: return mish(x);
+    case Fn::kSoftplus: return softplus(x, 1.5, 2.0);
+    case Fn::kElu: return elu(x, 0.5);
+    case Fn::kSelu: return selu(x);
+    case Fn::kCelu: return celu(x, 2.0);
+    case Fn::kLeakyRelu: return leaky_relu(x, 0.2);
+    case Fn::kHardtanh: return hardtanh(x, -0.5, 1.5);
+    case Fn::kHardswish: return hardswish(x);
+    case Fn::kHardsigmoid: return hardsigmoid(x);
+    case Fn::kLogsigmoid: return logsigmoid(x);
+    case Fn::kSoftsign: return softsign(x);
+    case Fn::kErfinv: return erfinv(x);
+    case Fn::kDigamma: return digamma(x);
+    case Fn::kPolygamma: return polygamma(2, x);
+  }
+  return x;
+}
+
 TEST(FuseTest, ARunOfArithmeticIsOneStepWithTheKernelsBits) {
   // 40 x 9 = 360 elements: two chunks, and the row's period (9) does not divide a chunk, so
   // the row is gathered per chunk.
@@ -233,7 +258,7 @@ bool SameBitsOrNaN(double a, double b) {
 
 TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
   // 300 random programs of 12 elementwise ops (every opcode: vecmath's functions, pow, the
-  // comparisons and where included) at every CPU capability the machine has, over operands
+  // comparisons and where, and every activation included) at every CPU capability the machine has, over operands
   // that broadcast in every way fusion reads them: [4, 16] and [2, 4, 16] arrays, a [16]
   // row, a stride-2 row, a [4, 1] column, a 0-d scalar, bool masks of those shapes, and
   // whatever earlier ops made. Each replay (traced on other values) must equal the eager
@@ -266,9 +291,11 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
         // Copies: pool grows below, and a reference into it would dangle.
         const Tensor x = pool[pick() % pool.size()];
         const Tensor y = pool[pick() % pool.size()];
-        // Every opcode, the comparisons as where's condition (and kept as masks).
-        constexpr int kCases = FusedKernel::kNumOpcodes;
-        switch (pick() % kCases) {
+        // Every opcode, the comparisons as where's condition (and kept as masks), and every
+        // function of kActivation.
+        constexpr int kCases = FusedKernel::kNumOpcodes - 1 + activation::kNumFns;
+        const int choice = static_cast<int>(pick() % kCases);
+        switch (choice) {
           case 0: pool.push_back(x + y); break;
           case 1: pool.push_back(x - y); break;
           case 2: pool.push_back(x * y); break;
@@ -302,7 +329,10 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
           case 30: pool.push_back(rsqrt(x)); break;
           case 31: pool.push_back(erf(x)); break;
           case 32: pool.push_back(erfc(x)); break;
-          default: pool.push_back(lgamma(x)); break;
+          case 33: pool.push_back(lgamma(x)); break;
+          default:
+            pool.push_back(
+                CallActivation(static_cast<activation::Fn>(choice - 34), x, pick() % 2 == 0));
         }
         // A fresh mask is read by where most of the time, as a program would.
         if (masks.size() > kNumMasks && pick() % 4 != 0) {
@@ -768,6 +798,47 @@ TEST(FuseTest, ReluGradientsFuseIntoOnePass) {
   ExpectSameBits(got, unfused.program->Run({x})[0]);
   ExpectSameBits(got, g({x})[0]);
   EXPECT_TRUE(testing::GradCheck(loss, {x}));
+}
+
+TEST(FuseTest, ActivationsAndTheirGradientsFuseWithTheirConstants) {
+  // Activations with constants (softplus's beta and threshold, leaky_relu's slope, gelu's
+  // tanh form) fuse with the arithmetic around them, and so do their vjp formulas (sigmoid,
+  // tanh, erf, where, ...): no activation or pointwise step is left alone between the
+  // matmul and the sum, forward or backward. Fused, unfused and eager agree bit for bit at
+  // every capability; the gradient matches finite differences.
+  const Tensor w = Rand({32, 32}, 1);
+  const auto loss = [w](const TensorList& a) {
+    const Tensor h = matmul(a[0], w);
+    const Tensor u = softplus(gelu(h, "tanh"), 1.5, 2.0) + leaky_relu(silu(h), 0.2) +
+                     mish(h * 0.5) - gelu(h) * logsigmoid(h);
+    return sum(square(u));
+  };
+  const TensorListFn g = grad(loss);
+  const Tensor x0 = Rand({8, 32}, 2);
+  TraceResult fused = Trace(g, {x0});
+  TraceResult unfused = TraceUnfused(g, {x0});
+  ASSERT_NE(fused.program, nullptr) << fused.reason;
+  ASSERT_NE(unfused.program, nullptr) << unfused.reason;
+  const std::string program = fused.program->DebugString();
+  EXPECT_TRUE(absl::StrContains(program, "softplus(r")) << program;
+  // One pass between the matmul and the sum, one between ones_like's broadcast and the
+  // last matmul.
+  EXPECT_EQ(CountFused(*fused.program), 2) << program;
+  for (absl::string_view line : absl::StrSplit(program, '\n')) {
+    if (absl::StrContains(line, "fused[")) continue;
+    for (const char* op : {"= gelu(", "= softplus(", "= leaky_relu(", "= silu(", "= mish(",
+                           "= logsigmoid(", "= sigmoid(", "= where(", "= mul(", "= add("}) {
+      EXPECT_FALSE(absl::StrContains(line, op)) << line << " outside a fused step\n" << program;
+    }
+  }
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    ScopedCpuCapability scoped(level);
+    const Tensor x = Rand({8, 32}, 3);
+    const Tensor got = fused.program->Run({x})[0];
+    ExpectSameBits(got, unfused.program->Run({x})[0]);
+    ExpectSameBits(got, g({x})[0]);
+  }
+  EXPECT_TRUE(testing::GradCheck(loss, {to(Rand({8, 32}, 4), kFloat64)}));
 }
 
 TEST(FuseTest, JitFusesByDefault) {
