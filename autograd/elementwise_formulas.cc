@@ -55,12 +55,17 @@ void Binary(const char* name, BinaryPart fa, BinaryPart fb) {
 
 // ClampKeep: where clamp(x, min, max) passes x through (min <= x <= max; a None bound
 // always holds).
+// (One bound is one comparison, with no bool constant or logical_and around it: the masks
+// jit fuses.)
 Tensor ClampKeep(const ValueList& inputs) {
   const Tensor& x = inputs[0].tensor();
-  Tensor keep = ones_like(x, kBool);
-  if (!inputs[1].is_none()) keep = logical_and(keep, ge(x, inputs[1].scalar()));
-  if (!inputs[2].is_none()) keep = logical_and(keep, le(x, inputs[2].scalar()));
-  return keep;
+  const bool has_min = !inputs[1].is_none(), has_max = !inputs[2].is_none();
+  if (has_min && has_max) {
+    return logical_and(ge(x, inputs[1].scalar()), le(x, inputs[2].scalar()));
+  }
+  if (has_min) return ge(x, inputs[1].scalar());
+  if (has_max) return le(x, inputs[2].scalar());
+  return ones_like(x, kBool);  // clamp refuses this; kept total
 }
 
 }  // namespace

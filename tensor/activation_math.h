@@ -1,6 +1,6 @@
 // ft/tensor/activation_math.h
 //
-// The activations and the scalar special functions as strip functions over plain arrays:
+// The activations, clamp and the scalar special functions as strip functions over arrays:
 // Apply(fn, params, in, out, n) writes out[i] = fn(in[i]) for i < n. This is the one
 // definition of each function's arithmetic: kernels::gelu and the others run it over a tensor
 // (tensor/activation_kernels.h), and jit's fused steps run it on their chunks
@@ -51,8 +51,10 @@ enum class Fn : uint8_t {
   kErfinv,
   kDigamma,
   kPolygamma,   // n: the order (>= 0)
+  kClamp,       // a: min (-inf when absent), b: max (+inf when absent); a NaN bound is the
+                // result everywhere, min > max gives max; bounds beyond T's range saturate
 };
-inline constexpr int kNumFns = static_cast<int>(Fn::kPolygamma) + 1;
+inline constexpr int kNumFns = static_cast<int>(Fn::kClamp) + 1;
 
 struct Params {
   double a = 0.0;

@@ -57,6 +57,10 @@ std::vector<Case> Cases() {
       {Fn::kHardsigmoid, {}, [](LD x) { return std::min(std::max(x + 3, LD(0)), LD(6)) / 6; }},
       {Fn::kLogsigmoid, {}, [](LD x) { return -std::log1p(std::exp(-x)); }},
       {Fn::kSoftsign, {}, [](LD x) { return x / (1 + std::fabs(x)); }},
+      {Fn::kClamp, {-0.5, 0.75}, [](LD x) { return std::min(std::max(x, LD(-0.5)), LD(0.75)); }},
+      {Fn::kClamp,
+       {-std::numeric_limits<double>::infinity(), 0.0},
+       [](LD x) { return std::min(x, LD(0)); }},
   };
 }
 
@@ -182,6 +186,19 @@ TEST(ActivationMath, SpecialValues) {
   EXPECT_EQ(at(Fn::kElu, {1.0}, -inf), -1.0);
   EXPECT_EQ(at(Fn::kGelu, {0.0}, inf), inf);
   EXPECT_EQ(at(Fn::kHardtanh, {2.0, 1.0}, -5.0), 1.0);  // min_val > max_val: max_val
+  // clamp: min > max gives max; a NaN bound is the result; absent bounds are infinite, so
+  // infinities pass through; a finite bound past float's range is infinite in float.
+  EXPECT_EQ(at(Fn::kClamp, {2.0, 1.0}, -5.0), 1.0);
+  EXPECT_TRUE(std::isnan(at(Fn::kClamp, {std::nan(""), inf}, 3.0)));
+  EXPECT_TRUE(std::isnan(at(Fn::kClamp, {-inf, std::nan("")}, 3.0)));
+  EXPECT_EQ(at(Fn::kClamp, {-inf, inf}, -inf), -inf);
+  EXPECT_EQ(at(Fn::kClamp, {0.0, inf}, -0.0), 0.0);
+  {
+    const float x = std::numeric_limits<float>::infinity();
+    float y;
+    Apply(Fn::kClamp, {-inf, 3.4028235e38}, &x, &y, 1);  // a cast would give FLT_MAX
+    EXPECT_EQ(y, x);
+  }
   EXPECT_EQ(at(Fn::kErfinv, {}, 1.0), inf);
   EXPECT_TRUE(std::isnan(at(Fn::kErfinv, {}, 1.5)));
   EXPECT_EQ(at(Fn::kDigamma, {}, 0.0), -inf);
@@ -195,6 +212,7 @@ TEST(ActivationMath, NamesAreTheOps) {
   EXPECT_EQ(FnName(Fn::kGelu), "gelu");
   EXPECT_EQ(FnName(Fn::kLeakyRelu), "leaky_relu");
   EXPECT_EQ(FnName(Fn::kPolygamma), "polygamma");
+  EXPECT_EQ(FnName(Fn::kClamp), "clamp");
 }
 
 }  // namespace

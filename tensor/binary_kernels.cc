@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "tensor/activation_math.h"
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
 #include "tensor/vecmath.h"
@@ -685,7 +686,15 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   Tensor out = EmptyContiguous(x.sizes(), dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!kIsBool<T>) {
+    if constexpr (std::is_floating_point_v<T>) {
+      // tensor/activation_math.h's clamp, which jit's fused steps run too (same bits).
+      constexpr double kInf = std::numeric_limits<double>::infinity();
+      const activation::Params bounds{min ? min->to<double>() : -kInf,
+                                      max ? max->to<double>() : kInf};
+      internal::StripLoop<T>(out, in, [&bounds](const T* a, T* o, int64_t n) {
+        activation::Apply(activation::Fn::kClamp, bounds, a, o, n);
+      });
+    } else if constexpr (!kIsBool<T>) {
       const ClampFn<T> fn = MakeClampFn<T>(min, max);
       UnaryLoop<T, T>(out, in, [&](const auto& a) { return a.unaryExpr(fn); });
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -108,6 +109,23 @@ std::optional<ActivationCall> ActivationCallOf(absl::string_view op, const Value
       if (!is({Tag::kInt, Tag::kTensor})) return std::nullopt;
       call.params.n = args[0].to_int();
       return call;
+    case Fn::kClamp: {
+      // clamp(self, min, max), each bound a Scalar or None (kernels::clamp's conversion).
+      if (args.size() != 3 || args[0].tag() != Tag::kTensor) return std::nullopt;
+      constexpr double kInf = std::numeric_limits<double>::infinity();
+      double bounds[2] = {-kInf, kInf};
+      for (int k = 0; k < 2; ++k) {
+        const Value& bound = args[1 + k];
+        if (bound.tag() == Tag::kScalar) {
+          bounds[k] = bound.scalar().to<double>();
+        } else if (bound.tag() != Tag::kNone) {
+          return std::nullopt;
+        }
+      }
+      call.params.a = bounds[0];
+      call.params.b = bounds[1];
+      return call;
+    }
     case Fn::kSilu:
     case Fn::kMish:
     case Fn::kSelu:

@@ -12,18 +12,19 @@
 // tensor/vecmath.h (exp, expm1, log, log1p, sin, cos, tan, tanh, sigmoid, sqrt, rsqrt, erf,
 // erfc, lgamma) and those of tensor/activation_math.h (gelu, silu, mish, softplus, elu, selu,
 // celu, leaky_relu, hardtanh, hardswish, hardsigmoid, logsigmoid, softsign, erfinv, digamma,
-// polygamma; their scalar arguments, traced as constants, ride in the instruction), whose
-// floating operands and result are all float32 or all float64 (no type promotion), with
-// only tensor arguments but for those constants, in a program without in-place writes. Operands may
-// broadcast (a scalar, a row) and have any strides; every member of a run has the run's
-// output shape. The fused arithmetic is bit for bit what the separate kernels compute: the
-// same operation on the same value(s), element by element, in the same dtype. For the IEEE
-// basic operations, the selections (where, relu, maximum's NaN rule) and the comparisons that
-// holds whatever the packets; the functions are vecmath's, which the kernels call too, and
-// whose result for an element depends only on its value and the active CPU capability
-// (never on where a chunk starts), so a chunk of a fused step gets the kernel's bits; pow
-// is vecmath's Pow, which kernels::pow calls for float dtypes in every layout; an
-// activation is activation_math's Apply, the one definition its kernel runs too.
+// polygamma, clamp; their scalar arguments, traced as constants, ride in the instruction),
+// whose floating operands and result are all float32 or all float64 (no type promotion),
+// with only tensor arguments but for those constants, in a program without in-place
+// writes. Operands may broadcast (a scalar, a row) and have any strides; every member of a
+// run has the run's output shape. The fused arithmetic is bit for bit what the separate
+// kernels compute: the same operation on the same value(s), element by element, in the same
+// dtype. For the IEEE basic operations, the selections (where, relu, maximum's NaN rule)
+// and the comparisons that holds whatever the packets; the functions are vecmath's, which
+// the kernels call too, and whose result for an element depends only on its value and the
+// active CPU capability (never on where a chunk starts), so a chunk of a fused step gets
+// the kernel's bits; pow is vecmath's Pow, which kernels::pow calls for float dtypes in
+// every layout; an activation is activation_math's Apply, the one definition its kernel
+// runs too.
 //
 // Masks. A comparison's bool result and where's bool condition live in the run's registers
 // as 0 and 1 of the run's dtype (exact in both): a bool input is converted as it is laid

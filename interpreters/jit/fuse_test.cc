@@ -86,6 +86,7 @@ Tensor CallActivation(activation::Fn fn, const Tensor& x, bool variant) {
     case Fn::kErfinv: return erfinv(x);
     case Fn::kDigamma: return digamma(x);
     case Fn::kPolygamma: return polygamma(2, x);
+    case Fn::kClamp: return variant ? clamp(x, -0.5, 0.8) : clamp(x, std::nullopt, 0.25);
   }
   return x;
 }
@@ -802,15 +803,16 @@ TEST(FuseTest, ReluGradientsFuseIntoOnePass) {
 
 TEST(FuseTest, ActivationsAndTheirGradientsFuseWithTheirConstants) {
   // Activations with constants (softplus's beta and threshold, leaky_relu's slope, gelu's
-  // tanh form) fuse with the arithmetic around them, and so do their vjp formulas (sigmoid,
-  // tanh, erf, where, ...): no activation or pointwise step is left alone between the
+  // tanh form, elu's alpha, a clamp's bound) fuse with the arithmetic around them, and so do
+  // their vjp formulas (sigmoid, tanh, erf, where, elu's exp(clamp(x, None, 0)), ...): no activation or pointwise step is left alone between the
   // matmul and the sum, forward or backward. Fused, unfused and eager agree bit for bit at
   // every capability; the gradient matches finite differences.
   const Tensor w = Rand({32, 32}, 1);
   const auto loss = [w](const TensorList& a) {
     const Tensor h = matmul(a[0], w);
     const Tensor u = softplus(gelu(h, "tanh"), 1.5, 2.0) + leaky_relu(silu(h), 0.2) +
-                     mish(h * 0.5) - gelu(h) * logsigmoid(h);
+                     mish(h * 0.5) - gelu(h) * logsigmoid(h) + elu(h, 0.7) +
+                     clamp(h, std::nullopt, 0.5);
     return sum(square(u));
   };
   const TensorListFn g = grad(loss);
@@ -827,7 +829,8 @@ TEST(FuseTest, ActivationsAndTheirGradientsFuseWithTheirConstants) {
   for (absl::string_view line : absl::StrSplit(program, '\n')) {
     if (absl::StrContains(line, "fused[")) continue;
     for (const char* op : {"= gelu(", "= softplus(", "= leaky_relu(", "= silu(", "= mish(",
-                           "= logsigmoid(", "= sigmoid(", "= where(", "= mul(", "= add("}) {
+                           "= logsigmoid(", "= sigmoid(", "= where(", "= mul(", "= add(",
+                           "= elu(", "= clamp(", "= exp(", "= le("}) {
       EXPECT_FALSE(absl::StrContains(line, op)) << line << " outside a fused step\n" << program;
     }
   }
