@@ -118,6 +118,23 @@ void BM_PowScalarLoop(benchmark::State& state) {
   }
 }
 
+// atan2 of two 1e6 float32 arrays (both in [-0.5, 0.5)): ft against the scalar std::atan2
+// loop its kernel ran before it moved onto vecmath's SLEEF atan2.
+void BM_Atan2Ft(benchmark::State& state) {
+  Tensor a = RandomTensor({kBig}, 1, -0.5), b = RandomTensor({kBig}, 2, -0.5);
+  for (auto _ : state) benchmark::DoNotOptimize(atan2(a, b).impl());
+}
+
+void BM_Atan2ScalarLoop(benchmark::State& state) {
+  Tensor a = RandomTensor({kBig}, 1, -0.5), b = RandomTensor({kBig}, 2, -0.5);
+  Eigen::Map<const EigenArray> x(a.data<float>(), kBig), y(b.data<float>(), kBig);
+  EigenArray out(kBig);
+  for (auto _ : state) {
+    out = x.binaryExpr(y, [](float u, float v) { return std::atan2(u, v); });
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
 void BM_AddFt(benchmark::State& state) {
   Tensor a = RandomTensor({kBig}, 1), b = RandomTensor({kBig}, 2);
   for (auto _ : state) benchmark::DoNotOptimize(add(a, b).impl());
@@ -356,6 +373,9 @@ void Register() {
   SetFigure("pow_1e6", "reported (baseline: the scalar std::pow loop)");
   reg("pow_1e6/ft", BM_PowFt, 0);
   reg("pow_1e6/baseline", BM_PowScalarLoop, 0);
+  SetFigure("atan2_1e6", "reported (baseline: the scalar std::atan2 loop)");
+  reg("atan2_1e6/ft", BM_Atan2Ft, 0);
+  reg("atan2_1e6/baseline", BM_Atan2ScalarLoop, 0);
   SetFigure("gelu_1e6", "reported (baseline: the scalar <cmath> formula)");
   reg("gelu_1e6/ft", BM_UnaryFt<&GeluNone>, 0);
   reg("gelu_1e6/baseline", BM_ScalarFormula<&GeluScalar>, 0);

@@ -169,9 +169,12 @@ struct DivOp : OpBase {
   }
 };
 struct PowOp : OpBase {
-  // Float and double powers run vecmath::Pow (VectorPowLoop), every layout; this Eigen
+  // Float and double powers run vecmath::Pow (VectorMathLoop), every layout; this Eigen
   // expression is the integer one.
-  static constexpr bool kVectorPow = true;
+  template <typename T>
+  static void VectorMath(const T* a, const T* b, T* out, int64_t n) {
+    vecmath::Pow(a, b, out, n);
+  }
   template <typename T>
   static constexpr bool kSupports = !kIsBool<T>;
   template <typename A, typename B>
@@ -238,6 +241,12 @@ struct MinimumOp : OpBase {
   }
 };
 struct Atan2Op : OpBase {
+  // vecmath::Atan2 (VectorMathLoop) for float and double, every layout; the Eigen
+  // expression is never reached (atan2 computes in a floating type).
+  template <typename T>
+  static void VectorMath(const T* a, const T* b, T* out, int64_t n) {
+    vecmath::Atan2(a, b, out, n);
+  }
   template <typename T>
   static constexpr bool kSupports = std::is_floating_point_v<T>;
   template <typename A, typename B>
@@ -373,15 +382,16 @@ bool VectorArithLoop(vecmath::Arith op, const Tensor& out, const Tensor& a, cons
   return true;
 }
 
-// VectorPowLoop: out = a ** b on vecmath::Pow (SLEEF's 1-ulp pow at the active capability)
-// for every layout of a contiguous `out`. Operands laid out like `out` are read in place, a
-// broadcast scalar through a strip filled with it; any other layout (a repeating row, a
-// transposed or sliced view) is first copied out contiguous at out's shape. An element's
+// VectorMathLoop: out = Op::VectorMath(a, b), vecmath's Pow or Atan2 (SLEEF's 1-ulp
+// functions at the active capability), for every layout of a contiguous `out`. Operands
+// laid out like `out` are read in place, a broadcast scalar through a strip filled with it;
+// any other layout (a repeating row, a transposed or sliced view) is first copied out
+// contiguous at out's shape. An element's
 // bits depend only on its two values (vecmath's position independence), so every layout,
 // thread count and jit's fused replay agree.
-template <typename T>
-void VectorPowLoop(const Tensor& out, const Tensor& a, const Tensor& b) {
-  FT_CHECK(out.is_contiguous());  // Binary's fresh result (pow has no in-place form)
+template <typename Op, typename T>
+void VectorMathLoop(const Tensor& out, const Tensor& a, const Tensor& b) {
+  FT_CHECK(out.is_contiguous());  // Binary's fresh result (pow and atan2 have no in-place form)
   const int64_t total = out.numel();
   if (total == 0) return;
   auto in_place = [&](const Tensor& t) {
@@ -400,15 +410,16 @@ void VectorPowLoop(const Tensor& out, const Tensor& a, const Tensor& b) {
     if (b_scalar) std::fill_n(strip_b, kStrip, pb[0]);
     for (int64_t i = s; i < e; i += kStrip) {
       const int64_t m = std::min(kStrip, e - i);
-      vecmath::Pow(a_scalar ? strip_a : pa + i, b_scalar ? strip_b : pb + i, po + i, m);
+      Op::VectorMath(a_scalar ? strip_a : pa + i, b_scalar ? strip_b : pb + i, po + i, m);
     }
   });
 }
 
 template <typename Op, typename = void>
-struct IsVectorPow : std::false_type {};
+struct HasVectorMath : std::false_type {};
 template <typename Op>
-struct IsVectorPow<Op, std::void_t<decltype(Op::kVectorPow)>> : std::true_type {};
+struct HasVectorMath<Op, std::void_t<decltype(&Op::template VectorMath<float>)>>
+    : std::true_type {};
 
 // RunLoop computes out = Op(a, b); a and b already have the compute dtype.
 template <typename Op>
@@ -417,8 +428,8 @@ void RunLoop(DType compute, const Tensor& out, const Tensor& a, const Tensor& b)
     using T = typename decltype(tag)::type;
     using Out = std::conditional_t<Op::kPredicate, bool, T>;
     constexpr bool kFloating = std::is_same_v<T, float> || std::is_same_v<T, double>;
-    if constexpr (IsVectorPow<Op>::value && kFloating) {
-      VectorPowLoop<T>(out, a, b);
+    if constexpr (HasVectorMath<Op>::value && kFloating) {
+      VectorMathLoop<Op, T>(out, a, b);
       return;
     }
     if constexpr (Op::kArith >= 0 && kFloating) {

@@ -49,6 +49,12 @@ void Pow(const float* a, const float* b, float* out, int64_t n) {
 void Pow(const double* a, const double* b, double* out, int64_t n) {
   if (n > 0) Active().pow_f64(a, b, out, n);
 }
+void Atan2(const float* a, const float* b, float* out, int64_t n) {
+  if (n > 0) Active().atan2_f32(a, b, out, n);
+}
+void Atan2(const double* a, const double* b, double* out, int64_t n) {
+  if (n > 0) Active().atan2_f64(a, b, out, n);
+}
 
 float Sum(const float* x, int64_t n) { return n > 0 ? Active().sum_f32(x, n) : 0.0f; }
 double Sum(const double* x, int64_t n) { return n > 0 ? Active().sum_f64(x, n) : 0.0; }

@@ -62,6 +62,12 @@ void Apply(Fn fn, const double* in, double* out, int64_t n);
 void Pow(const float* a, const float* b, float* out, int64_t n);
 void Pow(const double* a, const double* b, double* out, int64_t n);
 
+// out[i] = atan2(a[i], b[i]), the angle of the point (b[i], a[i]) in [-pi, pi] (SLEEF's
+// 1.0-ulp atan2; C's special cases: signed zeros pick the half-plane, atan2(+-inf, +-inf) =
+// +-pi/4 or +-3pi/4, NaN in either gives NaN).
+void Atan2(const float* a, const float* b, float* out, int64_t n);
+void Atan2(const double* a, const double* b, double* out, int64_t n);
+
 // The sum of x[0..n) (0 for n == 0), in vector accumulators, blocked by 4096 elements so
 // that a lane adds up n / 4096 block partials rather than n / lanes elements in sequence
 // (a plain vector sum of 10^7 floats loses digits). The order of the additions is fixed for a given
@@ -100,8 +106,9 @@ void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_
 void Arithmetic(Arith op, const double* a, int64_t a_step, const double* b, int64_t b_step,
                 double* out, int64_t n);
 
-// How many Apply/Pow/Sum/SumRows/SumColumns/Max/Min/Arithmetic calls ran on each capability since the process began: tests use it to
-// prove that a kernel took the vector path of the level they set, not a scalar fallback.
+// How many Apply/Pow/Atan2/Sum/SumRows/SumColumns/Max/Min/Arithmetic calls ran on each
+// capability since the process began: tests use it to prove that a kernel took the vector
+// path of the level they set, not a scalar fallback.
 int64_t CallCount(CpuCapability capability);
 
 }  // namespace ft::vecmath

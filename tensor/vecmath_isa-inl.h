@@ -379,6 +379,8 @@ void LgammaF32(const float* in, float* out, int64_t n) {
 }
 FT_VM_BINARY(PowF32, float, FT_VM_VF, FT_SLEEF_F(pow, u10)(x, z))
 FT_VM_BINARY(PowF64, double, FT_VM_VD, FT_SLEEF_D(pow, u10)(x, z))
+FT_VM_BINARY(Atan2F32, float, FT_VM_VF, FT_SLEEF_F(atan2, u10)(x, z))
+FT_VM_BINARY(Atan2F64, double, FT_VM_VD, FT_SLEEF_D(atan2, u10)(x, z))
 FT_VM_SUM(SumF32, float, FT_VM_VF)
 FT_VM_SUM(SumF64, double, FT_VM_VD)
 FT_VM_SUM_ROWS(SumRowsF32, SumF32, float, FT_VM_VF)
@@ -415,6 +417,8 @@ constexpr ::ft::vecmath::internal::Table kIsaTable = {
      RsqrtF64, ErfF64, ErfcF64, LgammaF64},
     PowF32,
     PowF64,
+    Atan2F32,
+    Atan2F64,
     SumF32,
     SumF64,
     SumRowsF32,

@@ -413,20 +413,20 @@ TEST_F(VecMathKernels, Float64ArithmeticGivesAScalarLoopsBitsAtEveryLevel) {
   CheckArithmeticAtEveryLevel<double>();
 }
 
-// pow of float dtypes runs vecmath::Pow at every level and in every layout, each element
-// with the bits of vecmath::Pow on its two values alone: equal layouts, a scalar exponent
-// or base, a repeating row, transposed and sliced operands, and the integer path untouched.
-template <typename T>
-void CheckPowAtEveryLevel() {
+// pow and atan2 of float dtypes run vecmath's Pow and Atan2 at every level and in every
+// layout, each element with the bits of that function on its two values alone: equal
+// layouts, a scalar second or first operand, a repeating row, transposed and sliced operands.
+template <typename T, typename Op, typename VecFn>
+void CheckBinaryMathAtEveryLevel(const std::string& name, Op op, VecFn vec_fn) {
   const Tensor base = Uniform<T>({37, 29}, 11);
   std::vector<T> e = Uniform<T>({37, 29}, 12).template to_vector<T>();
-  for (T& v : e) v = static_cast<T>(v - 1.5);  // exponents in [-1.45, 1.5)
+  for (T& v : e) v = static_cast<T>(v - 1.5);  // second operands in [-1.45, 1.5)
   const Tensor exponent = tensor(e, {37, 29});
-  // The oracle: vecmath::Pow on each element's values alone, at the level set.
-  auto expected = [](const Tensor& a, const Tensor& b) {
+  // The oracle: the vecmath function on each element's values alone, at the level set.
+  auto expected = [&vec_fn](const Tensor& a, const Tensor& b) {
     const std::vector<T> x = contiguous(a).to_vector<T>(), y = contiguous(b).to_vector<T>();
     std::vector<T> out(x.size());
-    for (size_t i = 0; i < x.size(); ++i) vecmath::Pow(&x[i], &y[i], &out[i], 1);
+    for (size_t i = 0; i < x.size(); ++i) vec_fn(&x[i], &y[i], &out[i], 1);
     return tensor(out, a.sizes());
   };
   const Tensor scalar = tensor(std::vector<T>{T(2.5)}, {});
@@ -435,31 +435,54 @@ void CheckPowAtEveryLevel() {
     SetCpuCapability(level);
     const std::string at = " at " + std::string(CpuCapabilityName(level));
     const int64_t calls = vecmath::CallCount(level);
-    ExpectSameBits<T>(pow(base, exponent), expected(base, exponent), "pow" + at);
-    EXPECT_GT(vecmath::CallCount(level), calls) << "pow" << at << ": not the vector path";
-    ExpectSameBits<T>(pow(base, scalar), expected(base, expand(scalar, {37, 29})),
-                      "pow, scalar exponent" + at);
-    ExpectSameBits<T>(pow(scalar, exponent), expected(expand(scalar, {37, 29}), exponent),
-                      "pow, scalar base" + at);
-    ExpectSameBits<T>(pow(base, row), expected(base, expand(row, {37, 29})),
-                      "pow, repeating row" + at);
+    ExpectSameBits<T>(op(base, exponent), expected(base, exponent), name + at);
+    EXPECT_GT(vecmath::CallCount(level), calls) << name << at << ": not the vector path";
+    ExpectSameBits<T>(op(base, scalar), expected(base, expand(scalar, {37, 29})),
+                      name + ", scalar second operand" + at);
+    ExpectSameBits<T>(op(scalar, exponent), expected(expand(scalar, {37, 29}), exponent),
+                      name + ", scalar first operand" + at);
+    ExpectSameBits<T>(op(base, row), expected(base, expand(row, {37, 29})),
+                      name + ", repeating row" + at);
     const Tensor bt = transpose(base, 0, 1), et = transpose(exponent, 0, 1);
-    ExpectSameBits<T>(pow(bt, et), expected(bt, et), "pow, transposed" + at);
-    const Tensor bs = slice(base, 1, 1, std::nullopt, 3), es = slice(exponent, 1, 1, std::nullopt, 3);
-    ExpectSameBits<T>(pow(bs, es), expected(bs, es), "pow, sliced" + at);
-    EXPECT_EQ(pow(empty({0, 3}, base.dtype()), scalar).numel(), 0);
+    ExpectSameBits<T>(op(bt, et), expected(bt, et), name + ", transposed" + at);
+    const Tensor bs = slice(base, 1, 1, std::nullopt, 3);
+    const Tensor es = slice(exponent, 1, 1, std::nullopt, 3);
+    ExpectSameBits<T>(op(bs, es), expected(bs, es), name + ", sliced" + at);
+    EXPECT_EQ(op(empty({0, 3}, base.dtype()), scalar).numel(), 0);
   }
   // Above the threads' grain the work splits; each element keeps its bits.
   const Tensor big_a = Uniform<T>({300000}, 13), big_b = Uniform<T>({300000}, 14);
   SetNumThreads(1);
-  const Tensor one = pow(big_a, big_b);
+  const Tensor one = op(big_a, big_b);
   SetNumThreads(2);
-  ExpectSameBits<T>(pow(big_a, big_b), one, "pow on two threads");
+  ExpectSameBits<T>(op(big_a, big_b), one, name + " on two threads");
+}
+
+template <typename T>
+void CheckPowAtEveryLevel() {
+  CheckBinaryMathAtEveryLevel<T>(
+      "pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); },
+      [](const T* a, const T* b, T* out, int64_t n) { vecmath::Pow(a, b, out, n); });
+}
+
+template <typename T>
+void CheckAtan2AtEveryLevel() {
+  CheckBinaryMathAtEveryLevel<T>(
+      "atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); },
+      [](const T* a, const T* b, T* out, int64_t n) { vecmath::Atan2(a, b, out, n); });
 }
 
 TEST_F(VecMathKernels, Float32PowRunsTheVectorPowInEveryLayout) { CheckPowAtEveryLevel<float>(); }
 
 TEST_F(VecMathKernels, Float64PowRunsTheVectorPowInEveryLayout) { CheckPowAtEveryLevel<double>(); }
+
+TEST_F(VecMathKernels, Float32Atan2RunsTheVectorAtan2InEveryLayout) {
+  CheckAtan2AtEveryLevel<float>();
+}
+
+TEST_F(VecMathKernels, Float64Atan2RunsTheVectorAtan2InEveryLayout) {
+  CheckAtan2AtEveryLevel<double>();
+}
 
 TEST_F(VecMathKernels, IntegerPowStaysExact) {
   const Tensor a = tensor(std::vector<int64_t>{3, -2, 7, 0}, {4});

@@ -35,6 +35,8 @@ struct Table {
   UnaryF64 f64[kNumFns];
   BinaryF32 pow_f32;
   BinaryF64 pow_f64;
+  BinaryF32 atan2_f32;
+  BinaryF64 atan2_f64;
   SumF32 sum_f32;
   SumF64 sum_f64;
   SumRowsF32 sum_rows_f32;

@@ -300,6 +300,73 @@ TEST(VecMath, PowFollowsCsSpecialCasesAndItsBound) {
   SetCpuCapability(MachineCpuCapability());
 }
 
+// atan2 against long double's at 2^20 points spread over the plane (both signs, magnitudes
+// from 1e-30 to 1e30 so the ratio spans underflow to overflow, and near the axes), within
+// SLEEF's 1-ulp bound (2.5 ulp for results near the denormals, IsTiny: SSE2's float atan2
+// reaches 1.8 there), and C's special cases (signed zeros, infinities, NaN) exactly.
+template <typename T>
+void CheckAtan2() {
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<double> exponent(-30.0, 30.0), mantissa(1.0, 10.0);
+  const auto draw = [&] {
+    const double v = mantissa(rng) * std::pow(10.0, exponent(rng));
+    return static_cast<T>(rng() % 2 == 0 ? v : -v);
+  };
+  const size_t n = size_t{1} << 20;
+  std::vector<T> a(n), b(n), out(n);
+  for (size_t i = 0; i < n; ++i) {
+    a[i] = draw();
+    b[i] = draw();
+  }
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const std::vector<std::pair<T, T>> special = {
+      {T(0), T(1)},  {-T(0), T(1)}, {T(0), -T(1)}, {-T(0), -T(1)}, {T(0), T(0)},
+      {-T(0), T(0)}, {T(0), -T(0)}, {-T(0), -T(0)}, {T(1), T(0)},  {T(-1), -T(0)},
+      {inf, inf},    {-inf, inf},   {inf, -inf},   {-inf, -inf},  {T(1), inf},
+      {T(1), -inf},  {-T(1), -inf}, {inf, T(2)},   {nan, T(1)},   {T(1), nan}};
+  for (const auto& [y, x] : special) {
+    a.push_back(y);
+    b.push_back(x);
+  }
+  out.resize(a.size());
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    Atan2(a.data(), b.data(), out.data(), static_cast<int64_t>(a.size()));
+    double worst = 0.0;
+    size_t worst_at = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const long double want = std::atan2(static_cast<long double>(a[i]),
+                                          static_cast<long double>(b[i]));
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(out[i])) << a[i] << ", " << b[i];
+        continue;
+      }
+      if (i >= n) {  // the special cases: C's values exactly, sign of zero included
+        const T c = std::atan2(a[i], b[i]);
+        ASSERT_EQ(out[i], c) << "atan2(" << a[i] << ", " << b[i] << ")";
+        ASSERT_EQ(std::signbit(out[i]), std::signbit(c)) << a[i] << ", " << b[i];
+        continue;
+      }
+      const long double error = std::fabs(static_cast<long double>(out[i]) - want);
+      double ulp = static_cast<double>(error / UlpOf<T>(want));
+      if (IsTiny<T>(want)) ulp /= 2.5;  // held to 2.5 ulp there, as the functions above
+      if (ulp > worst) {
+        worst = ulp;
+        worst_at = i;
+      }
+    }
+    EXPECT_LE(worst, 1.0) << "atan2 at " << CpuCapabilityName(level) << ", worst at ("
+                          << a[worst_at] << ", " << b[worst_at] << "): " << out[worst_at]
+                          << " (" << sizeof(T) * 8 << "-bit)";
+  }
+  SetCpuCapability(MachineCpuCapability());
+}
+
+TEST(VecMath, Atan2IsWithinOneUlpWithCsSpecialCases) {
+  CheckAtan2<float>();
+  CheckAtan2<double>();
+}
+
 // Sum against a long double sum of the same values: every length from 0 to 300 (whole
 // vectors, blocks of four, tails of every size), then 10^6 and 10^7 elements, where a float
 // accumulated lane by lane would drift. The bound is the one a blocked sum has: about

@@ -38,6 +38,7 @@ constexpr OpcodeInfo kOpcodes[] = {
     {"square", 1},  {"reciprocal", 1}, {"abs", 1}, {"sign", 1},   {"relu", 1},
     {"maximum", 2}, {"minimum", 2}, {"eq", 2},    {"ne", 2},      {"lt", 2},
     {"le", 2},      {"gt", 2},      {"ge", 2},    {"where", 3},   {"pow", 2},
+    {"atan2", 2},
     {"activation", 1},  // named by its instruction's function; OpcodeOf never matches it
     {"exp", 1},
     {"expm1", 1},   {"log", 1},     {"log1p", 1}, {"sin", 1},     {"cos", 1},
@@ -442,9 +443,10 @@ void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t ro
         if constexpr (kCode == Opcode::kGe) return ei::pand(ei::pcmp_le(y, x), one);
       }
     });
-  } else if constexpr (kCode == Opcode::kPow) {
-    // kernels::pow's vecmath::Pow (float dtypes, every layout): an element's bits depend on
-    // its two values alone. A scalar or row operand is first laid out over the chunk.
+  } else if constexpr (kCode == Opcode::kPow || kCode == Opcode::kAtan2) {
+    // kernels::pow's vecmath::Pow and kernels::atan2's vecmath::Atan2 (float dtypes, every
+    // layout): an element's bits depend on its two values alone. A scalar or row operand is
+    // first laid out over the chunk.
     FT_CHECK(n <= kChunk);
     T spread_a[kChunk], spread_b[kChunk];
     const auto spread = [n, row](auto kind, const T* p, T* out) -> const T* {
@@ -460,8 +462,13 @@ void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t ro
         return p;
       }
     };
-    vecmath::Pow(spread(std::integral_constant<Operand, kA>(), a, spread_a),
-                 spread(std::integral_constant<Operand, kB>(), b, spread_b), o, n);
+    const T* const x = spread(std::integral_constant<Operand, kA>(), a, spread_a);
+    const T* const y = spread(std::integral_constant<Operand, kB>(), b, spread_b);
+    if constexpr (kCode == Opcode::kPow) {
+      vecmath::Pow(x, y, o, n);
+    } else {
+      vecmath::Atan2(x, y, o, n);
+    }
   } else if constexpr (kCode == Opcode::kActivation) {
     // The kernel's own strip function (kernels::gelu is activation::Apply over the tensor),
     // whose result depends on the element alone: a chunk gets the kernel's bits. A kRow

@@ -8,7 +8,7 @@
 // area and allocates only the tensors that are read after the run.
 //
 // What fuses: add, sub, mul, div, neg, square, reciprocal, abs, sign, relu, maximum,
-// minimum, the comparisons (eq, ne, lt, le, gt, ge), where, pow, the functions of
+// minimum, the comparisons (eq, ne, lt, le, gt, ge), where, pow, atan2, the functions of
 // tensor/vecmath.h (exp, expm1, log, log1p, sin, cos, tan, tanh, sigmoid, sqrt, rsqrt, erf,
 // erfc, lgamma) and those of tensor/activation_math.h (gelu, silu, mish, softplus, elu, selu,
 // celu, leaky_relu, hardtanh, hardswish, hardsigmoid, logsigmoid, softsign, erfinv, digamma,
@@ -22,8 +22,8 @@
 // and the comparisons that holds whatever the packets; the functions are vecmath's, which
 // the kernels call too, and whose result for an element depends only on its value and the
 // active CPU capability (never on where a chunk starts), so a chunk of a fused step gets
-// the kernel's bits; pow is vecmath's Pow, which kernels::pow calls for float dtypes in
-// every layout; an activation is activation_math's Apply, the one definition its kernel
+// the kernel's bits; pow and atan2 are vecmath's Pow and Atan2, which kernels::pow and
+// kernels::atan2 call for float dtypes in every layout; an activation is activation_math's Apply, the one definition its kernel
 // runs too.
 //
 // Masks. A comparison's bool result and where's bool condition live in the run's registers
@@ -76,7 +76,7 @@ class FusedKernel {
   // constants); from kExp on, the functions of tensor/vecmath.h, in its Fn order.
   enum class Opcode : uint8_t {
     kAdd, kSub, kMul, kDiv, kNeg, kSquare, kReciprocal, kAbs, kSign, kRelu, kMaximum, kMinimum,
-    kEq, kNe, kLt, kLe, kGt, kGe, kWhere, kPow, kActivation,
+    kEq, kNe, kLt, kLe, kGt, kGe, kWhere, kPow, kAtan2, kActivation,
     kExp, kExpm1, kLog, kLog1p, kSin, kCos, kTan, kTanh, kSigmoid, kSqrt, kRsqrt,
     kErf, kErfc, kLgamma,
   };

@@ -258,12 +258,12 @@ bool SameBitsOrNaN(double a, double b) {
 }
 
 TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
-  // 300 random programs of 12 elementwise ops (every opcode: vecmath's functions, pow, the
-  // comparisons and where, and every activation included) at every CPU capability the machine has, over operands
-  // that broadcast in every way fusion reads them: [4, 16] and [2, 4, 16] arrays, a [16]
-  // row, a stride-2 row, a [4, 1] column, a 0-d scalar, bool masks of those shapes, and
-  // whatever earlier ops made. Each replay (traced on other values) must equal the eager
-  // run bit for bit (NaN matching NaN), a mask output included.
+  // 300 random programs of 12 elementwise ops (every opcode: vecmath's functions, pow, atan2, the
+  // comparisons and where, and every activation included) at every CPU capability the machine has,
+  // over operands that broadcast in every way fusion reads them: [4, 16] and [2, 4, 16] arrays, a
+  // [16] row, a stride-2 row, a [4, 1] column, a 0-d scalar, bool masks of those shapes, and
+  // whatever earlier ops made. Each replay (traced on other values) must equal the eager run bit
+  // for bit (NaN matching NaN), a mask output included.
   std::mt19937 rng(2026);
   const auto inputs_for = [](uint64_t seed) {
     return TensorList{Rand({4, 16}, seed) + 1.0, Rand({16}, seed + 1) + 1.0, Rand({}, seed + 2),
@@ -331,9 +331,10 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
           case 31: pool.push_back(erf(x)); break;
           case 32: pool.push_back(erfc(x)); break;
           case 33: pool.push_back(lgamma(x)); break;
+          case 34: pool.push_back(atan2(x, y)); break;
           default:
             pool.push_back(
-                CallActivation(static_cast<activation::Fn>(choice - 34), x, pick() % 2 == 0));
+                CallActivation(static_cast<activation::Fn>(choice - 35), x, pick() % 2 == 0));
         }
         // A fresh mask is read by where most of the time, as a program would.
         if (masks.size() > kNumMasks && pick() % 4 != 0) {
@@ -802,11 +803,12 @@ TEST(FuseTest, ReluGradientsFuseIntoOnePass) {
 }
 
 TEST(FuseTest, ActivationsAndTheirGradientsFuseWithTheirConstants) {
-  // Activations with constants (softplus's beta and threshold, leaky_relu's slope, gelu's
-  // tanh form, elu's alpha, a clamp's bound) fuse with the arithmetic around them, and so do
-  // their vjp formulas (sigmoid, tanh, erf, where, elu's exp(clamp(x, None, 0)), ...): no activation or pointwise step is left alone between the
-  // matmul and the sum, forward or backward. Fused, unfused and eager agree bit for bit at
-  // every capability; the gradient matches finite differences.
+  // Activations with constants (softplus's beta and threshold, leaky_relu's slope, gelu's tanh
+  // form, elu's alpha, a clamp's bound) fuse with the arithmetic around them, and so do their vjp
+  // formulas (sigmoid, tanh, erf, where, elu's exp(clamp(x, None, 0)), ...): no activation or
+  // pointwise step is left alone between the matmul and the sum, forward or backward. Fused,
+  // unfused and eager agree bit for bit at every capability; the gradient matches finite
+  // differences.
   const Tensor w = Rand({32, 32}, 1);
   const auto loss = [w](const TensorList& a) {
     const Tensor h = matmul(a[0], w);
