@@ -37,7 +37,9 @@ constexpr OpcodeInfo kOpcodes[] = {
     {"add", 2},     {"sub", 2},     {"mul", 2},   {"div", 2},     {"neg", 1},
     {"square", 1},  {"reciprocal", 1}, {"abs", 1}, {"sign", 1},   {"relu", 1},
     {"maximum", 2}, {"minimum", 2}, {"eq", 2},    {"ne", 2},      {"lt", 2},
-    {"le", 2},      {"gt", 2},      {"ge", 2},    {"where", 3},   {"pow", 2},
+    {"le", 2},      {"gt", 2},      {"ge", 2},
+    {"logical_and", 2}, {"logical_or", 2}, {"logical_not", 1},
+    {"where", 3},   {"pow", 2},
     {"atan2", 2},
     {"activation", 1},  // named by its instruction's function; OpcodeOf never matches it
     {"exp", 1},
@@ -443,6 +445,19 @@ void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t ro
         if constexpr (kCode == Opcode::kGe) return ei::pand(ei::pcmp_le(y, x), one);
       }
     });
+  } else if constexpr (FusedKernel::IsLogical(kCode)) {
+    // Masks are 0 and 1: and is their product, or their maximum, not one minus the mask
+    // (exact, and 0 or 1 again).
+    if constexpr (kCode == Opcode::kLogicalAnd) {
+      binary([](const auto& x, const auto& y) { return ei::pmul(x, y); });
+    } else if constexpr (kCode == Opcode::kLogicalOr) {
+      binary([](const auto& x, const auto& y) { return ei::pmax(x, y); });
+    } else {
+      unary([](const auto& x, const auto&) {
+        using X = std::decay_t<decltype(x)>;
+        return ei::psub(ei::pset1<X>(T(1)), x);
+      });
+    }
   } else if constexpr (kCode == Opcode::kPow || kCode == Opcode::kAtan2) {
     // kernels::pow's vecmath::Pow and kernels::atan2's vecmath::Atan2 (float dtypes, every
     // layout): an element's bits depend on its two values alone. A scalar or row operand is
@@ -634,9 +649,11 @@ FusedKernel::FusedKernel(DType dtype, Shape sizes, std::vector<Input> inputs,
     FT_CHECK(Exact(instr.code, dtype_));
     FT_CHECK(instr.a >= 0 && instr.a < defined && (instr.b >= 0) == (arity >= 2) &&
              instr.b < defined && (instr.c >= 0) == (arity == 3) && instr.c < defined);
-    FT_CHECK(is_mask_[instr.a] == (instr.code == Opcode::kWhere));
-    FT_CHECK((instr.b < 0 || !is_mask_[instr.b]) && (instr.c < 0 || !is_mask_[instr.c]));
-    is_mask_[defined] = IsComparison(instr.code);
+    const bool logical = IsLogical(instr.code);
+    FT_CHECK(is_mask_[instr.a] == (instr.code == Opcode::kWhere || logical));
+    FT_CHECK((instr.b < 0 || is_mask_[instr.b] == logical) &&
+             (instr.c < 0 || !is_mask_[instr.c]));
+    is_mask_[defined] = IsComparison(instr.code) || logical;
   }
   for (size_t k = 0; k < outputs_.size(); ++k) output_of_[outputs_[k]] = static_cast<int>(k);
   while (num_prelude_ < static_cast<int>(instrs_.size()) && instrs_[num_prelude_].prelude) {
@@ -961,6 +978,17 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
       return std::nullopt;
     }
     const Tensor& out = *traced[step.outputs[0].slot];
+    if (FusedKernel::IsLogical(*code)) {
+      // Masks in, a mask out; the run's dtype comes from the run computing its operands
+      // (below), kBool until then.
+      if (out.dtype() != kBool || !out.is_contiguous() || out.storage_offset() != 0) {
+        return std::nullopt;
+      }
+      for (const Program::TensorRef& r : step.tensor_args) {
+        if (r.element >= 0 || traced[r.slot]->dtype() != kBool) return std::nullopt;
+      }
+      return Fusible{*code, kBool, {}};
+    }
     const bool comparison = FusedKernel::IsComparison(*code);
     const DType dtype = comparison ? traced[step.tensor_args[0].slot]->dtype() : out.dtype();
     if ((dtype != kFloat32 && dtype != kFloat64) || (comparison && out.dtype() != kBool) ||
@@ -1002,6 +1030,24 @@ void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& trac
   for (size_t i = 0; i < steps.size(); ++i) {
     const Program::Step& step = steps[i];
     if (i < first_write) codes[i] = fusible(step);
+    if (codes[i] && FusedKernel::IsLogical(codes[i]->code)) {
+      // A logical op joins the open run of its shape that computes one of its masks, in
+      // that run's dtype; with none (masks made elsewhere) it stays a kernel.
+      const Tensor& out = *traced[step.outputs[0].slot];
+      std::optional<DType> dtype;
+      for (const Program::TensorRef& r : step.tensor_args) {
+        const int g = run_of_slot[r.slot];
+        if (g >= 0 && runs[g].open && runs[g].sizes == out.sizes()) {
+          dtype = runs[g].dtype;
+          break;
+        }
+      }
+      if (dtype) {
+        codes[i]->dtype = *dtype;
+      } else {
+        codes[i].reset();
+      }
+    }
     int target = -1;
     if (codes[i]) {
       const Tensor& out = *traced[step.outputs[0].slot];

@@ -7,29 +7,30 @@
 // such runs into one FusedKernel step that computes them chunk by chunk in a small scratch
 // area and allocates only the tensors that are read after the run.
 //
-// What fuses: add, sub, mul, div, neg, square, reciprocal, abs, sign, relu, maximum,
-// minimum, the comparisons (eq, ne, lt, le, gt, ge), where, pow, atan2, the functions of
-// tensor/vecmath.h (exp, expm1, log, log1p, sin, cos, tan, tanh, sigmoid, sqrt, rsqrt, erf,
-// erfc, lgamma) and those of tensor/activation_math.h (gelu, silu, mish, softplus, elu, selu,
+// What fuses: add, sub, mul, div, neg, square, reciprocal, abs, sign, relu, maximum, minimum, the
+// comparisons (eq, ne, lt, le, gt, ge), logical_and/or/not of masks, where, pow, atan2, the
+// functions of tensor/vecmath.h (exp, expm1, log, log1p, sin, cos, tan, tanh, sigmoid, sqrt, rsqrt,
+// erf, erfc, lgamma) and those of tensor/activation_math.h (gelu, silu, mish, softplus, elu, selu,
 // celu, leaky_relu, hardtanh, hardswish, hardsigmoid, logsigmoid, softsign, erfinv, digamma,
-// polygamma, clamp; their scalar arguments, traced as constants, ride in the instruction),
-// whose floating operands and result are all float32 or all float64 (no type promotion),
-// with only tensor arguments but for those constants, in a program without in-place
-// writes. Operands may broadcast (a scalar, a row) and have any strides; every member of a
-// run has the run's output shape. The fused arithmetic is bit for bit what the separate
-// kernels compute: the same operation on the same value(s), element by element, in the same
-// dtype. For the IEEE basic operations, the selections (where, relu, maximum's NaN rule)
-// and the comparisons that holds whatever the packets; the functions are vecmath's, which
-// the kernels call too, and whose result for an element depends only on its value and the
-// active CPU capability (never on where a chunk starts), so a chunk of a fused step gets
-// the kernel's bits; pow and atan2 are vecmath's Pow and Atan2, which kernels::pow and
-// kernels::atan2 call for float dtypes in every layout; an activation is activation_math's Apply, the one definition its kernel
-// runs too.
+// polygamma, clamp; their scalar arguments, traced as constants, ride in the instruction), whose
+// floating operands and result are all float32 or all float64 (no type promotion), with only tensor
+// arguments but for those constants, in a program without in-place writes. Operands may broadcast
+// (a scalar, a row) and have any strides; every member of a run has the run's output shape. The
+// fused arithmetic is bit for bit what the separate kernels compute: the same operation on the same
+// value(s), element by element, in the same dtype. For the IEEE basic operations, the selections
+// (where, relu, maximum's NaN rule) and the comparisons that holds whatever the packets; the
+// functions are vecmath's, which the kernels call too, and whose result for an element depends only
+// on its value and the active CPU capability (never on where a chunk starts), so a chunk of a fused
+// step gets the kernel's bits; pow and atan2 are vecmath's Pow and Atan2, which kernels::pow and
+// kernels::atan2 call for float dtypes in every layout; an activation is activation_math's Apply,
+// the one definition its kernel runs too.
 //
 // Masks. A comparison's bool result and where's bool condition live in the run's registers
 // as 0 and 1 of the run's dtype (exact in both): a bool input is converted as it is laid
 // out, and a comparison read after the run is written out as a bool tensor. So relu's
-// gradient, where(gt(y, 0), g, 0), and a jvp chain through it fuse into one pass.
+// gradient, where(gt(y, 0), g, 0), and a jvp chain through it fuse into one pass. The
+// logical ops combine masks exactly (and: a * b, or: max(a, b), not: 1 - a) and join the run
+// that computes one of their operands, in its dtype (with none they stay kernels).
 //
 // Buffers. A result needs a fresh tensor unless an input can give it its buffer: donor()
 // names an input with the result's layout that no instruction reads after the one computing
@@ -71,12 +72,14 @@ class Program;
 
 class FusedKernel {
  public:
-  // From kEq to kGe the comparisons (a mask result); kWhere reads a mask and two values;
+  // From kEq to kGe the comparisons (a mask result); kLogicalAnd to kLogicalNot read masks
+  // and make one; kWhere reads a mask and two values;
   // kActivation is one of tensor/activation_math.h's functions (Instr says which, with its
   // constants); from kExp on, the functions of tensor/vecmath.h, in its Fn order.
   enum class Opcode : uint8_t {
     kAdd, kSub, kMul, kDiv, kNeg, kSquare, kReciprocal, kAbs, kSign, kRelu, kMaximum, kMinimum,
-    kEq, kNe, kLt, kLe, kGt, kGe, kWhere, kPow, kAtan2, kActivation,
+    kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr, kLogicalNot, kWhere, kPow, kAtan2,
+    kActivation,
     kExp, kExpm1, kLog, kLog1p, kSin, kCos, kTan, kTanh, kSigmoid, kSqrt, kRsqrt,
     kErf, kErfc, kLgamma,
   };
@@ -89,13 +92,18 @@ class FusedKernel {
   static constexpr bool IsComparison(Opcode code) {
     return code >= Opcode::kEq && code <= Opcode::kGe;
   }
+  // IsLogical: whether `code` combines masks into a mask (logical_and, _or, _not).
+  static constexpr bool IsLogical(Opcode code) {
+    return code >= Opcode::kLogicalAnd && code <= Opcode::kLogicalNot;
+  }
   // Exact: whether the fused `code` in `dtype` computes the kernel's bits (see above); only
   // such instructions may be given to the constructor.
   static bool Exact(Opcode code, DType dtype);
 
   // Registers [0, num_inputs) hold the inputs; instruction k writes register num_inputs + k.
-  // A register is a mask (0 or 1) when it is a bool input or a comparison's result; where's
-  // first operand is a mask and no other operand is.
+  // A register is a mask (0 or 1) when it is a bool input or the result of a comparison or
+  // a logical op; where's first operand is a mask and no other operand of it is; a logical
+  // op's operands are all masks; no other opcode reads one.
   // Prelude instructions come first: they compute a smaller shape that broadcasts into the
   // run as a period (1 - t^2 on [16] before a [16, 16] run that reads it down its rows),
   // once per Run over prelude_size elements; the rest then read their results row by row.

@@ -332,9 +332,16 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
           case 32: pool.push_back(erfc(x)); break;
           case 33: pool.push_back(lgamma(x)); break;
           case 34: pool.push_back(atan2(x, y)); break;
+          case 35:
+            masks.push_back(logical_and(masks[pick() % masks.size()], masks.back()));
+            break;
+          case 36:
+            masks.push_back(logical_or(masks.back(), masks[pick() % masks.size()]));
+            break;
+          case 37: masks.push_back(logical_not(masks.back())); break;
           default:
             pool.push_back(
-                CallActivation(static_cast<activation::Fn>(choice - 35), x, pick() % 2 == 0));
+                CallActivation(static_cast<activation::Fn>(choice - 38), x, pick() % 2 == 0));
         }
         // A fresh mask is read by where most of the time, as a program would.
         if (masks.size() > kNumMasks && pick() % 4 != 0) {
@@ -814,7 +821,7 @@ TEST(FuseTest, ActivationsAndTheirGradientsFuseWithTheirConstants) {
     const Tensor h = matmul(a[0], w);
     const Tensor u = softplus(gelu(h, "tanh"), 1.5, 2.0) + leaky_relu(silu(h), 0.2) +
                      mish(h * 0.5) - gelu(h) * logsigmoid(h) + elu(h, 0.7) +
-                     clamp(h, std::nullopt, 0.5);
+                     clamp(h, std::nullopt, 0.5) + hardtanh(h, -0.5, 0.5) * clamp(h, -1.0, 1.0);
     return sum(square(u));
   };
   const TensorListFn g = grad(loss);
@@ -832,7 +839,8 @@ TEST(FuseTest, ActivationsAndTheirGradientsFuseWithTheirConstants) {
     if (absl::StrContains(line, "fused[")) continue;
     for (const char* op : {"= gelu(", "= softplus(", "= leaky_relu(", "= silu(", "= mish(",
                            "= logsigmoid(", "= sigmoid(", "= where(", "= mul(", "= add(",
-                           "= elu(", "= clamp(", "= exp(", "= le("}) {
+                           "= elu(", "= clamp(", "= exp(", "= le(", "= hardtanh(",
+                           "= logical_and(", "= gt(", "= lt(", "= ge("}) {
       EXPECT_FALSE(absl::StrContains(line, op)) << line << " outside a fused step\n" << program;
     }
   }
