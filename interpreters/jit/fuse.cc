@@ -35,7 +35,8 @@ struct OpcodeInfo {
 };
 constexpr OpcodeInfo kOpcodes[] = {
     {"add", 2},     {"sub", 2},     {"mul", 2},   {"div", 2},     {"neg", 1},
-    {"square", 1},  {"reciprocal", 1}, {"abs", 1}, {"sign", 1},   {"relu", 1},
+    {"square", 1},  {"reciprocal", 1}, {"abs", 1}, {"sign", 1},   {"floor", 1},
+    {"round", 1},   {"relu", 1},
     {"maximum", 2}, {"minimum", 2}, {"eq", 2},    {"ne", 2},      {"lt", 2},
     {"le", 2},      {"gt", 2},      {"ge", 2},
     {"logical_and", 2}, {"logical_or", 2}, {"logical_not", 1},
@@ -412,6 +413,12 @@ void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t ro
         return ei::pselect(ei::pcmp_eq(x, x), value, x);
       }
     });
+  } else if constexpr (kCode == Opcode::kFloor) {
+    // The kernel's Eigen floor (exact; a packet and a scalar agree, -0 included).
+    unary([](const auto& x, const auto&) { return ei::pfloor(x); });
+  } else if constexpr (kCode == Opcode::kRound) {
+    // The kernel's Eigen rint: half to even, the sign of a zero result kept.
+    unary([](const auto& x, const auto&) { return ei::print(x); });
   } else if constexpr (kCode == Opcode::kRelu) {
     // The kernel's x.max(0): Eigen's max with its default (fast) NaN rule, packet or not.
     unary([](const auto& x, const auto&) {

@@ -7,23 +7,23 @@
 // such runs into one FusedKernel step that computes them chunk by chunk in a small scratch
 // area and allocates only the tensors that are read after the run.
 //
-// What fuses: add, sub, mul, div, neg, square, reciprocal, abs, sign, relu, maximum, minimum, the
-// comparisons (eq, ne, lt, le, gt, ge), logical_and/or/not of masks, where, pow, atan2, the
-// functions of tensor/vecmath.h (exp, expm1, log, log1p, sin, cos, tan, tanh, sigmoid, sqrt, rsqrt,
-// erf, erfc, lgamma) and those of tensor/activation_math.h (gelu, silu, mish, softplus, elu, selu,
-// celu, leaky_relu, hardtanh, hardswish, hardsigmoid, logsigmoid, softsign, erfinv, digamma,
-// polygamma, clamp; their scalar arguments, traced as constants, ride in the instruction), whose
-// floating operands and result are all float32 or all float64 (no type promotion), with only tensor
-// arguments but for those constants, in a program without in-place writes. Operands may broadcast
-// (a scalar, a row) and have any strides; every member of a run has the run's output shape. The
-// fused arithmetic is bit for bit what the separate kernels compute: the same operation on the same
-// value(s), element by element, in the same dtype. For the IEEE basic operations, the selections
-// (where, relu, maximum's NaN rule) and the comparisons that holds whatever the packets; the
-// functions are vecmath's, which the kernels call too, and whose result for an element depends only
-// on its value and the active CPU capability (never on where a chunk starts), so a chunk of a fused
-// step gets the kernel's bits; pow and atan2 are vecmath's Pow and Atan2, which kernels::pow and
-// kernels::atan2 call for float dtypes in every layout; an activation is activation_math's Apply,
-// the one definition its kernel runs too.
+// What fuses: add, sub, mul, div, neg, square, reciprocal, abs, sign, floor, round, relu, maximum,
+// minimum, the comparisons (eq, ne, lt, le, gt, ge), logical_and/or/not of masks, where, pow,
+// atan2, the functions of tensor/vecmath.h (exp, expm1, log, log1p, sin, cos, tan, tanh, sigmoid,
+// sqrt, rsqrt, erf, erfc, lgamma) and those of tensor/activation_math.h (gelu, silu, mish,
+// softplus, elu, selu, celu, leaky_relu, hardtanh, hardswish, hardsigmoid, logsigmoid, softsign,
+// erfinv, digamma, polygamma, clamp; their scalar arguments, traced as constants, ride in the
+// instruction), whose floating operands and result are all float32 or all float64 (no type
+// promotion), with only tensor arguments but for those constants, in a program without in-place
+// writes. Operands may broadcast (a scalar, a row) and have any strides; every member of a run has
+// the run's output shape. The fused arithmetic is bit for bit what the separate kernels compute:
+// the same operation on the same value(s), element by element, in the same dtype. For the IEEE
+// basic operations, the selections (where, relu, maximum's NaN rule) and the comparisons that holds
+// whatever the packets; the functions are vecmath's, which the kernels call too, and whose result
+// for an element depends only on its value and the active CPU capability (never on where a chunk
+// starts), so a chunk of a fused step gets the kernel's bits; pow and atan2 are vecmath's Pow and
+// Atan2, which kernels::pow and kernels::atan2 call for float dtypes in every layout; an activation
+// is activation_math's Apply, the one definition its kernel runs too.
 //
 // Masks. A comparison's bool result and where's bool condition live in the run's registers
 // as 0 and 1 of the run's dtype (exact in both): a bool input is converted as it is laid
@@ -77,7 +77,8 @@ class FusedKernel {
   // kActivation is one of tensor/activation_math.h's functions (Instr says which, with its
   // constants); from kExp on, the functions of tensor/vecmath.h, in its Fn order.
   enum class Opcode : uint8_t {
-    kAdd, kSub, kMul, kDiv, kNeg, kSquare, kReciprocal, kAbs, kSign, kRelu, kMaximum, kMinimum,
+    kAdd, kSub, kMul, kDiv, kNeg, kSquare, kReciprocal, kAbs, kSign, kFloor, kRound, kRelu,
+    kMaximum, kMinimum,
     kEq, kNe, kLt, kLe, kGt, kGe, kLogicalAnd, kLogicalOr, kLogicalNot, kWhere, kPow, kAtan2,
     kActivation,
     kExp, kExpm1, kLog, kLog1p, kSin, kCos, kTan, kTanh, kSigmoid, kSqrt, kRsqrt,

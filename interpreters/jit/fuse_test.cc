@@ -339,9 +339,11 @@ TEST(FuseTest, RandomArithmeticProgramsKeepTheKernelsBits) {
             masks.push_back(logical_or(masks.back(), masks[pick() % masks.size()]));
             break;
           case 37: masks.push_back(logical_not(masks.back())); break;
+          case 38: pool.push_back(floor(x)); break;
+          case 39: pool.push_back(round(x * 4.0)); break;  // halves, and -0 from (-1/8, 0)
           default:
             pool.push_back(
-                CallActivation(static_cast<activation::Fn>(choice - 38), x, pick() % 2 == 0));
+                CallActivation(static_cast<activation::Fn>(choice - 40), x, pick() % 2 == 0));
         }
         // A fresh mask is read by where most of the time, as a program would.
         if (masks.size() > kNumMasks && pick() % 4 != 0) {
