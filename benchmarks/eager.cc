@@ -299,6 +299,23 @@ void BM_SumOverDimEigen(benchmark::State& state) {
   }
 }
 
+// amax over the rows of [1000, 256] float32 (each output a column's max: a max-pool over
+// the batch), against Eigen's colwise maxCoeff.
+void BM_AmaxColumnsFt(benchmark::State& state) {
+  Tensor x = RandomTensor({1000, 256}, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(amax(x, {0}).impl());
+}
+
+void BM_AmaxColumnsEigen(benchmark::State& state) {
+  Tensor x = RandomTensor({1000, 256}, 1);
+  Eigen::Map<const EigenMatrix> in(x.data<float>(), 1000, 256);
+  Eigen::VectorXf out(256);
+  for (auto _ : state) {
+    out.noalias() = in.colwise().maxCoeff().transpose();
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+
 // ---- GEMM ----
 
 void BM_MatmulFt(benchmark::State& state) {
@@ -358,6 +375,9 @@ void Register() {
   SetFigure("sum_columns_1000x256", "reported (in L2; baseline: Eigen's colwise sum)");
   reg("sum_columns_1000x256/ft", BM_SumOverDimFt<0>, 256);
   reg("sum_columns_1000x256/baseline", BM_SumOverDimEigen<0>, 256);
+  SetFigure("amax_columns_1000x256", "reported (in L2; baseline: Eigen's colwise maxCoeff)");
+  reg("amax_columns_1000x256/ft", BM_AmaxColumnsFt, 0);
+  reg("amax_columns_1000x256/baseline", BM_AmaxColumnsEigen, 0);
   SetFigure("sum_rows_1000x256", "reported (rows in L2)");
   reg("sum_rows_1000x256/ft", BM_SumOverDimFt<1>, 256);
   reg("sum_rows_1000x256/baseline", BM_SumOverDimEigen<1>, 256);

@@ -250,14 +250,15 @@ bool SumRowsOnVecmath(const Layout& l, const T* in, T* out) {
   }
 }
 
-// SumColumnsOnVecmath: sums over a dim with more dims after it (inner > 1: each output is a
-// column of an [reduced, inner] block) on vecmath::SumColumns, split over threads as
-// ReduceRows splits them. Each column is added in row order from the first row, as
-// ReduceRows' columns are (acc = row 0, then acc += each next row), so the bits are the
-// same; the block's columns stay in vector registers down the rows instead of a pass over
-// the accumulators per row. Returns false (nothing written) for other layouts and types.
-template <typename T>
-bool SumColumnsOnVecmath(const Layout& l, const T* in, T* out) {
+// ColumnsOnVecmath: a reduction over a dim with more dims after it (inner > 1: each output is
+// a column of an [reduced, inner] block) on one of vecmath's column functions (`columns`:
+// SumColumns, MaxColumns or MinColumns), split over threads as ReduceRows splits them. Each
+// column is folded in row order from the first row, as ReduceRows' columns are (acc = row 0,
+// then acc = step(acc, each next row)), so the bits are the same; the block's columns stay in
+// vector registers down the rows instead of a pass over the accumulators per row. Returns
+// false (nothing written) for other layouts and types.
+template <typename T, typename Columns>
+bool ColumnsOnVecmath(const Layout& l, const T* in, T* out, Columns columns) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (l.inner == 1 || l.reduced < 1) return false;
     const int64_t n = l.reduced, inner = l.inner;
@@ -265,18 +266,38 @@ bool SumColumnsOnVecmath(const Layout& l, const T* in, T* out) {
       ::ft::internal::ParallelFor(
           inner, std::max<int64_t>(16, kElementwiseGrain / n), 64 / static_cast<int64_t>(sizeof(T)),
           ::ft::internal::AlignmentPhase(out, sizeof(T)),
-          [&](int64_t c0, int64_t c1) { vecmath::SumColumns(in + c0, n, c1 - c0, inner, out + c0); });
+          [&](int64_t c0, int64_t c1) { columns(in + c0, n, c1 - c0, inner, out + c0); });
       return true;
     }
     ParallelBlocks(l.outer, n * inner, [&](int64_t first, int64_t last) {
       for (int64_t o = first; o < last; ++o) {
-        vecmath::SumColumns(in + o * n * inner, n, inner, inner, out + o * inner);
+        columns(in + o * n * inner, n, inner, inner, out + o * inner);
       }
     });
     return true;
   } else {
     return false;
   }
+}
+
+template <typename T>
+bool SumColumnsOnVecmath(const Layout& l, const T* in, T* out) {
+  return ColumnsOnVecmath(l, in, out, [](const auto* x, int64_t rows, int64_t cols, int64_t ld,
+                                         auto* o) { vecmath::SumColumns(x, rows, cols, ld, o); });
+}
+
+// ExtremeColumnsOnVecmath: amax (kMax) or amin over leading dims on vecmath's MaxColumns /
+// MinColumns, with RowExtreme's NaN rule.
+template <bool kMax, typename T>
+bool ExtremeColumnsOnVecmath(const Layout& l, const T* in, T* out) {
+  return ColumnsOnVecmath(l, in, out, [](const auto* x, int64_t rows, int64_t cols, int64_t ld,
+                                         auto* o) {
+    if constexpr (kMax) {
+      vecmath::MaxColumns(x, rows, cols, ld, o);
+    } else {
+      vecmath::MinColumns(x, rows, cols, ld, o);
+    }
+  });
 }
 
 // RowExtreme: the max (kMax) or min of one contiguous row, NaN propagating; float and double
@@ -328,6 +349,7 @@ Tensor MinMax(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim) {
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_same_v<T, bool>) {
           using Op = std::conditional_t<kMax, MaxOp<T>, MinOp<T>>;
+          if (ExtremeColumnsOnVecmath<kMax>(l, l.input.data<T>(), out.data<T>())) return;
           ReduceRows(
               l, l.input.data<T>(), out.data<T>(),
               [](const auto& v) { return RowExtreme<kMax>(v); },

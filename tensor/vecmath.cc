@@ -107,6 +107,32 @@ double Min(const double* x, int64_t n) {
   return n > 0 ? Active().extreme_f64[1](x, n) : std::numeric_limits<double>::quiet_NaN();
 }
 
+namespace {
+// ExtremeColumns runs a table's column max or min; no rows gives NaN (no extreme).
+template <typename T, typename Fn>
+void ExtremeColumns(Fn fn, const T* x, int64_t rows, int64_t cols, int64_t ld, T* out) {
+  if (cols <= 0) return;
+  if (rows <= 0) {
+    std::fill_n(out, cols, std::numeric_limits<T>::quiet_NaN());
+    return;
+  }
+  fn(x, rows, cols, ld, out);
+}
+}  // namespace
+
+void MaxColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
+  ExtremeColumns(Active().extreme_columns_f32[0], x, rows, cols, ld, out);
+}
+void MaxColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out) {
+  ExtremeColumns(Active().extreme_columns_f64[0], x, rows, cols, ld, out);
+}
+void MinColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
+  ExtremeColumns(Active().extreme_columns_f32[1], x, rows, cols, ld, out);
+}
+void MinColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out) {
+  ExtremeColumns(Active().extreme_columns_f64[1], x, rows, cols, ld, out);
+}
+
 void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_t b_step,
                 float* out, int64_t n) {
   if (n > 0) Active().arith_f32[static_cast<int>(op)](a, a_step, b, b_step, out, n);

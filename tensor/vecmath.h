@@ -95,6 +95,14 @@ double Max(const double* x, int64_t n);
 float Min(const float* x, int64_t n);
 double Min(const double* x, int64_t n);
 
+// out[c] = the largest / smallest of column c (x[c], x[ld + c], ..., rows >= 1), NaN when any
+// of its elements is NaN, taken in row order as SumColumns adds: the result of a column
+// does not depend on how the columns are split. rows < 1 writes NaN (no extreme).
+void MaxColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out);
+void MaxColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out);
+void MinColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out);
+void MinColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out);
+
 // The four arithmetic ops of Arithmetic, named for the ops they implement.
 enum class Arith : uint8_t { kAdd, kSub, kMul, kDiv };
 
@@ -106,9 +114,9 @@ void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_
 void Arithmetic(Arith op, const double* a, int64_t a_step, const double* b, int64_t b_step,
                 double* out, int64_t n);
 
-// How many Apply/Pow/Atan2/Sum/SumRows/SumColumns/Max/Min/Arithmetic calls ran on each
-// capability since the process began: tests use it to prove that a kernel took the vector
-// path of the level they set, not a scalar fallback.
+// How many Apply/Pow/Atan2/Sum/SumRows/SumColumns/Max/Min/MaxColumns/MinColumns/Arithmetic
+// calls ran on each capability since the process began: tests use it to prove that a kernel
+// took the vector path of the level they set, not a scalar fallback.
 int64_t CallCount(CpuCapability capability);
 
 }  // namespace ft::vecmath

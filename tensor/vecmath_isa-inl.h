@@ -238,13 +238,16 @@ inline constexpr int64_t kSumBlock = 4096;
     for (; r < rows; ++r) out[r] = NAME_ONE(x + r * n, n);                      \
   }
 
-// SumColumns: out[c] = x[c] + x[ld + c] + ... + x[(rows - 1) * ld + c] for c < cols, rows >= 1,
-// added in row order from the first row (a sequential loop's bits per column, so any split
-// of the columns gives the same result). Blocks of four vectors of columns stay in
-// registers down all the rows; the last columns (fewer than a vector) take a plain loop.
-#define FT_VM_SUM_COLUMNS(NAME, T, V)                                                    \
+// Columns: out[c] = combine of column c of a rows x cols matrix whose rows are ld apart, for
+// c < cols, rows >= 1, folded in row order from the first row (acc = row 0, then
+// acc = COMBINE(acc, v) for each next row: a sequential loop's bits per column, so any split
+// of the columns gives the same result). COMBINE is an expression in `acc` and `v` valid for
+// both a vector and a scalar. Blocks of four vectors of columns stay in registers down all
+// the rows; the last columns (fewer than a vector) take a plain loop.
+#define FT_VM_COLUMNS(NAME, T, V, COMBINE)                                               \
   void NAME(const T* x, int64_t rows, int64_t cols, int64_t ld, T* out) {               \
     constexpr int64_t kLanes = sizeof(V) / sizeof(T);                                   \
+    const auto combine = [](auto acc, auto v) { return (COMBINE); };                    \
     int64_t c = 0;                                                                      \
     for (; c + 4 * kLanes <= cols; c += 4 * kLanes) {                                   \
       V a0, a1, a2, a3;                                                                 \
@@ -259,10 +262,10 @@ inline constexpr int64_t kSumBlock = 4096;
         std::memcpy(&v1, p + kLanes, sizeof(V));                                        \
         std::memcpy(&v2, p + 2 * kLanes, sizeof(V));                                    \
         std::memcpy(&v3, p + 3 * kLanes, sizeof(V));                                    \
-        a0 += v0;                                                                       \
-        a1 += v1;                                                                       \
-        a2 += v2;                                                                       \
-        a3 += v3;                                                                       \
+        a0 = combine(a0, v0);                                                           \
+        a1 = combine(a1, v1);                                                           \
+        a2 = combine(a2, v2);                                                           \
+        a3 = combine(a3, v3);                                                           \
       }                                                                                 \
       std::memcpy(out + c, &a0, sizeof(V));                                             \
       std::memcpy(out + c + kLanes, &a1, sizeof(V));                                    \
@@ -275,13 +278,13 @@ inline constexpr int64_t kSumBlock = 4096;
       for (int64_t r = 1; r < rows; ++r) {                                              \
         V v;                                                                            \
         std::memcpy(&v, x + r * ld + c, sizeof(V));                                     \
-        a += v;                                                                         \
+        a = combine(a, v);                                                              \
       }                                                                                 \
       std::memcpy(out + c, &a, sizeof(V));                                              \
     }                                                                                   \
     for (; c < cols; ++c) {                                                             \
       T a = x[c];                                                                       \
-      for (int64_t r = 1; r < rows; ++r) a += x[r * ld + c];                            \
+      for (int64_t r = 1; r < rows; ++r) a = combine(a, x[r * ld + c]);                 \
       out[c] = a;                                                                       \
     }                                                                                   \
   }
@@ -385,8 +388,14 @@ FT_VM_SUM(SumF32, float, FT_VM_VF)
 FT_VM_SUM(SumF64, double, FT_VM_VD)
 FT_VM_SUM_ROWS(SumRowsF32, SumF32, float, FT_VM_VF)
 FT_VM_SUM_ROWS(SumRowsF64, SumF64, double, FT_VM_VD)
-FT_VM_SUM_COLUMNS(SumColumnsF32, float, FT_VM_VF)
-FT_VM_SUM_COLUMNS(SumColumnsF64, double, FT_VM_VD)
+FT_VM_COLUMNS(SumColumnsF32, float, FT_VM_VF, acc + v)
+FT_VM_COLUMNS(SumColumnsF64, double, FT_VM_VD, acc + v)
+// A column's max / min takes v where v is beyond it or NaN (Max's rule): a NaN, once in,
+// stays.
+FT_VM_COLUMNS(MaxColumnsF32, float, FT_VM_VF, ((v > acc) | (v != v)) ? v : acc)
+FT_VM_COLUMNS(MaxColumnsF64, double, FT_VM_VD, ((v > acc) | (v != v)) ? v : acc)
+FT_VM_COLUMNS(MinColumnsF32, float, FT_VM_VF, ((v < acc) | (v != v)) ? v : acc)
+FT_VM_COLUMNS(MinColumnsF64, double, FT_VM_VD, ((v < acc) | (v != v)) ? v : acc)
 FT_VM_EXTREME(MaxF32, float, FT_VM_VF, >)
 FT_VM_EXTREME(MaxF64, double, FT_VM_VD, >)
 FT_VM_EXTREME(MinF32, float, FT_VM_VF, <)
@@ -404,7 +413,7 @@ FT_VM_ARITH(DivF64, double, FT_VM_VD, /)
 #undef FT_VM_ARITH
 #undef FT_VM_EXTREME
 #undef FT_VM_SUM_ROWS
-#undef FT_VM_SUM_COLUMNS
+#undef FT_VM_COLUMNS
 #undef FT_VM_SUM
 #undef FT_VM_BINARY
 #undef FT_VM_UNARY
@@ -427,6 +436,8 @@ constexpr ::ft::vecmath::internal::Table kIsaTable = {
     SumColumnsF64,
     {MaxF32, MinF32},
     {MaxF64, MinF64},
+    {MaxColumnsF32, MinColumnsF32},
+    {MaxColumnsF64, MinColumnsF64},
     {AddF32, SubF32, MulF32, DivF32},
     {AddF64, SubF64, MulF64, DivF64},
 };

@@ -211,6 +211,53 @@ TEST_F(VecMathKernels, Float32ColumnSumsRunTheVectorColumns) { CheckColumnSums<f
 
 TEST_F(VecMathKernels, Float64ColumnSumsRunTheVectorColumns) { CheckColumnSums<double>(); }
 
+// amax and amin over a dim with dims after it run vecmath::MaxColumns / MinColumns: each
+// output the loop over the reduced dim (NaN in, NaN out), at every level and thread count.
+template <typename T>
+void CheckColumnExtremes() {
+  std::vector<T> v = Uniform<T>({210, 37}, 23).template to_vector<T>();
+  v[5 * 37 + 3] = std::numeric_limits<T>::quiet_NaN();  // column 3 is NaN
+  const Tensor x = tensor(v, {210, 37});
+  std::vector<T> most(37), least(37);
+  for (int64_t c = 0; c < 37; ++c) {
+    T hi = v[static_cast<size_t>(c)], lo = hi;
+    for (int64_t r = 1; r < 210; ++r) {
+      const T e = v[static_cast<size_t>(r * 37 + c)];
+      if (e > hi || e != e) hi = e;
+      if (e < lo || e != e) lo = e;
+    }
+    most[static_cast<size_t>(c)] = hi;
+    least[static_cast<size_t>(c)] = lo;
+  }
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    const std::string at = " at " + std::string(CpuCapabilityName(level));
+    const int64_t calls = vecmath::CallCount(level);
+    const Tensor hi = amax(x, {0}, false), lo = amin(x, {0}, false);
+    EXPECT_GT(vecmath::CallCount(level), calls) << "amax over dim 0" << at;
+    const std::vector<T> h = hi.to_vector<T>(), l = lo.to_vector<T>();
+    for (size_t c = 0; c < 37; ++c) {
+      if (c == 3) {
+        EXPECT_TRUE(std::isnan(h[c]) && std::isnan(l[c])) << at;
+        continue;
+      }
+      EXPECT_EQ(h[c], most[c]) << "amax column " << c << at;
+      EXPECT_EQ(l[c], least[c]) << "amin column " << c << at;
+    }
+  }
+  const Tensor wide = Uniform<T>({40, 5000}, 24);
+  SetNumThreads(1);
+  const Tensor one = amax(wide, {0}, false);
+  SetNumThreads(2);
+  ExpectSameBits<T>(amax(wide, {0}, false), one, "column amax on two threads");
+}
+
+TEST_F(VecMathKernels, Float32ColumnExtremesRunTheVectorColumns) { CheckColumnExtremes<float>(); }
+
+TEST_F(VecMathKernels, Float64ColumnExtremesRunTheVectorColumns) {
+  CheckColumnExtremes<double>();
+}
+
 TEST_F(VecMathKernels, AmaxAndAminOfRowsRunTheVectorExtremes) {
   const Tensor m = Uniform<double>({9, 203}, 4);
   std::vector<double> v = m.to_vector<double>();

@@ -45,6 +45,8 @@ struct Table {
   SumColumnsF64 sum_columns_f64;
   SumF32 extreme_f32[2];  // {max, min}
   SumF64 extreme_f64[2];
+  SumColumnsF32 extreme_columns_f32[2];  // {max, min}
+  SumColumnsF64 extreme_columns_f64[2];
   ArithF32 arith_f32[4];  // indexed by Arith
   ArithF64 arith_f64[4];
 };

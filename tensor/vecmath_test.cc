@@ -459,11 +459,12 @@ TEST(VecMath, SumRowsIsSumRowByRow) {
   CheckSumRows<double>();
 }
 
-// SumColumns gives a sequential loop's bits per column (row order from the first row) at
-// every level, for column counts around the vector and block widths, rows 1 to 9, a row
-// stride larger than the columns, and special values (-0, inf, NaN) in some columns.
-template <typename T>
-void CheckSumColumns() {
+// SumColumns, MaxColumns and MinColumns give a sequential loop's bits per column (row order
+// from the first row; the extremes take a value beyond or NaN) at every level, for column
+// counts around the vector and block widths, rows 1 to 9, a row stride larger than the
+// columns, and special values (-0, inf, NaN) in some columns.
+template <typename T, typename Columns, typename Combine>
+void CheckColumns(const char* name, Columns columns, Combine combine, T no_rows) {
   std::mt19937 rng(9);
   std::uniform_real_distribution<double> dist(-1.0, 2.0);
   for (const int64_t cols : {1, 3, 8, 15, 16, 17, 63, 64, 65, 130}) {
@@ -474,29 +475,65 @@ void CheckSumColumns() {
       for (int64_t r = 0; r < rows; ++r) x[static_cast<size_t>(r * ld)] = T(-0.0);  // column 0
       if (cols > 2) x[static_cast<size_t>((rows - 1) * ld + 2)] = std::numeric_limits<T>::infinity();
       if (cols > 5) x[static_cast<size_t>(5)] = std::numeric_limits<T>::quiet_NaN();
+      if (cols > 9) x[static_cast<size_t>((rows - 1) * ld + 9)] = std::numeric_limits<T>::quiet_NaN();
       for (CpuCapability level : SupportedCpuCapabilities()) {
         SetCpuCapability(level);
         std::vector<T> out(static_cast<size_t>(cols), T(-7));
-        SumColumns(x.data(), rows, cols, ld, out.data());
+        columns(x.data(), rows, cols, ld, out.data());
         for (int64_t c = 0; c < cols; ++c) {
           T expected = x[static_cast<size_t>(c)];
-          for (int64_t r = 1; r < rows; ++r) expected += x[static_cast<size_t>(r * ld + c)];
+          for (int64_t r = 1; r < rows; ++r) {
+            expected = combine(expected, x[static_cast<size_t>(r * ld + c)]);
+          }
           EXPECT_EQ(std::memcmp(&out[static_cast<size_t>(c)], &expected, sizeof(T)), 0)
-              << "column " << c << " of " << cols << " x " << rows << " at "
-              << CpuCapabilityName(level);
+              << name << ": column " << c << " of " << cols << " x " << rows << " at "
+              << CpuCapabilityName(level) << ": " << out[static_cast<size_t>(c)] << " vs "
+              << expected;
         }
       }
     }
   }
   std::vector<T> none(4, T(5));
-  SumColumns(none.data(), 0, 4, 4, none.data());
-  EXPECT_EQ(none, std::vector<T>(4, T(0)));
+  columns(none.data(), 0, 4, 4, none.data());
+  for (T v : none) EXPECT_TRUE(v == no_rows || (std::isnan(v) && std::isnan(no_rows))) << name;
   SetCpuCapability(MachineCpuCapability());
+}
+
+template <typename T>
+void CheckSumColumns() {
+  CheckColumns<T>(
+      "SumColumns",
+      [](const T* x, int64_t rows, int64_t cols, int64_t ld, T* out) {
+        SumColumns(x, rows, cols, ld, out);
+      },
+      [](T acc, T v) { return acc + v; }, T(0));
 }
 
 TEST(VecMath, SumColumnsIsASequentialLoopPerColumn) {
   CheckSumColumns<float>();
   CheckSumColumns<double>();
+}
+
+template <typename T>
+void CheckExtremeColumns() {
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  CheckColumns<T>(
+      "MaxColumns",
+      [](const T* x, int64_t rows, int64_t cols, int64_t ld, T* out) {
+        MaxColumns(x, rows, cols, ld, out);
+      },
+      [](T acc, T v) { return (v > acc || v != v) ? v : acc; }, nan);
+  CheckColumns<T>(
+      "MinColumns",
+      [](const T* x, int64_t rows, int64_t cols, int64_t ld, T* out) {
+        MinColumns(x, rows, cols, ld, out);
+      },
+      [](T acc, T v) { return (v < acc || v != v) ? v : acc; }, nan);
+}
+
+TEST(VecMath, MaxAndMinColumnsAreASequentialLoopPerColumn) {
+  CheckExtremeColumns<float>();
+  CheckExtremeColumns<double>();
 }
 
 // Max and Min against a plain loop: every length from 1 to 300 and 10^5, values of both
