@@ -386,9 +386,8 @@ bool VectorArithLoop(vecmath::Arith op, const Tensor& out, const Tensor& a, cons
 // functions at the active capability), for every layout of a contiguous `out`. Operands
 // laid out like `out` are read in place, a broadcast scalar through a strip filled with it;
 // any other layout (a repeating row, a transposed or sliced view) is first copied out
-// contiguous at out's shape. An element's
-// bits depend only on its two values (vecmath's position independence), so every layout,
-// thread count and jit's fused replay agree.
+// contiguous at out's shape. An element's bits depend only on its two values (vecmath's
+// position independence), so every layout, thread count and jit's fused replay agree.
 template <typename Op, typename T>
 void VectorMathLoop(const Tensor& out, const Tensor& a, const Tensor& b) {
   FT_CHECK(out.is_contiguous());  // Binary's fresh result (pow and atan2 have no in-place form)

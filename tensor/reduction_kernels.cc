@@ -254,9 +254,10 @@ bool SumRowsOnVecmath(const Layout& l, const T* in, T* out) {
 // a column of an [reduced, inner] block) on one of vecmath's column functions (`columns`:
 // SumColumns, MaxColumns or MinColumns), split over threads as ReduceRows splits them. Each
 // column is folded in row order from the first row, as ReduceRows' columns are (acc = row 0,
-// then acc = step(acc, each next row)), so the bits are the same; the block's columns stay in
-// vector registers down the rows instead of a pass over the accumulators per row. Returns
-// false (nothing written) for other layouts and types.
+// then acc = step(acc, each next row)), so sums keep ReduceRows' bits; max and min take a
+// value only when it is beyond the column's or NaN (vecmath::Max's rule: of a +0/-0 tie the
+// first stays). The block's columns stay in vector registers down the rows instead of a pass
+// over the accumulators per row. Returns false (nothing written) for other layouts and types.
 template <typename T, typename Columns>
 bool ColumnsOnVecmath(const Layout& l, const T* in, T* out, Columns columns) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
