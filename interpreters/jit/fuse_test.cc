@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -45,6 +47,17 @@ int CountFused(const Program& p) {
   int n = 0;
   for (size_t at = s.find("fused["); at != std::string::npos; at = s.find("fused[", at + 1)) ++n;
   return n;
+}
+
+// ExpectOnlyInFusedSteps: no step of `program` (its DebugString) outside a fused step
+// computes one of `ops` ("= mul(" and the like).
+void ExpectOnlyInFusedSteps(const std::string& program, std::initializer_list<const char*> ops) {
+  for (absl::string_view line : absl::StrSplit(program, '\n')) {
+    if (absl::StrContains(line, "fused[")) continue;
+    for (const char* op : ops) {
+      EXPECT_FALSE(absl::StrContains(line, op)) << line << " outside a fused step\n" << program;
+    }
+  }
 }
 
 // TraceUnfused traces f as Trace does, with pointwise fusion off: the program fusion
@@ -798,12 +811,8 @@ TEST(FuseTest, ReluGradientsFuseIntoOnePass) {
   // broadcast and the last matmul. No pointwise step of the unfused program is left alone.
   const std::string program = fused.program->DebugString();
   EXPECT_EQ(CountFused(*fused.program), 2) << program;
-  for (absl::string_view line : absl::StrSplit(program, '\n')) {
-    if (absl::StrContains(line, "fused[")) continue;
-    for (const char* op : {"= where(", "= gt(", "= relu(", "= abs(", "= sign(", "= mul("}) {
-      EXPECT_FALSE(absl::StrContains(line, op)) << line << " outside a fused step\n" << program;
-    }
-  }
+  ExpectOnlyInFusedSteps(program,
+                         {"= where(", "= gt(", "= relu(", "= abs(", "= sign(", "= mul("});
   const Tensor x = Rand({8, 32}, 3);
   const Tensor got = fused.program->Run({x})[0];
   ExpectSameBits(got, unfused.program->Run({x})[0]);
@@ -813,7 +822,7 @@ TEST(FuseTest, ReluGradientsFuseIntoOnePass) {
 
 TEST(FuseTest, ActivationsAndTheirGradientsFuseWithTheirConstants) {
   // Activations with constants (softplus's beta and threshold, leaky_relu's slope, gelu's tanh
-  // form, elu's alpha, a clamp's bound) fuse with the arithmetic around them, and so do their vjp
+  // form, elu's alpha, clamp's bounds) fuse with the arithmetic around them, and so do their vjp
   // formulas (sigmoid, tanh, erf, where, elu's exp(clamp(x, None, 0)), ...): no activation or
   // pointwise step is left alone between the matmul and the sum, forward or backward. Fused,
   // unfused and eager agree bit for bit at every capability; the gradient matches finite
@@ -837,15 +846,10 @@ TEST(FuseTest, ActivationsAndTheirGradientsFuseWithTheirConstants) {
   // One pass between the matmul and the sum, one between ones_like's broadcast and the
   // last matmul.
   EXPECT_EQ(CountFused(*fused.program), 2) << program;
-  for (absl::string_view line : absl::StrSplit(program, '\n')) {
-    if (absl::StrContains(line, "fused[")) continue;
-    for (const char* op : {"= gelu(", "= softplus(", "= leaky_relu(", "= silu(", "= mish(",
-                           "= logsigmoid(", "= sigmoid(", "= where(", "= mul(", "= add(",
-                           "= elu(", "= clamp(", "= exp(", "= le(", "= hardtanh(",
-                           "= logical_and(", "= gt(", "= lt(", "= ge("}) {
-      EXPECT_FALSE(absl::StrContains(line, op)) << line << " outside a fused step\n" << program;
-    }
-  }
+  ExpectOnlyInFusedSteps(program, {"= gelu(", "= softplus(", "= leaky_relu(", "= silu(",
+                                   "= mish(", "= logsigmoid(", "= sigmoid(", "= where(", "= mul(",
+                                   "= add(", "= elu(", "= clamp(", "= exp(", "= le(",
+                                   "= hardtanh(", "= logical_and(", "= gt(", "= lt(", "= ge("});
   for (CpuCapability level : SupportedCpuCapabilities()) {
     ScopedCpuCapability scoped(level);
     const Tensor x = Rand({8, 32}, 3);
