@@ -207,40 +207,34 @@ void JitReluMlpGrad(benchmark::State& state, bool fuse) {
 void BM_JitReluMlpGradFused(benchmark::State& state) { JitReluMlpGrad(state, true); }
 void BM_JitReluMlpGradUnfused(benchmark::State& state) { JitReluMlpGrad(state, false); }
 
-// A chain with powers on 1e6 float32 (a soft-threshold, |x|^1.5 * sign(x) / (1 + x^2)) under
-// ft::jit, fused against the same trace unfused: pow fuses since it runs vecmath's Pow.
-void JitPowChain(benchmark::State& state, bool fuse) {
+// JitChainOn1e6 times f under ft::jit on one 1e6 float32 input in [-0.5, 0.5), fused or with
+// pointwise fusion off (the same trace, one kernel per op): the pairs below.
+void JitChainOn1e6(benchmark::State& state, bool fuse, Tensor (*f)(const Tensor&)) {
   const Tensor x = RandomTensor({kBig}, 1, -0.5);
   TraceOptions options;
   options.fuse_pointwise = fuse;
-  JitFunction f = jit(TensorListFn([](const TensorList& a) {
-                        const Tensor& v = a[0];
-                        return TensorList{pow(abs(v), 1.5) * sign(v) / (pow(v, 2.0) + 1.0)};
-                      }),
-                      options);
-  for (auto _ : state) benchmark::DoNotOptimize(f({x})[0].impl());
+  JitFunction jitted =
+      jit(TensorListFn([f](const TensorList& a) { return TensorList{f(a[0])}; }), options);
+  for (auto _ : state) benchmark::DoNotOptimize(jitted({x})[0].impl());
 }
 
-void BM_JitPowChainFused(benchmark::State& state) { JitPowChain(state, true); }
-void BM_JitPowChainUnfused(benchmark::State& state) { JitPowChain(state, false); }
+// A chain with powers (a soft-threshold, |x|^1.5 * sign(x) / (1 + x^2)): pow fuses since it
+// runs vecmath's Pow.
+Tensor PowChain(const Tensor& v) { return pow(abs(v), 1.5) * sign(v) / (pow(v, 2.0) + 1.0); }
+void BM_JitPowChainFused(benchmark::State& state) { JitChainOn1e6(state, true, &PowChain); }
+void BM_JitPowChainUnfused(benchmark::State& state) { JitChainOn1e6(state, false, &PowChain); }
 
-// An MLP layer's activations on 1e6 float32 under jit: activations with constants between
-// arithmetic, fused into one pass against one kernel per op.
-void JitActivationChain(benchmark::State& state, bool fuse) {
-  const Tensor x = RandomTensor({kBig}, 1, -0.5);
-  TraceOptions options;
-  options.fuse_pointwise = fuse;
-  JitFunction f = jit(TensorListFn([](const TensorList& a) {
-                        const Tensor& v = a[0];
-                        return TensorList{leaky_relu(gelu(v) * 2.0 - 0.5, 0.1) +
-                                          softplus(v, 2.0, 20.0) * silu(v)};
-                      }),
-                      options);
-  for (auto _ : state) benchmark::DoNotOptimize(f({x})[0].impl());
+// An MLP layer's activations: activations with constants between arithmetic, fused into one
+// pass against one kernel per op.
+Tensor ActivationChain(const Tensor& v) {
+  return leaky_relu(gelu(v) * 2.0 - 0.5, 0.1) + softplus(v, 2.0, 20.0) * silu(v);
 }
-
-void BM_JitActivationChainFused(benchmark::State& state) { JitActivationChain(state, true); }
-void BM_JitActivationChainUnfused(benchmark::State& state) { JitActivationChain(state, false); }
+void BM_JitActivationChainFused(benchmark::State& state) {
+  JitChainOn1e6(state, true, &ActivationChain);
+}
+void BM_JitActivationChainUnfused(benchmark::State& state) {
+  JitChainOn1e6(state, false, &ActivationChain);
+}
 
 // STREAM's triad on 1e6 floats per array: the bandwidth behind the roofline column of
 // //benchmarks:compare. The figure's two sides are the same loop (the ratio is noise).
