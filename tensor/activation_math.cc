@@ -298,16 +298,6 @@ void Logsigmoid(const T* in, T* out, int64_t n) {
   });
 }
 
-// Bound converts a clamp bound to T: a finite bound beyond T's range saturates to +-inf (a
-// plain conversion would round one just past the largest float down to it).
-template <typename T>
-T Bound(double d) {
-  if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max())) {
-    return d > 0 ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
-  }
-  return static_cast<T>(d);
-}
-
 // Elementwise applies the scalar f to every element (piecewise-linear or scalar code).
 template <typename T, typename F>
 void Elementwise(const T* in, T* out, int64_t n, F f) {
@@ -370,7 +360,7 @@ void ApplyAs(Fn fn, const Params& p, const T* in, T* out, int64_t n) {
     case Fn::kClamp:
       // max(x, lo) then min(., hi), PyTorch's order; NaN in x or in a bound propagates. An
       // absent bound is an infinite one, which no comparison passes.
-      return Elementwise(in, out, n, [lo = Bound<T>(p.a), hi = Bound<T>(p.b)](T v) {
+      return Elementwise(in, out, n, [lo = ClampBound<T>(p.a), hi = ClampBound<T>(p.b)](T v) {
         if (std::isnan(lo) || v < lo) v = lo;
         if (std::isnan(hi) || v > hi) v = hi;
         return v;

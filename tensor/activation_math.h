@@ -26,7 +26,9 @@
 #ifndef FT_TENSOR_ACTIVATION_MATH_H_
 #define FT_TENSOR_ACTIVATION_MATH_H_
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "absl/strings/string_view.h"
 
@@ -67,6 +69,18 @@ absl::string_view FnName(Fn fn);
 
 void Apply(Fn fn, const Params& params, const float* in, float* out, int64_t n);
 void Apply(Fn fn, const Params& params, const double* in, double* out, int64_t n);
+
+// ClampBound: a clamp bound `d` in the floating type T. A finite bound beyond T's range
+// saturates to +-inf (a plain conversion would round one just past the largest float down
+// to it, and clamp(inf, max=3.4028235e38) must stay inf). kClamp and kernels::clamp_ both
+// convert through it.
+template <typename T>
+T ClampBound(double d) {
+  if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max())) {
+    return d > 0 ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
+  }
+  return static_cast<T>(d);
+}
 
 }  // namespace ft::activation
 

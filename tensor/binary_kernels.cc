@@ -495,11 +495,7 @@ Tensor BinaryInPlace(const char* name, DType compute, const Tensor& self, const 
 template <typename T>
 T ClampBound(Scalar s) {
   if constexpr (std::is_floating_point_v<T>) {
-    const double d = s.to<double>();
-    if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max())) {
-      return d > 0 ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
-    }
-    return static_cast<T>(d);
+    return activation::ClampBound<T>(s.to<double>());
   } else {
     return s.to<T>();
   }
