@@ -16,17 +16,44 @@ namespace {
 std::atomic<uint64_t> g_next_sequence_nr{0};
 }  // namespace
 
-Node::Node(std::string name, EdgeList next_edges, int num_inputs)
-    : name_(std::move(name)),
-      sequence_nr_(g_next_sequence_nr.fetch_add(1)),
+Node::Node(EdgeList next_edges, int num_inputs)
+    : sequence_nr_(g_next_sequence_nr.fetch_add(1)),
       next_edges_(std::move(next_edges)),
       num_inputs_(num_inputs) {}
 
 namespace {
 
+// Targets: the nodes gradients are requested at. Usually one to a few: a linear scan beats
+// hashing them; a set only for many (a model's parameter list).
+class Targets {
+ public:
+  explicit Targets(const std::vector<Edge>& inputs) {
+    for (const Edge& e : inputs) {
+      if (e.valid()) list_.push_back(e.node.get());
+    }
+    if (list_.size() > kScanned) set_.insert(list_.begin(), list_.end());
+  }
+  bool contains(const Node* node) const {
+    if (list_.size() > kScanned) return set_.contains(node);
+    return std::find(list_.begin(), list_.end(), node) != list_.end();
+  }
+
+ private:
+  static constexpr size_t kScanned = 8;
+  absl::InlinedVector<const Node*, kScanned> list_;
+  absl::flat_hash_set<const Node*> set_;
+};
+
 // The reachable part of a graph, indexed: nodes[i], and where each node's edges lead. The
-// hash map is consulted once per edge, while walking; everything after that is flat
+// hash map is consulted once per shared node, while walking; everything after that is flat
 // vectors indexed like `nodes` (no per-node allocation, no lookups on the backward loop).
+//
+// NOTE: [Nodes with one owner] A node whose only owner is the edge being followed (its
+// shared_ptr's use count is 1) is reached by no other edge, is no root and no target (the
+// caller's root and input lists own those too): the walk can add it without asking the
+// index whether it was seen. In a chain of ops whose intermediate tensors are gone, that is
+// every node but the newest and the leaves. A count read while another thread copies the
+// pointer can only be too high, which takes the indexed path: still right.
 struct Reachable {
   struct Entry {
     Node* node;
@@ -39,30 +66,34 @@ struct Reachable {
   std::vector<Entry> nodes;
   std::vector<int> child;
   int num_slots = 0;
-  absl::flat_hash_map<Node*, int> index;
+  absl::flat_hash_map<const Node*, int> index;  // nodes with more than one owner
 };
 
+int Append(Reachable& r, Node* node, bool target) {
+  r.nodes.push_back(Reachable::Entry{node, node->sequence_nr(), static_cast<int>(r.child.size()),
+                                     r.num_slots, target, target});
+  r.child.resize(r.child.size() + node->next_edges().size(), -1);
+  r.num_slots += node->num_inputs();
+  return static_cast<int>(r.nodes.size()) - 1;
+}
+
 // Visit returns the index of `node`, adding it (and room for its edges and slots) if it is
-// new; `added` tells which.
-int Visit(Reachable& r, Node* node, const absl::flat_hash_set<Node*>& targets, bool& added) {
-  auto [it, inserted] = r.index.try_emplace(node, static_cast<int>(r.nodes.size()));
+// new; `added` tells which. Roots are always indexed (RunBackward looks them up).
+int Visit(Reachable& r, const std::shared_ptr<Node>& node, const Targets& targets, bool& added,
+          bool is_root = false) {
+  added = true;
+  if (!is_root && node.use_count() == 1) return Append(r, node.get(), false);  // NOTE above
+  auto [it, inserted] = r.index.try_emplace(node.get(), static_cast<int>(r.nodes.size()));
   added = inserted;
-  if (inserted) {
-    const bool target = targets.contains(node);
-    r.nodes.push_back(Reachable::Entry{node, node->sequence_nr(),
-                                       static_cast<int>(r.child.size()), r.num_slots, target,
-                                       target});
-    r.child.resize(r.child.size() + node->next_edges().size(), -1);
-    r.num_slots += node->num_inputs();
-  }
+  if (inserted) Append(r, node.get(), targets.contains(node.get()));
   return it->second;
 }
 
 // Collect: iterative DFS (graphs can be deep: a long chain of ops) that also decides which
 // nodes reach a target, children before parents.
-void Collect(Reachable& r, Node* root, const absl::flat_hash_set<Node*>& targets) {
+void Collect(Reachable& r, const std::shared_ptr<Node>& root, const Targets& targets) {
   bool added = false;
-  const int root_index = Visit(r, root, targets, added);
+  const int root_index = Visit(r, root, targets, added, /*is_root=*/true);
   if (!added) return;
   std::vector<std::pair<int, size_t>> stack = {{root_index, 0}};
   while (!stack.empty()) {
@@ -71,7 +102,7 @@ void Collect(Reachable& r, Node* root, const absl::flat_hash_set<Node*>& targets
     Node* node = r.nodes[static_cast<size_t>(n)].node;
     if (next < node->next_edges().size()) {
       ++stack.back().second;
-      Node* child = node->next_edges()[next].node.get();
+      const std::shared_ptr<Node>& child = node->next_edges()[next].node;
       if (child == nullptr) continue;
       const int c = Visit(r, child, targets, added);
       // `r.nodes` may have grown: index it again rather than holding a reference.
@@ -97,21 +128,20 @@ void Accumulate(Tensor& slot, const Tensor& g) {
 
 TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
                        const std::vector<Edge>& inputs) {
-  absl::flat_hash_set<Node*> targets;
-  for (const Edge& e : inputs) {
-    if (e.valid()) targets.insert(e.node.get());
-  }
+  const Targets targets(inputs);
   Reachable r;
   // Training loops run the same backward over and over: room for as many nodes as this
   // thread's last backward reached spares the index's rehashes and the vectors' regrowth.
   static constinit thread_local size_t last_size = 0;
+  static constinit thread_local size_t last_indexed = 0;
   r.nodes.reserve(last_size);
   r.child.reserve(2 * last_size);
-  r.index.reserve(last_size);
+  r.index.reserve(last_indexed);
   for (const auto& [edge, grad] : roots) {
-    if (edge.valid()) Collect(r, edge.node.get(), targets);
+    if (edge.valid()) Collect(r, edge.node, targets);
   }
   last_size = std::min<size_t>(r.nodes.size(), size_t{1} << 16);
+  last_indexed = std::min<size_t>(r.index.size(), size_t{1} << 16);
   // Every reachable node's incoming gradients, side by side (Entry::first_slot).
   std::vector<Tensor> slots(static_cast<size_t>(r.num_slots));
   auto slot = [&](int node, int input_nr) -> Tensor& {
@@ -176,7 +206,7 @@ TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
 std::string GraphString(const Edge& root) {
   if (!root.valid()) return "";
   Reachable r;
-  Collect(r, root.node.get(), {});
+  Collect(r, root.node, Targets({}));
   std::map<uint64_t, Node*, std::greater<uint64_t>> order;
   for (const Reachable::Entry& entry : r.nodes) order.emplace(entry.sequence_nr, entry.node);
   std::vector<std::string> lines;

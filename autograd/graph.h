@@ -50,12 +50,14 @@ using EdgeList = absl::InlinedVector<Edge, 2>;
 
 class Node {
  public:
-  Node(std::string name, EdgeList next_edges, int num_inputs);
+  Node(EdgeList next_edges, int num_inputs);
   virtual ~Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
-  const std::string& name() const { return name_; }
+  // name: what GraphString and messages call the node ("SinBackward"). Computed on demand,
+  // so that recording a node (once per op) never copies a string.
+  virtual std::string name() const = 0;
   uint64_t sequence_nr() const { return sequence_nr_; }
   // next_edges[i]: where the gradient of the op's i-th differentiable input goes.
   const EdgeList& next_edges() const { return next_edges_; }
@@ -70,7 +72,6 @@ class Node {
   virtual TensorList Apply(TensorList grad_outputs) = 0;
 
  private:
-  std::string name_;
   uint64_t sequence_nr_;
   EdgeList next_edges_;
   int num_inputs_;
@@ -79,7 +80,8 @@ class Node {
 // LeafNode: an input being differentiated; gradients arriving here are the results.
 class LeafNode : public Node {
  public:
-  LeafNode() : Node("AccumulateGrad", {}, 1) {}
+  LeafNode() : Node({}, 1) {}
+  std::string name() const override { return "AccumulateGrad"; }
   TensorList Apply(TensorList) override { return {}; }
 };
 
@@ -89,11 +91,14 @@ class FunctionNode : public Node {
  public:
   using Backward = std::function<TensorList(const TensorList& grad_outputs)>;
   FunctionNode(std::string name, EdgeList next_edges, int num_inputs, Backward backward)
-      : Node(std::move(name), std::move(next_edges), num_inputs),
+      : Node(std::move(next_edges), num_inputs),
+        name_(std::move(name)),
         backward_(std::move(backward)) {}
+  std::string name() const override { return name_; }
   TensorList Apply(TensorList grad_outputs) override { return backward_(grad_outputs); }
 
  private:
+  std::string name_;
   Backward backward_;
 };
 

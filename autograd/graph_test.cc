@@ -1,6 +1,7 @@
 // The backward engine on hand-built graphs: order, accumulation, pruning, naming.
 #include "autograd/graph.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,74 @@ TEST(Engine, MultiOutputNodesGetOneSlotPerOutputAndGraphsRunTwice) {
   EXPECT_TENSOR_EQ(RunBackward(roots, {Edge{leaf, 0}})[0], tensor({32.0}));
   EXPECT_EQ(log, (std::vector<std::string>{"Second", "First", "Split", "Second", "First",
                                            "Split"}));
+}
+
+// NOTE: [Nodes with one owner] in graph.cc: nodes owned only by the edge leading to them are
+// walked without the index. Here nothing but edges owns the inner nodes (as after a chain of
+// ops whose tensors are gone): a chain, a diamond whose shared node has two owning edges,
+// several edges into one leaf, and a root owned by the root list alone.
+TEST(Engine, GraphsOwnedOnlyByTheirEdges) {
+  std::vector<std::string> log;
+  auto leaf = std::make_shared<LeafNode>();
+  Edge tip{leaf, 0};
+  double expected = 1.0;
+  for (int i = 0; i < 50; ++i) {  // a chain: x -> 2x -> 2(2x) + x -> ...
+    const double scale = i % 2 == 0 ? 2.0 : 0.5;
+    if (i % 10 == 9) {  // every tenth node also feeds the leaf directly: y = s * (t + x)
+      tip = Edge{std::make_shared<FunctionNode>(
+                     "AddLeaf", EdgeList{tip, Edge{leaf, 0}}, 1,
+                     [scale](const TensorList& g) {
+                       return TensorList{g[0] * scale, g[0] * scale};
+                     }),
+                 0};
+      expected = scale * (expected + 1.0);
+    } else {
+      tip = Edge{Scale("Chain", {tip}, scale, &log), 0};
+      expected *= scale;
+    }
+  }
+  // A diamond on top, its shared node owned by two edges only.
+  auto shared = Scale("Shared", {tip}, 3.0, &log);
+  auto left = Scale("Left", {Edge{shared, 0}}, 1.0, &log);
+  auto right = Scale("Right", {Edge{shared, 0}}, 1.0, &log);
+  shared.reset();
+  auto top = std::make_shared<FunctionNode>(
+      "Top", EdgeList{Edge{left, 0}, Edge{right, 0}}, 1,
+      [](const TensorList& g) { return TensorList{g[0], g[0]}; });
+  left.reset();
+  right.reset();
+  tip = Edge{};
+  std::vector<std::pair<Edge, Tensor>> roots;
+  roots.push_back({Edge{std::move(top), 0}, ones({1}, kFloat64)});  // the list owns the root
+  ASSERT_EQ(roots[0].first.node.use_count(), 1);
+  const TensorList grads = RunBackward(roots, {Edge{leaf, 0}});
+  EXPECT_TENSOR_EQ(grads[0], tensor({6.0 * expected}));
+  EXPECT_EQ(std::count(log.begin(), log.end(), "Shared"), 1);  // run once, both gradients in
+  // The same graph again, and asking for a leaf twice.
+  const TensorList twice = RunBackward(roots, {Edge{leaf, 0}, Edge{leaf, 0}});
+  EXPECT_TENSOR_EQ(twice[0], tensor({6.0 * expected}));
+  EXPECT_TENSOR_EQ(twice[1], tensor({6.0 * expected}));
+}
+
+// Many requested inputs (past the linear scan of targets): each gets its own gradient.
+TEST(Engine, ManyInputsEachGetTheirGradient) {
+  std::vector<std::string> log;
+  std::vector<std::shared_ptr<LeafNode>> leaves;
+  EdgeList edges;
+  for (int i = 0; i < 20; ++i) {
+    leaves.push_back(std::make_shared<LeafNode>());
+    edges.push_back(Edge{Scale("Scale", {Edge{leaves.back(), 0}}, i + 1.0, &log), 0});
+  }
+  auto top = std::make_shared<FunctionNode>("Top", edges, 1, [](const TensorList& g) {
+    return TensorList(20, g[0]);
+  });
+  edges.clear();
+  std::vector<Edge> inputs;
+  for (int i = 19; i >= 0; --i) inputs.push_back(Edge{leaves[static_cast<size_t>(i)], 0});
+  const TensorList grads = RunBackward({{Edge{top, 0}, ones({1}, kFloat64)}}, inputs);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_TENSOR_EQ(grads[static_cast<size_t>(i)], tensor({20.0 - i})) << i;
+  }
 }
 
 TEST(Engine, GraphStringListsNewestFirst) {

@@ -103,12 +103,13 @@ class FunctionNode : public autograd::Node {
  public:
   FunctionNode(FunctionSpecPtr spec, std::shared_ptr<FunctionCtx> ctx, autograd::EdgeList edges,
                std::vector<TensorMeta> inputs, std::vector<TensorMeta> outputs)
-      : Node(absl::StrCat(spec->name, "GeneratedBackward"), std::move(edges),
-             static_cast<int>(outputs.size())),
+      : Node(std::move(edges), static_cast<int>(outputs.size())),
         spec_(std::move(spec)),
         ctx_(std::move(ctx)),
         inputs_(std::move(inputs)),
         outputs_(std::move(outputs)) {}
+
+  std::string name() const override { return absl::StrCat(spec_->name, "GeneratedBackward"); }
 
   TensorList Apply(TensorList grads) override {
     if (!spec_->backward) {

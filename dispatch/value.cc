@@ -5,16 +5,44 @@
 
 namespace ft {
 
+void Value::CopyTrivialPayload(const Value& other) noexcept {
+  switch (tag_) {
+    case Tag::kScalar:
+      new (&u_.scalar) Scalar(other.u_.scalar);
+      return;
+    case Tag::kInt:
+      u_.int_value = other.u_.int_value;
+      return;
+    case Tag::kDouble:
+      u_.double_value = other.u_.double_value;
+      return;
+    case Tag::kBool:
+      u_.bool_value = other.u_.bool_value;
+      return;
+    case Tag::kDType:
+      u_.dtype = other.u_.dtype;
+      return;
+    case Tag::kGenerator:
+      u_.generator = other.u_.generator;
+      return;
+    case Tag::kNone:
+    case Tag::kTensor:
+    case Tag::kTensorList:
+    case Tag::kShape:
+      return;  // none, or owning kinds (handled inline by the caller)
+  }
+}
+
 Scalar Value::scalar() const {
   switch (tag()) {
     case Tag::kScalar:
-      return std::get<Scalar>(v_);
+      return u_.scalar;
     case Tag::kInt:
-      return Scalar(std::get<int64_t>(v_));
+      return Scalar(u_.int_value);
     case Tag::kDouble:
-      return Scalar(std::get<double>(v_));
+      return Scalar(u_.double_value);
     case Tag::kBool:
-      return Scalar(std::get<bool>(v_));
+      return Scalar(u_.bool_value);
     default:
       FT_CHECK(false && "Value is not a number");
   }
@@ -22,27 +50,27 @@ Scalar Value::scalar() const {
 }
 int64_t Value::to_int() const {
   FT_CHECK(tag() == Tag::kInt);
-  return std::get<int64_t>(v_);
+  return u_.int_value;
 }
 double Value::to_double() const {
   FT_CHECK(tag() == Tag::kDouble);
-  return std::get<double>(v_);
+  return u_.double_value;
 }
 bool Value::to_bool() const {
   FT_CHECK(tag() == Tag::kBool);
-  return std::get<bool>(v_);
+  return u_.bool_value;
 }
 const Shape& Value::shape() const {
   FT_CHECK(tag() == Tag::kShape);
-  return std::get<Shape>(v_);
+  return u_.shape;
 }
 DType Value::dtype() const {
   FT_CHECK(tag() == Tag::kDType);
-  return std::get<DType>(v_);
+  return u_.dtype;
 }
 Generator* Value::generator() const {
   FT_CHECK(tag() == Tag::kGenerator);
-  return std::get<Generator*>(v_);
+  return u_.generator;
 }
 
 namespace {
@@ -66,7 +94,7 @@ std::string Value::ToString() const {
       return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
     }
     case Tag::kScalar:
-      return std::get<Scalar>(v_).ToString();
+      return u_.scalar.ToString();
     case Tag::kInt:
       return absl::StrCat(to_int());
     case Tag::kDouble:

@@ -70,9 +70,9 @@ class OpNode : public autograd::Node {
   // `d` is op's derivative entry, with a formula (checked by the caller).
   OpNode(autograd::EdgeList edges, int num_slots, const Operator& op,
          const autograd::OpDerivatives& d, ValueList inputs, ValueList outputs)
-      : Node(d.backward_name, std::move(edges), num_slots),
+      : Node(std::move(edges), num_slots),
         op_(op),
-        formula_(&d.vjp),
+        derivatives_(d),
         inputs_(std::move(inputs)),
         outputs_(std::move(outputs)) {
     // NOTE: [Saved tensor versions] Remember the version of every dense input the formula
@@ -94,6 +94,8 @@ class OpNode : public autograd::Node {
       }
     }
   }
+
+  std::string name() const override { return derivatives_.backward_name; }
 
   TensorList Apply(TensorList g) override {
     for (const auto& [i, version] : output_versions_) {
@@ -134,7 +136,7 @@ class OpNode : public autograd::Node {
       for (const autograd::Edge& e : edges) needs.push_back(e.valid());
     }
     TensorList result =
-        (*formula_)(autograd::VjpContext{op_, inputs_, outputs_, std::move(needs)}, g);
+        derivatives_.vjp(autograd::VjpContext{op_, inputs_, outputs_, std::move(needs)}, g);
     if (result.size() != next_edges().size()) {
       ThrowError("grad: the derivative formula of '", op_.name(), "' returned ", result.size(),
                  " gradients for ", next_edges().size(), " tensor inputs");
@@ -144,7 +146,7 @@ class OpNode : public autograd::Node {
 
  private:
   const Operator& op_;
-  const autograd::VjpFormula* formula_;
+  const autograd::OpDerivatives& derivatives_;  // the registry's entry: lives forever
   ValueList inputs_;
   ValueList outputs_;
   // Inline: one allocation fewer per recorded op (most ops save one or two tensors).
