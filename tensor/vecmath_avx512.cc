@@ -21,6 +21,12 @@ namespace {
 // _mm512_undefined_ps() as the unused merge source, which -O2 reports as maybe-uninitialized.
 #define FT_VM_SQRT_F(v) _mm512_maskz_sqrt_ps(static_cast<__mmask16>(0xFFFF), v)
 #define FT_VM_SQRT_D(v) _mm512_maskz_sqrt_pd(static_cast<__mmask8>(0xFF), v)
+// The first k < lanes elements (LoadHead / StoreHead in vecmath_isa-inl.h).
+#define FT_VM_HEAD_MASK(type, k) static_cast<type>((1u << static_cast<unsigned>(k)) - 1u)
+#define FT_VM_LOAD_HEAD_F(p, k) _mm512_maskz_loadu_ps(FT_VM_HEAD_MASK(__mmask16, k), p)
+#define FT_VM_LOAD_HEAD_D(p, k) _mm512_maskz_loadu_pd(FT_VM_HEAD_MASK(__mmask8, k), p)
+#define FT_VM_STORE_HEAD_F(p, k, v) _mm512_mask_storeu_ps(p, FT_VM_HEAD_MASK(__mmask16, k), v)
+#define FT_VM_STORE_HEAD_D(p, k, v) _mm512_mask_storeu_pd(p, FT_VM_HEAD_MASK(__mmask8, k), v)
 #include "tensor/vecmath_isa-inl.h"
 
 }  // namespace

@@ -12,88 +12,113 @@
 // The vector types support GCC's element-wise operators (+, -, *, /, unary -), which keeps
 // the compositions (sigmoid, rsqrt) readable and the same at every level.
 
+// LoadHead / StoreHead: the first k (< lanes) elements of an array in a vector, the other
+// lanes 0, and back. A capability with masked loads and stores defines FT_VM_LOAD_HEAD_F/_D
+// and FT_VM_STORE_HEAD_F/_D (AVX2, AVX-512); otherwise the elements go through memory (SSE2).
+// Masked, a small tensor's only vector is not copied in through the stack: that copy is a
+// store-forwarding stall that every op on a tensor of a few elements would pay.
+inline FT_VM_VF LoadHead(const float* p, int64_t k) {
+#ifdef FT_VM_LOAD_HEAD_F
+  return FT_VM_LOAD_HEAD_F(p, k);
+#else
+  FT_VM_VF v = FT_VM_VF{};
+  std::memcpy(&v, p, static_cast<size_t>(k) * sizeof(float));
+  return v;
+#endif
+}
+inline FT_VM_VD LoadHead(const double* p, int64_t k) {
+#ifdef FT_VM_LOAD_HEAD_D
+  return FT_VM_LOAD_HEAD_D(p, k);
+#else
+  FT_VM_VD v = FT_VM_VD{};
+  std::memcpy(&v, p, static_cast<size_t>(k) * sizeof(double));
+  return v;
+#endif
+}
+inline void StoreHead(float* p, int64_t k, FT_VM_VF v) {
+#ifdef FT_VM_STORE_HEAD_F
+  FT_VM_STORE_HEAD_F(p, k, v);
+#else
+  std::memcpy(p, &v, static_cast<size_t>(k) * sizeof(float));
+#endif
+}
+inline void StoreHead(double* p, int64_t k, FT_VM_VD v) {
+#ifdef FT_VM_STORE_HEAD_D
+  FT_VM_STORE_HEAD_D(p, k, v);
+#else
+  std::memcpy(p, &v, static_cast<size_t>(k) * sizeof(double));
+#endif
+}
+
 // One array function: whole vectors, then the tail padded with zeros into one more vector,
 // so every element goes through the same vector code (see vecmath.h).
-#define FT_VM_UNARY(NAME, T, V, EXPR)                              \
-  void NAME(const T* in, T* out, int64_t n) {                      \
-    constexpr int64_t kLanes = sizeof(V) / sizeof(T);              \
-    int64_t i = 0;                                                 \
-    for (; i + kLanes <= n; i += kLanes) {                         \
-      V x;                                                         \
-      std::memcpy(&x, in + i, sizeof(V));                          \
-      const V y = (EXPR);                                          \
-      std::memcpy(out + i, &y, sizeof(V));                         \
-    }                                                              \
-    if (i < n) {                                                   \
-      const size_t bytes = static_cast<size_t>(n - i) * sizeof(T); \
-      V x = V{};                                                   \
-      std::memcpy(&x, in + i, bytes);                              \
-      const V y = (EXPR);                                          \
-      std::memcpy(out + i, &y, bytes);                             \
-    }                                                              \
+#define FT_VM_UNARY(NAME, T, V, EXPR)                      \
+  void NAME(const T* in, T* out, int64_t n) {              \
+    constexpr int64_t kLanes = sizeof(V) / sizeof(T);      \
+    int64_t i = 0;                                         \
+    for (; i + kLanes <= n; i += kLanes) {                 \
+      V x;                                                 \
+      std::memcpy(&x, in + i, sizeof(V));                  \
+      const V y = (EXPR);                                  \
+      std::memcpy(out + i, &y, sizeof(V));                 \
+    }                                                      \
+    if (i < n) {                                           \
+      const V x = LoadHead(in + i, n - i);                 \
+      const V y = (EXPR);                                  \
+      StoreHead(out + i, n - i, y);                        \
+    }                                                      \
   }
 
-#define FT_VM_BINARY(NAME, T, V, EXPR)                             \
-  void NAME(const T* a, const T* b, T* out, int64_t n) {           \
-    constexpr int64_t kLanes = sizeof(V) / sizeof(T);              \
-    int64_t i = 0;                                                 \
-    for (; i + kLanes <= n; i += kLanes) {                         \
-      V x, z;                                                      \
-      std::memcpy(&x, a + i, sizeof(V));                           \
-      std::memcpy(&z, b + i, sizeof(V));                           \
-      const V y = (EXPR);                                          \
-      std::memcpy(out + i, &y, sizeof(V));                         \
-    }                                                              \
-    if (i < n) {                                                   \
-      const size_t bytes = static_cast<size_t>(n - i) * sizeof(T); \
-      V x = V{}, z = V{};                                          \
-      std::memcpy(&x, a + i, bytes);                               \
-      std::memcpy(&z, b + i, bytes);                               \
-      const V y = (EXPR);                                          \
-      std::memcpy(out + i, &y, bytes);                             \
-    }                                                              \
+#define FT_VM_BINARY(NAME, T, V, EXPR)                     \
+  void NAME(const T* a, const T* b, T* out, int64_t n) {   \
+    constexpr int64_t kLanes = sizeof(V) / sizeof(T);      \
+    int64_t i = 0;                                         \
+    for (; i + kLanes <= n; i += kLanes) {                 \
+      V x, z;                                              \
+      std::memcpy(&x, a + i, sizeof(V));                   \
+      std::memcpy(&z, b + i, sizeof(V));                   \
+      const V y = (EXPR);                                  \
+      std::memcpy(out + i, &y, sizeof(V));                 \
+    }                                                      \
+    if (i < n) {                                           \
+      const V x = LoadHead(a + i, n - i);                  \
+      const V z = LoadHead(b + i, n - i);                  \
+      const V y = (EXPR);                                  \
+      StoreHead(out + i, n - i, y);                        \
+    }                                                      \
   }
 
 // Arithmetic: out[i] = a[i * a_step] OP b[i * b_step], each step 1 (an array) or 0 (one
-// value, broadcast). IEEE's +, -, *, / round each element the same way at any vector width,
-// so these give a scalar loop's bits at every level. The tail is padded into one more vector
-// (its unused lanes may compute 0 / 0; nothing reads them).
+// value, broadcast). IEEE's +, -, *, / round each element the same way at any vector width
+// and in scalar code, so these give a scalar loop's bits at every level. That is why the
+// tail (fewer than a vector's lanes: all of a small tensor) is a scalar loop: padding it into
+// a vector through the stack costs two store-forwarding stalls, which per-op workloads on
+// tensors of a few elements paid on every op.
 template <typename T, typename V, typename F>
 inline void ArithLoop(const T* a, int64_t a_step, const T* b, int64_t b_step, T* out,
                       int64_t n, F op) {
   constexpr int64_t kLanes = sizeof(V) / sizeof(T);
-  V a_splat, b_splat;
-  for (int64_t j = 0; j < kLanes; ++j) {
-    a_splat[j] = a[0];
-    b_splat[j] = b[0];
-  }
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    V x = a_splat, z = b_splat;
-    if (a_step != 0) std::memcpy(&x, a + i, sizeof(V));
-    if (b_step != 0) std::memcpy(&z, b + i, sizeof(V));
-    const V y = op(x, z);
-    std::memcpy(out + i, &y, sizeof(V));
-  }
-  if (i < n) {
-    const size_t bytes = static_cast<size_t>(n - i) * sizeof(T);
-    V x = a_splat, z = b_splat;
-    if (a_step != 0) {
-      x = V{};
-      std::memcpy(&x, a + i, bytes);
+  if (n >= kLanes) {
+    V a_splat, b_splat;
+    for (int64_t j = 0; j < kLanes; ++j) {
+      a_splat[j] = a[0];
+      b_splat[j] = b[0];
     }
-    if (b_step != 0) {
-      z = V{};
-      std::memcpy(&z, b + i, bytes);
+    for (; i + kLanes <= n; i += kLanes) {
+      V x = a_splat, z = b_splat;
+      if (a_step != 0) std::memcpy(&x, a + i, sizeof(V));
+      if (b_step != 0) std::memcpy(&z, b + i, sizeof(V));
+      const V y = op(x, z);
+      std::memcpy(out + i, &y, sizeof(V));
     }
-    const V y = op(x, z);
-    std::memcpy(out + i, &y, bytes);
   }
+  for (; i < n; ++i) out[i] = op(a[i * a_step], b[i * b_step]);
 }
 
 #define FT_VM_ARITH(NAME, T, V, OP)                                                    \
   void NAME(const T* a, int64_t a_step, const T* b, int64_t b_step, T* out, int64_t n) { \
-    ArithLoop<T, V>(a, a_step, b, b_step, out, n, [](V x, V z) { return x OP z; });      \
+    ArithLoop<T, V>(a, a_step, b, b_step, out, n, [](auto x, auto z) { return x OP z; }); \
   }
 
 // TailOf: x[i, end) (fewer than a vector's lanes) in a vector, the other lanes 0. Where
