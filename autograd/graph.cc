@@ -21,6 +21,37 @@ Node::Node(EdgeList next_edges, int num_inputs)
       next_edges_(std::move(next_edges)),
       num_inputs_(num_inputs) {}
 
+// NOTE: [Freeing long graphs]
+// A node owns the nodes its edges lead to, so freeing the newest node of a chain frees the
+// next one from inside its destructor, and so on: one stack frame per op, which overflows
+// the stack on a graph of a few hundred thousand ops (a long loop, an RNN over many steps).
+// Instead, a destructor hands its edges' nodes to a queue owned by the outermost node
+// destructor running on the thread, which frees them one by one: each node is then freed from
+// that one frame, whatever the depth of the graph. Destructors run members before the base,
+// so whatever a derived node's members free (saved tensors, wrappers holding edges of lower
+// levels) goes through here too. The queue lives in that frame, not in a thread_local
+// object, so a node freed during thread exit never meets a destroyed queue.
+Node::~Node() {
+  static constinit thread_local std::vector<std::shared_ptr<Node>>* pending = nullptr;
+  if (pending != nullptr) {  // inside an outer node's destructor: it frees these
+    for (Edge& e : next_edges_) {
+      if (e.node != nullptr) pending->push_back(std::move(e.node));
+    }
+    return;
+  }
+  std::vector<std::shared_ptr<Node>> queue;
+  for (Edge& e : next_edges_) {
+    if (e.node != nullptr) queue.push_back(std::move(e.node));
+  }
+  pending = &queue;
+  while (!queue.empty()) {
+    std::shared_ptr<Node> node = std::move(queue.back());
+    queue.pop_back();
+    node.reset();  // may free it, whose destructor only queues its own edges
+  }
+  pending = nullptr;
+}
+
 namespace {
 
 // Targets: the nodes gradients are requested at. Usually one to a few: a linear scan beats

@@ -51,7 +51,9 @@ using EdgeList = absl::InlinedVector<Edge, 2>;
 class Node {
  public:
   Node(EdgeList next_edges, int num_inputs);
-  virtual ~Node() = default;
+  // Frees the nodes only this one kept alive without recursing into them (NOTE: [Freeing
+  // long graphs] in graph.cc).
+  virtual ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 

@@ -662,3 +662,24 @@ TEST(Jacrev, UnderVmapMatchesLoop) {
 
 }  // namespace
 }  // namespace ft
+
+namespace ft {
+namespace {
+
+// A graph as long as a long loop (an RNN unrolled over many steps): recording, the backward
+// walk and freeing the graph must not recurse once per node (a stack overflow, not an
+// error). d/dx of x * c^n is c^n.
+TEST(Grad, AVeryLongChainOfOps) {
+  constexpr int kSteps = 200000;
+  const double c = 1.000001;
+  TensorFn f = [&](const Tensor& x) {
+    Tensor y = x;
+    for (int i = 0; i < kSteps; ++i) y = y * c;
+    return sum(y);
+  };
+  const Tensor g = grad(f)(tensor({2.0}));
+  EXPECT_NEAR(g.item<double>(), std::pow(c, kSteps), 1e-6);
+}
+
+}  // namespace
+}  // namespace ft
