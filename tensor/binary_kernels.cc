@@ -107,7 +107,8 @@ struct Atan2Fn {
 // has a kernel for (validation guarantees only those reach the loop).
 struct OpBase {
   static constexpr bool kPredicate = false;
-  // kArith: the vecmath::Arith this op is on float and double (add, sub, mul, div), or -1.
+  // kArith: the vecmath::Arith this op is on float and double (add, sub, mul, div,
+  // maximum, minimum), or -1.
   static constexpr int kArith = -1;
   template <typename T>
   static constexpr bool kSupports = true;
@@ -214,6 +215,7 @@ struct PowOp : OpBase {
   }
 };
 struct MaximumOp : OpBase {
+  static constexpr int kArith = static_cast<int>(vecmath::Arith::kMaximum);
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     using T = typename A::Scalar;
@@ -222,12 +224,15 @@ struct MaximumOp : OpBase {
     } else if constexpr (std::is_integral_v<T>) {
       return a.max(b);
     } else {
-      // torch.maximum propagates NaN from either side.
-      return a.binaryExpr(b, Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>());
+      // Float and double run vecmath (kArith) in the contiguous layouts; the others take this
+      // scalar form of its rule, so that no layout differs (Eigen's own NaN-propagating max
+      // keeps a between -0 and +0 in scalar code and b in its packets).
+      return a.binaryExpr(b, [](T x, T y) { return vecmath::MaximumOf(x, y); });
     }
   }
 };
 struct MinimumOp : OpBase {
+  static constexpr int kArith = static_cast<int>(vecmath::Arith::kMinimum);
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     using T = typename A::Scalar;
@@ -236,7 +241,7 @@ struct MinimumOp : OpBase {
     } else if constexpr (std::is_integral_v<T>) {
       return a.min(b);
     } else {
-      return a.binaryExpr(b, Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>());
+      return a.binaryExpr(b, [](T x, T y) { return vecmath::MinimumOf(x, y); });
     }
   }
 };

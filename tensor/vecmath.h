@@ -103,12 +103,27 @@ void MaxColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double*
 void MinColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out);
 void MinColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out);
 
-// The four arithmetic ops of Arithmetic, named for the ops they implement.
-enum class Arith : uint8_t { kAdd, kSub, kMul, kDiv };
+// The ops of Arithmetic, named for the ops they implement. kMaximum / kMinimum are
+// torch.maximum / minimum: a NaN operand is the result (a's when both are), and of two equal
+// values (-0 and +0 included) b is.
+enum class Arith : uint8_t { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum };
+inline constexpr int kNumArith = static_cast<int>(Arith::kMinimum) + 1;
+
+// The rule of kMaximum / kMinimum on one pair, for code outside vecmath that must agree with
+// it element for element (strided kernels, jit's fused steps).
+template <typename T>
+T MaximumOf(T a, T b) {
+  return a != a ? a : (b != b ? b : (b < a ? a : b));
+}
+template <typename T>
+T MinimumOf(T a, T b) {
+  return a != a ? a : (b != b ? b : (a < b ? a : b));
+}
 
 // out[i] = a[i * a_step] op b[i * b_step] for i in [0, n), each step 1 (an array) or 0 (the
 // one value a[0] or b[0], broadcast). The same bits as a scalar loop at every capability
-// (IEEE rounds each +, -, *, / alike at any width). `out` may equal an array operand.
+// (IEEE rounds each +, -, *, / alike at any width; maximum and minimum only select). `out`
+// may equal an array operand.
 void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_t b_step,
                 float* out, int64_t n);
 void Arithmetic(Arith op, const double* a, int64_t a_step, const double* b, int64_t b_step,

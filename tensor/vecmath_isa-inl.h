@@ -116,10 +116,17 @@ inline void ArithLoop(const T* a, int64_t a_step, const T* b, int64_t b_step, T*
   for (; i < n; ++i) out[i] = op(a[i * a_step], b[i * b_step]);
 }
 
-#define FT_VM_ARITH(NAME, T, V, OP)                                                    \
+// EXPR of x and z (vectors or, in the tail, scalars): the same expression both ways.
+#define FT_VM_ARITH_OF(NAME, T, V, EXPR)                                                \
   void NAME(const T* a, int64_t a_step, const T* b, int64_t b_step, T* out, int64_t n) { \
-    ArithLoop<T, V>(a, a_step, b, b_step, out, n, [](auto x, auto z) { return x OP z; }); \
+    ArithLoop<T, V>(a, a_step, b, b_step, out, n, [](auto x, auto z) { return (EXPR); }); \
   }
+#define FT_VM_ARITH(NAME, T, V, OP) FT_VM_ARITH_OF(NAME, T, V, x OP z)
+// maximum / minimum: a NaN on either side is the result (x's first), and between equal
+// values (-0 and +0) z is (torch.maximum's rule, and Eigen's packets'). Selections only: no
+// rounding, the same bits at every width and in the scalar tail.
+#define FT_VM_MAXIMUM(x, z) ((x != x) ? x : ((z != z) ? z : ((z < x) ? x : z)))
+#define FT_VM_MINIMUM(x, z) ((x != x) ? x : ((z != z) ? z : ((x < z) ? x : z)))
 
 // TailOf: x[i, end) (fewer than a vector's lanes) in a vector, the other lanes 0. Where
 // the array holds a whole vector before `end`, it is loaded ending at `end` and the lanes
@@ -433,9 +440,16 @@ FT_VM_ARITH(AddF64, double, FT_VM_VD, +)
 FT_VM_ARITH(SubF64, double, FT_VM_VD, -)
 FT_VM_ARITH(MulF64, double, FT_VM_VD, *)
 FT_VM_ARITH(DivF64, double, FT_VM_VD, /)
+FT_VM_ARITH_OF(MaximumF32, float, FT_VM_VF, FT_VM_MAXIMUM(x, z))
+FT_VM_ARITH_OF(MinimumF32, float, FT_VM_VF, FT_VM_MINIMUM(x, z))
+FT_VM_ARITH_OF(MaximumF64, double, FT_VM_VD, FT_VM_MAXIMUM(x, z))
+FT_VM_ARITH_OF(MinimumF64, double, FT_VM_VD, FT_VM_MINIMUM(x, z))
 
 #undef FT_VM_BOTH
 #undef FT_VM_ARITH
+#undef FT_VM_ARITH_OF
+#undef FT_VM_MAXIMUM
+#undef FT_VM_MINIMUM
 #undef FT_VM_EXTREME
 #undef FT_VM_SUM_ROWS
 #undef FT_VM_COLUMNS
@@ -463,6 +477,6 @@ constexpr ::ft::vecmath::internal::Table kIsaTable = {
     {MaxF64, MinF64},
     {MaxColumnsF32, MinColumnsF32},
     {MaxColumnsF64, MinColumnsF64},
-    {AddF32, SubF32, MulF32, DivF32},
-    {AddF64, SubF64, MulF64, DivF64},
+    {AddF32, SubF32, MulF32, DivF32, MaximumF32, MinimumF32},
+    {AddF64, SubF64, MulF64, DivF64, MaximumF64, MinimumF64},
 };

@@ -4,6 +4,7 @@
 // keeps the dtype rules (int64 computes in float32, bool is an error). add, sub, mul and div
 // on float dtypes run vecmath's Arithmetic and must give a scalar loop's bits.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -407,7 +409,13 @@ void CheckArithmeticAtEveryLevel() {
       {[](const Tensor& a, const Tensor& b) { return add(a, b); }, [](T x, T y) { return x + y; }},
       {[](const Tensor& a, const Tensor& b) { return sub(a, b); }, [](T x, T y) { return x - y; }},
       {[](const Tensor& a, const Tensor& b) { return mul(a, b); }, [](T x, T y) { return x * y; }},
-      {[](const Tensor& a, const Tensor& b) { return div(a, b); }, [](T x, T y) { return x / y; }}};
+      {[](const Tensor& a, const Tensor& b) { return div(a, b); }, [](T x, T y) { return x / y; }},
+      // torch.maximum / minimum: NaN from either side (x's first), else the larger (smaller)
+      // value, y between equal ones (-0 and +0 included).
+      {[](const Tensor& a, const Tensor& b) { return maximum(a, b); },
+       [](T x, T y) { return std::isnan(x) ? x : std::isnan(y) ? y : x > y ? x : y; }},
+      {[](const Tensor& a, const Tensor& b) { return minimum(a, b); },
+       [](T x, T y) { return std::isnan(x) ? x : std::isnan(y) ? y : x < y ? x : y; }}};
   // (a's shape, b's shape): equal, a broadcast scalar on either side, a repeating row, and a
   // size that leaves a tail shorter than any vector.
   const std::vector<std::pair<Shape, Shape>> shapes = {
@@ -450,6 +458,58 @@ void CheckArithmeticAtEveryLevel() {
       ASSERT_TRUE(SameBits(self.data<T>()[i], want) || std::isnan(want)) << "add_ at " << i;
     }
   }
+}
+
+// maximum and minimum only select: the result is one operand's exact bits. Which one, for
+// the cases a random draw rarely separates: NaNs with different payloads and signs (a's
+// wins), a NaN against a number, and signed zeros (b's wins, as in torch), in the vector
+// body, in the tail and in a strided layout, at every level.
+template <typename T>
+void CheckMaximumMinimumSelectExactly() {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  auto nan_with = [](Bits payload, bool negative) {
+    T v = std::numeric_limits<T>::quiet_NaN();
+    Bits b;
+    std::memcpy(&b, &v, sizeof(T));
+    b |= payload;
+    if (negative) b |= Bits{1} << (8 * sizeof(T) - 1);
+    std::memcpy(&v, &b, sizeof(T));
+    return v;
+  };
+  const T nan_a = nan_with(5, false), nan_b = nan_with(9, true);
+  // (a, b, maximum, minimum)
+  const std::vector<std::array<T, 4>> cases = {
+      {-T(0), T(0), T(0), T(0)},   {T(0), -T(0), -T(0), -T(0)}, {nan_a, nan_b, nan_a, nan_a},
+      {nan_b, nan_a, nan_b, nan_b}, {T(1), nan_b, nan_b, nan_b}, {nan_a, T(-2), nan_a, nan_a},
+      {T(2), T(-3), T(2), T(-3)},   {-std::numeric_limits<T>::infinity(), T(1), T(1),
+                                      -std::numeric_limits<T>::infinity()}};
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    for (const int64_t n : {int64_t{1}, int64_t{37}}) {
+      for (const auto& c : cases) {
+        const Tensor a = tensor(std::vector<T>(static_cast<size_t>(n), c[0]), {n});
+        const Tensor b = tensor(std::vector<T>(static_cast<size_t>(n), c[1]), {n});
+        // Contiguous (vecmath), and b transposed in a [n, 2] layout (the strided loop).
+        const Tensor b2 = transpose(contiguous(expand(reshape(b, {1, n}), {2, n})), 0, 1);
+        const Tensor a2 = contiguous(expand(reshape(a, {n, 1}), {n, 2}));
+        for (const auto& [hi, lo] : {std::pair{maximum(a, b), minimum(a, b)},
+                                     std::pair{contiguous(maximum(a2, b2)),
+                                               contiguous(minimum(a2, b2))}}) {
+          for (int64_t i = 0; i < hi.numel(); ++i) {
+            EXPECT_TRUE(SameBits(hi.template data<T>()[i], c[2])) << CpuCapabilityName(level)
+                << " maximum(" << c[0] << ", " << c[1] << ") at " << i << " of " << hi.numel();
+            EXPECT_TRUE(SameBits(lo.template data<T>()[i], c[3])) << CpuCapabilityName(level)
+                << " minimum(" << c[0] << ", " << c[1] << ") at " << i << " of " << lo.numel();
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(VecMathKernels, MaximumAndMinimumSelectExactlyAtEveryLevel) {
+  CheckMaximumMinimumSelectExactly<float>();
+  CheckMaximumMinimumSelectExactly<double>();
 }
 
 TEST_F(VecMathKernels, Float32ArithmeticGivesAScalarLoopsBitsAtEveryLevel) {

@@ -47,8 +47,8 @@ struct Table {
   SumF64 extreme_f64[2];
   SumColumnsF32 extreme_columns_f32[2];  // {max, min}
   SumColumnsF64 extreme_columns_f64[2];
-  ArithF32 arith_f32[4];  // indexed by Arith
-  ArithF64 arith_f64[4];
+  ArithF32 arith_f32[kNumArith];  // indexed by Arith
+  ArithF64 arith_f64[kNumArith];
 };
 
 extern const Table kSse2Table;

@@ -425,10 +425,20 @@ void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t ro
       using X = std::decay_t<decltype(x)>;
       return ei::pmax(x, ei::pset1<X>(T(0)));
     });
-  } else if constexpr (kCode == Opcode::kMaximum) {
-    binary([](const auto& x, const auto& y) { return ei::pmax<Eigen::PropagateNaN>(x, y); });
-  } else if constexpr (kCode == Opcode::kMinimum) {
-    binary([](const auto& x, const auto& y) { return ei::pmin<Eigen::PropagateNaN>(x, y); });
+  } else if constexpr (kCode == Opcode::kMaximum || kCode == Opcode::kMinimum) {
+    // The kernel's rule (vecmath::MaximumOf / MinimumOf: NaN from either side, x's first; b
+    // between equal values), in packets and in the scalar tail alike.
+    binary([](const auto& x, const auto& y) {
+      using X = std::decay_t<decltype(x)>;
+      constexpr bool kMax = kCode == Opcode::kMaximum;
+      if constexpr (std::is_floating_point_v<X>) {
+        return kMax ? vecmath::MaximumOf(x, y) : vecmath::MinimumOf(x, y);
+      } else {
+        const X beyond = kMax ? ei::pcmp_lt(y, x) : ei::pcmp_lt(x, y);
+        return ei::pselect(ei::pcmp_eq(x, x),
+                           ei::pselect(ei::pcmp_eq(y, y), ei::pselect(beyond, x, y), y), x);
+      }
+    });
   } else if constexpr (FusedKernel::IsComparison(kCode)) {
     // A mask: 1 where the comparison holds, else 0 (NaN compares unequal and unordered).
     binary([](const auto& x, const auto& y) {
