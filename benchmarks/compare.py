@@ -21,12 +21,19 @@ in the results folder (default: benchmarks/results/ in the source tree).
 Threads: every workload runs with 1 thread; the workloads in THREADED also with 2 (ft reads
 FT_NUM_THREADS, functorch gets torch.set_num_threads), so the 2-thread speed-up of the same
 binary can be read off the table.
+
+Rounds (--rounds N): on a shared host the load can change between ft's half of a run and
+functorch's, which moves a ratio by itself (per-op ratios moved 1.6x between two runs of the
+same build). With N > 1 the two sides alternate, ft first in even rounds and functorch first
+in odd ones; each figure is the median over the rounds, and each ratio ft/functorch the
+median of the rounds' ratios ("ratios" in compare.json lists them).
 """
 
 import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -187,6 +194,13 @@ def ratio(a, b):
     return f"{a / b:.2f}x" if a is not None and b else "-"
 
 
+def ft_over_functorch(row):
+    """ft/functorch: the median of the rounds' ratios when there were rounds, else one run's."""
+    if row.get("ratios"):
+        return f"{statistics.median(row['ratios']):.2f}x"
+    return ratio(row["ft"], row["functorch"])
+
+
 def plot(rows, path):
     try:
         import matplotlib
@@ -224,7 +238,11 @@ def main():
     parser.add_argument("--no-functorch", action="store_true", help="leave the column out")
     parser.add_argument("--filter", default="", help="only workloads matching this regex")
     parser.add_argument("--threads", default="1,2", help="thread counts (2+ for THREADED)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="alternate ft and functorch this many times (medians reported)")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
 
     thread_counts = [int(t) for t in args.threads.split(",") if t]
     plan = []  # (workload, threads)
@@ -241,23 +259,55 @@ def main():
             "(apt-get install python3-torch)")
         with_functorch = False
 
-    ft = {}
-    for t in sorted({t for _, t in plan}):
-        for suite in SUITES:
-            figures = {MAPPING[w][1] for w, tt in plan if tt == t and MAPPING[w][0] == suite}
-            if suite == TRIAD[0] and any(w in ROOFLINE_BYTES for w, tt in plan if tt == t):
-                figures.add(TRIAD[1])
-            figures = sorted(figures)
-            if figures:
-                medians = run_ft_suite(os.path.join(args.bin_dir, suite), t, figures, args.smoke)
-                for name, value in medians.items():
-                    ft[(name, t)] = value
-    peer = {}
-    if with_functorch:
+    def measure_ft():
+        ft = {}
         for t in sorted({t for _, t in plan}):
-            peer_workloads = sorted({PEER_OF.get(w, w) for w, tt in plan if tt == t})
-            for w, value in run_functorch(args.peer, t, peer_workloads, args.smoke).items():
-                peer[(w, t)] = value
+            for suite in SUITES:
+                figures = {MAPPING[w][1] for w, tt in plan if tt == t and MAPPING[w][0] == suite}
+                if suite == TRIAD[0] and any(w in ROOFLINE_BYTES for w, tt in plan if tt == t):
+                    figures.add(TRIAD[1])
+                figures = sorted(figures)
+                if figures:
+                    medians = run_ft_suite(os.path.join(args.bin_dir, suite), t, figures,
+                                           args.smoke)
+                    for name, value in medians.items():
+                        ft[(name, t)] = value
+        return ft
+
+    def measure_peer():
+        peer = {}
+        if with_functorch:
+            for t in sorted({t for _, t in plan}):
+                peer_workloads = sorted({PEER_OF.get(w, w) for w, tt in plan if tt == t})
+                for w, value in run_functorch(args.peer, t, peer_workloads, args.smoke).items():
+                    peer[(w, t)] = value
+        return peer
+
+    rounds = []  # (ft, peer) per round
+    for r in range(args.rounds):
+        if args.rounds > 1:
+            log(f"== round {r + 1} of {args.rounds}")
+        if r % 2 == 0:
+            ft_round = measure_ft()
+            peer_round = measure_peer()
+        else:
+            peer_round = measure_peer()
+            ft_round = measure_ft()
+        rounds.append((ft_round, peer_round))
+
+    def median_of(values):
+        values = [v for v in values if v is not None]
+        return statistics.median(values) if values else None
+
+    # Each figure: its median over the rounds (the baseline and per-unit count with it).
+    ft = {}
+    for key in {k for ft_round, _ in rounds for k in ft_round}:
+        got = [ft_round[key] for ft_round, _ in rounds if key in ft_round]
+        ft[key] = (median_of([g[0] for g in got]), median_of([g[1] for g in got]), got[0][2])
+    peer = {}
+    for key in {k for _, peer_round in rounds for k in peer_round}:
+        got = [peer_round[key] for _, peer_round in rounds if key in peer_round]
+        peer[key] = (median_of([g[0] for g in got]), got[0][1])
 
     rows = []
     for workload, t in plan:
@@ -268,6 +318,13 @@ def main():
         triad_s = ft.get((TRIAD[1], t), (None,))[0]
         roofline_s = (triad_s * ROOFLINE_BYTES[workload] / TRIAD[2]
                       if workload in ROOFLINE_BYTES and triad_s is not None else None)
+        # The ratio of each round, side by side in time, when both sides were measured.
+        ratios = []
+        for ft_round, peer_round in rounds:
+            f = ft_round.get((figure, t), (None,))[0]
+            g = peer_round.get((PEER_OF.get(workload, workload), t), (None,))[0]
+            if f and g:
+                ratios.append((f / per) / g)
         rows.append({
             "workload": workload,
             "threads": t,
@@ -275,6 +332,7 @@ def main():
             "functorch": functorch_s,
             "limit": base_s / per if has_limit and base_s is not None else None,
             "roofline": roofline_s,
+            **({"ratios": ratios} if len(rounds) > 1 else {}),
             **({"note": note} if note else {}),
         })
 
@@ -287,7 +345,7 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['workload']} | {r['threads']} | {human(r['ft'])} | {human(r['functorch'])} "
-              f"| {human(r['limit'])} | {ratio(r['ft'], r['functorch'])} "
+              f"| {human(r['limit'])} | {ft_over_functorch(r)} "
               f"| {ratio(r['ft'], r['limit'])} | {human(r['roofline'])} "
               f"| {ratio(r['ft'], r['roofline'])} |")
     # The same binary with 2 threads against 1.

@@ -2,7 +2,7 @@
 # //benchmarks:compare: ft beside PyTorch functorch and the hand-written Eigen limit, in one
 # run on this machine (docs/performance.md). Usage:
 #   ./bazelw run -c opt //benchmarks:compare [-- --out DIR] [--smoke] [--no-functorch]
-#                                            [--filter REGEX] [--threads 1,2]
+#                                            [--filter REGEX] [--threads 1,2] [--rounds N]
 # Installs Debian's python3-torch and python3-matplotlib when they are missing and this user
 # may (root, or passwordless sudo); otherwise that column or the chart is skipped with a
 # message. Results go to benchmarks/results/ in the source tree unless --out says otherwise.

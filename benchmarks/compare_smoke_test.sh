@@ -24,3 +24,18 @@ assert len(measured) >= 30, len(measured)
 assert all(r["ft"] > 0 for r in measured)
 print(f"compare.json: {len(rows)} rows, {len(measured)} with ft's figure")
 PY
+
+# Rounds: the sides alternate and each figure is the median over the rounds.
+rounds="${TEST_TMPDIR}/rounds"
+benchmarks/compare --smoke --no-functorch --no-install --rounds 3 --filter '^per_op/eager$' \
+  --threads 1 --out "${rounds}" >"${TEST_TMPDIR}/rounds.md" 2>"${TEST_TMPDIR}/rounds.err"
+# ft's suite ran once per round.
+test "$(grep -c "^== ft eager" "${TEST_TMPDIR}/rounds.err")" -eq 3
+grep -q "^== round 3 of 3" "${TEST_TMPDIR}/rounds.err"
+/usr/bin/python3 - "${rounds}/compare.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert [r["workload"] for r in rows] == ["per_op/eager"], rows
+assert rows[0]["ft"] > 0 and rows[0]["ratios"] == [], rows  # no functorch: no ratio
+print("rounds: per_op/eager measured over 3 rounds")
+PY
