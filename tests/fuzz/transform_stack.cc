@@ -1,8 +1,10 @@
 #include "tests/fuzz/transform_stack.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -284,19 +286,58 @@ void CheckOutputs(const TensorList& outputs) {
   }
 }
 
-int64_t JacobianWork(const std::vector<Layer>& layers, const TensorList& args) {
+int64_t JacobianWork(const std::vector<Layer>& layers, const TensorList& args,
+                     int64_t outputs) {
+  constexpr int64_t kOver = kMaxJacobianWork + 1;
+  // a * b, saturating at kOver (both are at least 1).
+  auto times = [](int64_t a, int64_t b) { return a > kOver / b ? kOver : a * b; };
   int64_t n = 1;
   for (const Tensor& a : args) n += a.numel();
   int64_t work = 1;
+  int64_t out = std::max<int64_t>(outputs, 1);  // what the next layer's function returns
   for (const Layer& l : layers) {
-    const int64_t factor = l.kind == TransformKind::kHessian ? n * n
-                           : l.kind == TransformKind::kJacrev || l.kind == TransformKind::kJacfwd
-                               ? n
-                               : 1;
-    if (work > kMaxJacobianWork / factor) return kMaxJacobianWork + 1;
-    work *= factor;
+    switch (l.kind) {
+      case TransformKind::kJacfwd:
+        work = times(work, n);
+        out = times(out, n);
+        break;
+      case TransformKind::kJacrev:
+        work = times(work, out);
+        out = times(out, n);
+        break;
+      case TransformKind::kHessian:
+        work = times(work, times(std::max(out, n), n));
+        out = times(out, times(n, n));
+        break;
+      case TransformKind::kGrad:
+      case TransformKind::kGradAndValue:
+      case TransformKind::kVjp:
+      case TransformKind::kJvp:
+      case TransformKind::kLinearize:  // no batch; the results may add gradients or tangents
+        out = std::min(out + n, kOver);
+        break;
+      default:  // vmap (the batch is in the arguments already), jit, functionalize
+        break;
+    }
+    if (work > kMaxJacobianWork) return kOver;
   }
   return work;
+}
+
+// ProgramOutputs: the element count of the program's results on copies of the arguments,
+// run without any transform (0 when it throws: the transformed call would throw too).
+int64_t ProgramOutputs(const std::shared_ptr<Program>& program, const TensorList& args) {
+  TensorList copies;
+  for (const Tensor& a : args) copies.push_back(clone(a));
+  try {
+    int64_t m = 0;
+    for (const Tensor& t : Program::AsFunction(program)(copies)) {
+      if (t.defined()) m += t.numel();
+    }
+    return m;
+  } catch (const Error&) {
+    return 0;
+  }
 }
 
 void RunStack(FuzzInput& in, StepFn step, size_t step_bytes) {
@@ -304,7 +345,7 @@ void RunStack(FuzzInput& in, StepFn step, size_t step_bytes) {
   auto program = std::make_shared<Program>(DecodeProgram(in, step, step_bytes));
   const std::vector<Layer> layers = DecodeLayers(in);
   const int64_t second = in.Below(3);
-  if (JacobianWork(layers, args) > kMaxJacobianWork) {
+  if (JacobianWork(layers, args, ProgramOutputs(program, args)) > kMaxJacobianWork) {
     if (Verbose()) {
       std::fprintf(stderr, "skipped: %s is too much work\n", LayersString(layers).c_str());
     }

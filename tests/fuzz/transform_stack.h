@@ -96,12 +96,18 @@ std::string LayersString(const std::vector<Layer>& layers);
 void CheckOutputs(const TensorList& outputs);
 
 // JacobianWork: how many times the program runs (as rows of a batch) under the layers'
-// Jacobians: each jacrev or jacfwd multiplies it by n, a hessian by n^2, where n bounds the
-// arguments' element count. Three nested Jacobians of 64 elements are 10^7 program runs and
-// legitimately take minutes (CI's fuzz stage timed out on hessian(jacfwd(...))), so RunStack
-// skips a stack whose work exceeds kMaxJacobianWork; nested Jacobians of small inputs stay.
+// Jacobians, layers innermost first. With n bounding the arguments' element count: a jacfwd
+// batches over its function's inputs (n rows), a jacrev over its function's outputs, a
+// hessian over both; and each Jacobian multiplies the output of what it wraps by n (n^2 for
+// a hessian), which an outer jacrev then batches over. `outputs` is the element count of the
+// program's own results (m): three nested jacrevs are m^3 n^3 rows, not n^3. Such stacks
+// legitimately take minutes (CI's fuzz stage timed out on hessian(jacfwd(...)), and on
+// jacrev(jacrev(jacrev(f))) of an attention and an einsum, whose outputs counted for
+// nothing in the earlier bound), so RunStack skips a stack whose work exceeds
+// kMaxJacobianWork; nested Jacobians of small functions stay.
 inline constexpr int64_t kMaxJacobianWork = 4096;
-int64_t JacobianWork(const std::vector<Layer>& layers, const TensorList& args);
+int64_t JacobianWork(const std::vector<Layer>& layers, const TensorList& args,
+                     int64_t outputs);
 
 // RunStack: the common body of transforms_fuzzer and custom_function_fuzzer: decode args,
 // program and layers, call the transformed function twice (the second time with the
