@@ -109,8 +109,9 @@ void MinColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double*
 enum class Arith : uint8_t { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum };
 inline constexpr int kNumArith = static_cast<int>(Arith::kMinimum) + 1;
 
-// The rule of kMaximum / kMinimum on one pair, for code outside vecmath that must agree with
-// it element for element (strided kernels, jit's fused steps).
+// The rule of kMaximum / kMinimum on one pair: Arithmetic applies it to GCC vector types and
+// scalars, and code outside vecmath that must agree element for element (strided kernels,
+// jit's fused steps) calls it too.
 template <typename T>
 T MaximumOf(T a, T b) {
   return a != a ? a : (b != b ? b : (b < a ? a : b));

@@ -17,38 +17,22 @@
 // and FT_VM_STORE_HEAD_F/_D (AVX2, AVX-512); otherwise the elements go through memory (SSE2).
 // Masked, a small tensor's only vector is not copied in through the stack: that copy is a
 // store-forwarding stall that every op on a tensor of a few elements would pay.
-inline FT_VM_VF LoadHead(const float* p, int64_t k) {
-#ifdef FT_VM_LOAD_HEAD_F
-  return FT_VM_LOAD_HEAD_F(p, k);
-#else
-  FT_VM_VF v = FT_VM_VF{};
-  std::memcpy(&v, p, static_cast<size_t>(k) * sizeof(float));
+template <typename V, typename T>
+V LoadHeadThroughMemory(const T* p, int64_t k) {
+  V v = V{};
+  std::memcpy(&v, p, static_cast<size_t>(k) * sizeof(T));
   return v;
-#endif
 }
-inline FT_VM_VD LoadHead(const double* p, int64_t k) {
-#ifdef FT_VM_LOAD_HEAD_D
-  return FT_VM_LOAD_HEAD_D(p, k);
-#else
-  FT_VM_VD v = FT_VM_VD{};
-  std::memcpy(&v, p, static_cast<size_t>(k) * sizeof(double));
-  return v;
+#ifndef FT_VM_LOAD_HEAD_F
+#define FT_VM_LOAD_HEAD_F(p, k) LoadHeadThroughMemory<FT_VM_VF>(p, k)
+#define FT_VM_LOAD_HEAD_D(p, k) LoadHeadThroughMemory<FT_VM_VD>(p, k)
+#define FT_VM_STORE_HEAD_F(p, k, v) std::memcpy(p, &v, static_cast<size_t>(k) * sizeof(float))
+#define FT_VM_STORE_HEAD_D(p, k, v) std::memcpy(p, &v, static_cast<size_t>(k) * sizeof(double))
 #endif
-}
-inline void StoreHead(float* p, int64_t k, FT_VM_VF v) {
-#ifdef FT_VM_STORE_HEAD_F
-  FT_VM_STORE_HEAD_F(p, k, v);
-#else
-  std::memcpy(p, &v, static_cast<size_t>(k) * sizeof(float));
-#endif
-}
-inline void StoreHead(double* p, int64_t k, FT_VM_VD v) {
-#ifdef FT_VM_STORE_HEAD_D
-  FT_VM_STORE_HEAD_D(p, k, v);
-#else
-  std::memcpy(p, &v, static_cast<size_t>(k) * sizeof(double));
-#endif
-}
+inline FT_VM_VF LoadHead(const float* p, int64_t k) { return FT_VM_LOAD_HEAD_F(p, k); }
+inline FT_VM_VD LoadHead(const double* p, int64_t k) { return FT_VM_LOAD_HEAD_D(p, k); }
+inline void StoreHead(float* p, int64_t k, FT_VM_VF v) { FT_VM_STORE_HEAD_F(p, k, v); }
+inline void StoreHead(double* p, int64_t k, FT_VM_VD v) { FT_VM_STORE_HEAD_D(p, k, v); }
 
 // One array function: whole vectors, then the tail padded with zeros into one more vector,
 // so every element goes through the same vector code (see vecmath.h).
@@ -122,16 +106,10 @@ inline void ArithLoop(const T* a, int64_t a_step, const T* b, int64_t b_step, T*
     ArithLoop<T, V>(a, a_step, b, b_step, out, n, [](auto x, auto z) { return (EXPR); }); \
   }
 #define FT_VM_ARITH(NAME, T, V, OP) FT_VM_ARITH_OF(NAME, T, V, x OP z)
-// maximum / minimum: a NaN on either side is the result (x's first), and between equal
-// values (-0 and +0) z is (torch.maximum's rule, and Eigen's packets'). Selections only: no
-// rounding, the same bits at every width and in the scalar tail.
-#define FT_VM_MAXIMUM(x, z) ((x != x) ? x : ((z != z) ? z : ((z < x) ? x : z)))
-#define FT_VM_MINIMUM(x, z) ((x != x) ? x : ((z != z) ? z : ((x < z) ? x : z)))
-
 // TailOf: x[i, end) (fewer than a vector's lanes) in a vector, the other lanes 0. Where
 // the array holds a whole vector before `end`, it is loaded ending at `end` and the lanes
 // before i are masked off: a copy of the tail into a zeroed vector would be a call and a
-// store-forwarding stall, a cost every short row pays.
+// store-forwarding stall, a cost every short row pays. A shorter array is LoadHead's.
 #define FT_VM_TAIL(T, V, Int)                                                    \
   V TailOf(const T* x, int64_t i, int64_t end) {                                 \
     constexpr int64_t kLanes = sizeof(V) / sizeof(T);                            \
@@ -143,9 +121,7 @@ inline void ArithLoop(const T* a, int64_t a_step, const T* b, int64_t b_step, T*
       std::memcpy(&v, x + end - kLanes, sizeof(V));                              \
       return lane >= static_cast<Int>(kLanes - (end - i)) ? v : V{};             \
     }                                                                            \
-    v = V{};                                                                     \
-    std::memcpy(&v, x + i, static_cast<size_t>(end - i) * sizeof(T));            \
-    return v;                                                                    \
+    return LoadHead(x + i, end - i);                                             \
   }
 FT_VM_TAIL(float, FT_VM_VF, int32_t)
 FT_VM_TAIL(double, FT_VM_VD, int64_t)
@@ -440,16 +416,20 @@ FT_VM_ARITH(AddF64, double, FT_VM_VD, +)
 FT_VM_ARITH(SubF64, double, FT_VM_VD, -)
 FT_VM_ARITH(MulF64, double, FT_VM_VD, *)
 FT_VM_ARITH(DivF64, double, FT_VM_VD, /)
-FT_VM_ARITH_OF(MaximumF32, float, FT_VM_VF, FT_VM_MAXIMUM(x, z))
-FT_VM_ARITH_OF(MinimumF32, float, FT_VM_VF, FT_VM_MINIMUM(x, z))
-FT_VM_ARITH_OF(MaximumF64, double, FT_VM_VD, FT_VM_MAXIMUM(x, z))
-FT_VM_ARITH_OF(MinimumF64, double, FT_VM_VD, FT_VM_MINIMUM(x, z))
+// maximum / minimum: vecmath.h's rule, whose selections compile to blends on vectors (no
+// rounding: the same bits at every width and in the scalar tail).
+FT_VM_ARITH_OF(MaximumF32, float, FT_VM_VF, MaximumOf(x, z))
+FT_VM_ARITH_OF(MinimumF32, float, FT_VM_VF, MinimumOf(x, z))
+FT_VM_ARITH_OF(MaximumF64, double, FT_VM_VD, MaximumOf(x, z))
+FT_VM_ARITH_OF(MinimumF64, double, FT_VM_VD, MinimumOf(x, z))
 
 #undef FT_VM_BOTH
 #undef FT_VM_ARITH
 #undef FT_VM_ARITH_OF
-#undef FT_VM_MAXIMUM
-#undef FT_VM_MINIMUM
+#undef FT_VM_LOAD_HEAD_F
+#undef FT_VM_LOAD_HEAD_D
+#undef FT_VM_STORE_HEAD_F
+#undef FT_VM_STORE_HEAD_D
 #undef FT_VM_EXTREME
 #undef FT_VM_SUM_ROWS
 #undef FT_VM_COLUMNS
