@@ -298,7 +298,7 @@ void Logsigmoid(const T* in, T* out, int64_t n) {
   });
 }
 
-// Elementwise applies the scalar f to every element (piecewise-linear or scalar code).
+// Elementwise applies the scalar f to every element (the scalar special functions).
 template <typename T, typename F>
 void Elementwise(const T* in, T* out, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(f(in[i]));
@@ -327,28 +327,22 @@ void ApplyAs(Fn fn, const Params& p, const T* in, T* out, int64_t n) {
                        static_cast<T>(1.0507009873554804934193349852946));
     case Fn::kCelu:
       return EluFamily(in, out, n, static_cast<T>(p.a), static_cast<T>(p.a), T(1));
+    // The piecewise-linear functions run on vecmath's vector code (their definitions are
+    // vecmath.h's ParamFn and Fn comments: the same steps as torch's scalar forms).
     case Fn::kLeakyRelu:
-      return Elementwise(in, out, n, [slope = static_cast<T>(p.a)](T v) {
-        return v > T(0) ? v : v * slope;
-      });
+      return vecmath::Apply(vecmath::ParamFn::kLeakyRelu, static_cast<T>(p.a), T(0), in, out, n);
     case Fn::kHardtanh:
-      // min(max(x, min_val), max_val): with min_val > max_val every element is max_val (as
-      // torch's clamp); NaN stays NaN.
-      return Elementwise(in, out, n, [lo = static_cast<T>(p.a), hi = static_cast<T>(p.b)](T v) {
-        return std::isnan(v) ? v : std::min(std::max(v, lo), hi);
-      });
+      // With min_val > max_val every element is max_val (as torch's clamp); NaN stays NaN.
+      return vecmath::Apply(vecmath::ParamFn::kHardtanh, static_cast<T>(p.a),
+                            static_cast<T>(p.b), in, out, n);
     case Fn::kHardswish:
-      return Elementwise(in, out, n, [](T v) {
-        return std::isnan(v) ? v : v * std::min(std::max(v + T(3), T(0)), T(6)) / T(6);
-      });
+      return vecmath::Apply(vecmath::Fn::kHardswish, in, out, n);
     case Fn::kHardsigmoid:
-      return Elementwise(in, out, n, [](T v) {
-        return std::isnan(v) ? v : std::min(std::max(v + T(3), T(0)), T(6)) / T(6);
-      });
+      return vecmath::Apply(vecmath::Fn::kHardsigmoid, in, out, n);
     case Fn::kLogsigmoid:
       return Logsigmoid(in, out, n);
     case Fn::kSoftsign:
-      return Elementwise(in, out, n, [](T v) { return v / (T(1) + std::fabs(v)); });
+      return vecmath::Apply(vecmath::Fn::kSoftsign, in, out, n);
     case Fn::kErfinv:
       return Elementwise(in, out, n, [](T v) { return ErfinvDouble(static_cast<double>(v)); });
     case Fn::kDigamma:
@@ -360,11 +354,8 @@ void ApplyAs(Fn fn, const Params& p, const T* in, T* out, int64_t n) {
     case Fn::kClamp:
       // max(x, lo) then min(., hi), PyTorch's order; NaN in x or in a bound propagates. An
       // absent bound is an infinite one, which no comparison passes.
-      return Elementwise(in, out, n, [lo = ClampBound<T>(p.a), hi = ClampBound<T>(p.b)](T v) {
-        if (std::isnan(lo) || v < lo) v = lo;
-        if (std::isnan(hi) || v > hi) v = hi;
-        return v;
-      });
+      return vecmath::Apply(vecmath::ParamFn::kClamp, ClampBound<T>(p.a), ClampBound<T>(p.b),
+                            in, out, n);
   }
 }
 

@@ -16,7 +16,8 @@
 // - Functions made of exp, expm1, log1p, tanh or erfc (gelu, silu, mish, softplus, elu, selu,
 //   celu, logsigmoid) call tensor/vecmath.h's vector code on strips that stay in the L1
 //   cache, so they take the capability's vector path and are as accurate as those functions;
-//   the piecewise-linear ones are plain loops; erfinv, digamma and polygamma are scalar code.
+//   the piecewise-linear ones (leaky_relu, hardtanh, hardswish, hardsigmoid, softsign, clamp)
+//   are vecmath's own vector functions; erfinv, digamma and polygamma are scalar code.
 // - Params are checked by the caller (celu's alpha != 0, polygamma's n >= 0).
 //
 // Example:

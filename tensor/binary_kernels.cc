@@ -110,6 +110,8 @@ struct OpBase {
   // kArith: the vecmath::Arith this op is on float and double (add, sub, mul, div,
   // maximum, minimum), or -1.
   static constexpr int kArith = -1;
+  // kCompare: the vecmath::Cmp this comparison is on float and double, or -1.
+  static constexpr int kCompare = -1;
   template <typename T>
   static constexpr bool kSupports = true;
   static void Validate(const char*, const Tensor&, const Tensor&) {}
@@ -264,36 +266,42 @@ struct PredicateBase : OpBase {
   static constexpr bool kPredicate = true;
 };
 struct EqOp : PredicateBase {
+  static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kEq);
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a == b;
   }
 };
 struct NeOp : PredicateBase {
+  static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kNe);
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a != b;
   }
 };
 struct LtOp : PredicateBase {
+  static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kLt);
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a < b;
   }
 };
 struct LeOp : PredicateBase {
+  static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kLe);
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a <= b;
   }
 };
 struct GtOp : PredicateBase {
+  static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kGt);
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a > b;
   }
 };
 struct GeOp : PredicateBase {
+  static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kGe);
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a >= b;
@@ -355,36 +363,82 @@ DType PowType(const char* name, const Tensor& a, const Tensor& b) {
 }
 
 // ---- Drivers. ----
-// VectorArithLoop: out = a op b on vecmath's vector code for BinaryLoop's contiguous cases
-// (equal layouts, a broadcast scalar, a block repeating along the leading dims); false for
-// the other layouts, which BinaryLoop's strided loop takes. The same bits either way.
-template <typename T>
-bool VectorArithLoop(vecmath::Arith op, const Tensor& out, const Tensor& a, const Tensor& b) {
-  if (!out.is_contiguous() || !a.is_contiguous() || !b.is_contiguous()) return false;
+// VectorLoop: out = a op b on vecmath's vector code, every layout, for the float and double
+// ops vecmath has (`run(a, a_step, b, b_step, out, n)` is its Arithmetic or Compare: steps 1
+// for an array, 0 for one broadcast value). Contiguous operands (equal layouts, a broadcast
+// scalar, a block repeating along the leading dims) take one call per thread's range or
+// block. Any other layout goes run by run (ForEachStrided): a run whose output is unit-stride
+// and whose inputs are unit-stride or broadcast (a slice's rows, a transposed operand's
+// columns beside a broadcast) is one call; other runs are gathered into small buffers a block
+// at a time, and a strided output scattered from one. An element's result depends on its two
+// values alone (IEEE rounds each +, -, *, / alike at any width; maximum, minimum and the
+// comparisons only select), so every path, layout and thread count gives a scalar loop's bits.
+template <typename T, typename Out, typename Run>
+void VectorLoop(const Tensor& out, const Tensor& a, const Tensor& b, Run run) {
   const int64_t total = out.numel();
-  if (total == 0) return true;
-  T* po = static_cast<T*>(out.impl()->raw_data());
-  const T* pa = static_cast<const T*>(a.impl()->raw_data());
-  const T* pb = static_cast<const T*>(b.impl()->raw_data());
-  const int64_t na = a.numel(), nb = b.numel();
-  if ((na == total || na == 1) && (nb == total || nb == 1)) {
-    const int64_t sa = na == total ? 1 : 0, sb = nb == total ? 1 : 0;
-    internal::ParallelRun(po, total, [&](int64_t s, int64_t e) {
-      vecmath::Arithmetic(op, pa + s * sa, sa, pb + s * sb, sb, po + s, e - s);
-    });
-    return true;
+  if (total == 0) return;
+  if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous()) {
+    Out* po = static_cast<Out*>(out.impl()->raw_data());
+    const T* pa = static_cast<const T*>(a.impl()->raw_data());
+    const T* pb = static_cast<const T*>(b.impl()->raw_data());
+    const int64_t na = a.numel(), nb = b.numel();
+    if ((na == total || na == 1) && (nb == total || nb == 1)) {
+      const int64_t sa = na == total ? 1 : 0, sb = nb == total ? 1 : 0;
+      internal::ParallelRun(po, total, [&](int64_t s, int64_t e) {
+        run(pa + s * sa, sa, pb + s * sb, sb, po + s, e - s);
+      });
+      return;
+    }
+    const bool b_repeats = na == total && nb > 1 && internal::IsTrailingBlock(b, out.sizes());
+    const bool a_repeats = nb == total && na > 1 && internal::IsTrailingBlock(a, out.sizes());
+    if (a_repeats || b_repeats) {
+      const int64_t block = b_repeats ? nb : na;
+      internal::ParallelBlocks(total / block, block, [&](int64_t first, int64_t last) {
+        for (int64_t r = first * block; r < last * block; r += block) {
+          run(b_repeats ? pa + r : pa, 1, b_repeats ? pb : pb + r, 1, po + r, block);
+        }
+      });
+      return;
+    }
   }
-  const bool b_repeats = na == total && nb > 1 && internal::IsTrailingBlock(b, out.sizes());
-  const bool a_repeats = nb == total && na > 1 && internal::IsTrailingBlock(a, out.sizes());
-  if (!a_repeats && !b_repeats) return false;
-  const int64_t block = b_repeats ? nb : na;
-  internal::ParallelBlocks(total / block, block, [&](int64_t first, int64_t last) {
-    for (int64_t r = first * block; r < last * block; r += block) {
-      vecmath::Arithmetic(op, b_repeats ? pa + r : pa, 1, b_repeats ? pb : pb + r, 1, po + r,
-                          block);
+  std::array<Operand, 3> ops = {MakeOperand(out, out.sizes()), MakeOperand(a, out.sizes()),
+                                MakeOperand(b, out.sizes())};
+  constexpr int64_t kIn = sizeof(T), kOut = sizeof(Out);
+  const auto direct = [](int64_t stride) { return stride == kIn || stride == 0; };
+  internal::ForEachStrided<3>(out.sizes(), ops, [&](const std::array<char*, 3>& p,
+                                                    const std::array<int64_t, 3>& s, int64_t n) {
+    if (s[0] == kOut && direct(s[1]) && direct(s[2])) {
+      run(reinterpret_cast<const T*>(p[1]), s[1] != 0 ? 1 : 0, reinterpret_cast<const T*>(p[2]),
+          s[2] != 0 ? 1 : 0, reinterpret_cast<Out*>(p[0]), n);
+      return;
+    }
+    constexpr int64_t kBlock = 256;
+    T buffer_a[kBlock], buffer_b[kBlock];
+    Out buffer_out[kBlock];
+    // An input's block: in place when unit-stride or broadcast, else gathered.
+    const auto block_of = [&](int k, T* buffer, int64_t start, int64_t m, int64_t* step) {
+      const char* first = p[k] + start * s[k];
+      if (direct(s[k])) {
+        *step = s[k] != 0 ? 1 : 0;
+        return reinterpret_cast<const T*>(first);
+      }
+      for (int64_t i = 0; i < m; ++i) std::memcpy(&buffer[i], first + i * s[k], sizeof(T));
+      *step = 1;
+      return static_cast<const T*>(buffer);
+    };
+    for (int64_t start = 0; start < n; start += kBlock) {
+      const int64_t m = std::min(kBlock, n - start);
+      int64_t step_a = 1, step_b = 1;
+      const T* block_a = block_of(1, buffer_a, start, m, &step_a);
+      const T* block_b = block_of(2, buffer_b, start, m, &step_b);
+      char* first_out = p[0] + start * s[0];
+      Out* block_out = s[0] == kOut ? reinterpret_cast<Out*>(first_out) : buffer_out;
+      run(block_a, step_a, block_b, step_b, block_out, m);
+      if (block_out == buffer_out) {
+        for (int64_t i = 0; i < m; ++i) std::memcpy(first_out + i * s[0], &buffer_out[i], kOut);
+      }
     }
   });
-  return true;
 }
 
 // VectorMathLoop: out = Op::VectorMath(a, b), vecmath's Pow or Atan2 (SLEEF's 1-ulp
@@ -437,7 +491,20 @@ void RunLoop(DType compute, const Tensor& out, const Tensor& a, const Tensor& b)
       return;
     }
     if constexpr (Op::kArith >= 0 && kFloating) {
-      if (VectorArithLoop<T>(static_cast<vecmath::Arith>(Op::kArith), out, a, b)) return;
+      constexpr auto kOp = static_cast<vecmath::Arith>(Op::kArith);
+      VectorLoop<T, T>(out, a, b, [](const T* x, int64_t x_step, const T* y, int64_t y_step,
+                                     T* o, int64_t n) {
+        vecmath::Arithmetic(kOp, x, x_step, y, y_step, o, n);
+      });
+      return;
+    }
+    if constexpr (Op::kCompare >= 0 && kFloating) {
+      constexpr auto kOp = static_cast<vecmath::Cmp>(Op::kCompare);
+      VectorLoop<T, bool>(out, a, b, [](const T* x, int64_t x_step, const T* y, int64_t y_step,
+                                        bool* o, int64_t n) {
+        vecmath::Compare(kOp, x, x_step, y, y_step, o, n);
+      });
+      return;
     }
     if constexpr (Op::template kSupports<T>) {
       BinaryLoop<T, Out>(out, a, b, Op{});

@@ -233,6 +233,18 @@ auto RowSum(const Row& v) {
   }
 }
 
+// RowProd: the product of one contiguous row; float and double rows through vecmath's
+// vector product on the active capability, other types through Eigen.
+template <typename Row>
+auto RowProd(const Row& v) {
+  using S = typename Row::Scalar;
+  if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
+    return vecmath::Prod(v.data(), v.size());
+  } else {
+    return v.prod();
+  }
+}
+
 // SumRowsOnVecmath: a float or double matrix's row sums (inner == 1, several outputs) in
 // whole rows per thread, one vecmath::SumRows call per thread's rows; each row gets
 // RowSum's bits. Returns false (nothing written) for other layouts and types.
@@ -252,9 +264,10 @@ bool SumRowsOnVecmath(const Layout& l, const T* in, T* out) {
 
 // ColumnsOnVecmath: a reduction over a dim with more dims after it (inner > 1: each output is
 // a column of an [reduced, inner] block) on one of vecmath's column functions (`columns`:
-// SumColumns, MaxColumns or MinColumns), split over threads as ReduceRows splits them. Each
-// column is folded in row order from the first row, as ReduceRows' columns are (acc = row 0,
-// then acc = step(acc, each next row)), so sums keep ReduceRows' bits; max and min take a
+// SumColumns, ProdColumns, MaxColumns or MinColumns), split over threads as ReduceRows splits
+// them. Each column is folded in row order from the first row, as ReduceRows' columns are
+// (acc = row 0, then acc = step(acc, each next row)), so sums and products keep ReduceRows'
+// bits; max and min take a
 // value only when it is beyond the column's or NaN (vecmath::Max's rule: of a +0/-0 tie the
 // first stays). The block's columns stay in vector registers down the rows instead of a pass
 // over the accumulators per row. Returns false (nothing written) for other layouts and types.
@@ -622,9 +635,16 @@ Tensor prod(const Tensor& x, IntArrayRef dims, bool keepdim) {
             std::fill_n(o, l.out_numel(), A(1));
             return;
           }
+          const A* in = reinterpret_cast<const A*>(l.input.data<T>());
+          if (ColumnsOnVecmath(l, in, o, [](const auto* x, int64_t rows, int64_t cols,
+                                            int64_t ld, auto* po) {
+                vecmath::ProdColumns(x, rows, cols, ld, po);
+              })) {
+            return;
+          }
           ReduceRows(
-              l, reinterpret_cast<const A*>(l.input.data<T>()), o,
-              [](const auto& v) { return v.prod(); }, [](auto& acc, const auto& v) { acc = v; },
+              l, in, o, [](const auto& v) { return RowProd(v); },
+              [](auto& acc, const auto& v) { acc = v; },
               [](auto& acc, const auto& v) { acc *= v; });
         }
       });

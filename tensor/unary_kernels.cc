@@ -19,21 +19,6 @@ void RejectBool(const char* op, const Tensor& x) {
   }
 }
 
-// FloatingUnary: int64 computes in float32 (PyTorch's int-to-float promotion).
-template <typename F>
-Tensor FloatingUnary(const char* op, const Tensor& x, F&& f) {
-  RejectBool(op, x);
-  // A floating x is read in place (a handle copy costs two atomic updates per op).
-  Tensor converted;
-  const Tensor& in = IsFloating(x.dtype()) ? x : (converted = kernels::to(x, kDefaultFloat));
-  Tensor out = EmptyContiguous(in.sizes(), in.dtype());
-  VisitDType(in.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) UnaryLoop<T, T>(out, in, f);
-  });
-  return out;
-}
-
 }  // namespace
 
 Tensor internal::VecMathUnary(const char* op, const Tensor& x, vecmath::Fn fn) {
@@ -50,24 +35,19 @@ Tensor internal::VecMathUnary(const char* op, const Tensor& x, vecmath::Fn fn) {
 
 namespace {
 
-// SameTypeUnary: keeps int64 (and floating) dtypes.
+// SameTypeUnary: keeps the dtype. Float and double run vecmath's `fn` (the capability's
+// vector path; these functions are exact or one IEEE step, so the bits are what a scalar loop
+// gives), int64 runs `int_f` on Eigen arrays.
 template <typename F>
-Tensor SameTypeUnary(const char* op, const Tensor& x, F&& f) {
+Tensor SameTypeUnary(const char* op, const Tensor& x, vecmath::Fn fn, F&& int_f) {
   RejectBool(op, x);
+  if (IsFloating(x.dtype())) return internal::VecMathUnary(op, x, fn);
   Tensor out = EmptyContiguous(x.sizes(), x.dtype());
   VisitDType(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) UnaryLoop<T, T>(out, x, f);
+    if constexpr (std::is_same_v<T, int64_t>) UnaryLoop<T, T>(out, x, int_f);
   });
   return out;
-}
-
-// FloatOnlyPart applies f to floating inputs and returns a copy for int64 (floor, round).
-template <typename F>
-Tensor RoundingUnary(const char* op, const Tensor& x, F&& f) {
-  RejectBool(op, x);
-  if (!IsFloating(x.dtype())) return kernels::clone(x);
-  return FloatingUnary(op, x, f);
 }
 
 // int64 arithmetic wraps around like PyTorch's (as binary_kernels.cc's WrapAdd & co.): done
@@ -86,31 +66,19 @@ struct WrapSquare {
   }
 };
 
-// IntOr: `wrap` per coefficient for int64 arrays, `other` (an Eigen expression) otherwise.
-template <typename A, typename W, typename F>
-auto IntOr(const A& a, W wrap, F other) {
-  if constexpr (std::is_integral_v<typename A::Scalar>) {
-    return a.unaryExpr(wrap);
-  } else {
-    return other(a);
-  }
-}
-
 }  // namespace
 
 Tensor neg(const Tensor& x) {
-  return SameTypeUnary("neg", x, [](const auto& a) {
-    return IntOr(a, WrapNeg{}, [](const auto& f) { return -f; });
-  });
+  return SameTypeUnary("neg", x, vecmath::Fn::kNeg,
+                       [](const auto& a) { return a.unaryExpr(WrapNeg{}); });
 }
 Tensor abs(const Tensor& x) {
-  return SameTypeUnary("abs", x, [](const auto& a) {
-    return IntOr(a, WrapAbs{}, [](const auto& f) { return f.abs(); });
-  });
+  return SameTypeUnary("abs", x, vecmath::Fn::kAbs,
+                       [](const auto& a) { return a.unaryExpr(WrapAbs{}); });
 }
 Tensor sign(const Tensor& x) {
   if (x.dtype() == kBool) return kernels::clone(x);
-  return SameTypeUnary("sign", x, [](const auto& a) { return a.sign(); });
+  return SameTypeUnary("sign", x, vecmath::Fn::kSign, [](const auto& a) { return a.sign(); });
 }
 Tensor exp(const Tensor& x) { return internal::VecMathUnary("exp", x, vecmath::Fn::kExp); }
 Tensor expm1(const Tensor& x) { return internal::VecMathUnary("expm1", x, vecmath::Fn::kExpm1); }
@@ -124,27 +92,29 @@ Tensor sigmoid(const Tensor& x) {
   return internal::VecMathUnary("sigmoid", x, vecmath::Fn::kSigmoid);
 }
 Tensor relu(const Tensor& x) {
-  return SameTypeUnary("relu", x, [](const auto& a) {
-    using T = typename std::decay_t<decltype(a)>::Scalar;
-    return a.max(T(0));
-  });
+  return SameTypeUnary("relu", x, vecmath::Fn::kRelu,
+                       [](const auto& a) { return a.max(int64_t{0}); });
 }
 Tensor sqrt(const Tensor& x) { return internal::VecMathUnary("sqrt", x, vecmath::Fn::kSqrt); }
 Tensor rsqrt(const Tensor& x) { return internal::VecMathUnary("rsqrt", x, vecmath::Fn::kRsqrt); }
 Tensor square(const Tensor& x) {
-  return SameTypeUnary("square", x, [](const auto& a) {
-    return IntOr(a, WrapSquare{}, [](const auto& f) { return f.square(); });
-  });
+  return SameTypeUnary("square", x, vecmath::Fn::kSquare,
+                       [](const auto& a) { return a.unaryExpr(WrapSquare{}); });
 }
 Tensor reciprocal(const Tensor& x) {
-  return FloatingUnary("reciprocal", x, [](const auto& a) { return a.inverse(); });
+  return internal::VecMathUnary("reciprocal", x, vecmath::Fn::kReciprocal);
 }
+// floor and round of an int64 tensor are the tensor itself (a copy, as torch returns).
 Tensor floor(const Tensor& x) {
-  return RoundingUnary("floor", x, [](const auto& a) { return a.floor(); });
+  RejectBool("floor", x);
+  if (!IsFloating(x.dtype())) return kernels::clone(x);
+  return internal::VecMathUnary("floor", x, vecmath::Fn::kFloor);
 }
 Tensor round(const Tensor& x) {
   // rint: round half to even, as torch.round does.
-  return RoundingUnary("round", x, [](const auto& a) { return a.rint(); });
+  RejectBool("round", x);
+  if (!IsFloating(x.dtype())) return kernels::clone(x);
+  return internal::VecMathUnary("round", x, vecmath::Fn::kRound);
 }
 
 Tensor exp_(const Tensor& self) {

@@ -33,7 +33,9 @@ const internal::Table& Active() {
 absl::string_view FnName(Fn fn) {
   static constexpr absl::string_view kNames[kNumFns] = {
       "exp", "expm1", "log",     "log1p", "sin", "cos",  "tan",
-      "tanh", "sigmoid", "sqrt", "rsqrt", "erf", "erfc", "lgamma"};
+      "tanh", "sigmoid", "sqrt", "rsqrt", "erf", "erfc", "lgamma",
+      "neg", "abs", "sign", "relu", "square", "reciprocal", "floor", "round", "softsign",
+      "hardsigmoid", "hardswish"};
   return kNames[static_cast<int>(fn)];
 }
 
@@ -141,6 +143,45 @@ void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_
 void Arithmetic(Arith op, const double* a, int64_t a_step, const double* b, int64_t b_step,
                 double* out, int64_t n) {
   if (n > 0) Active().arith_f64[static_cast<int>(op)](a, a_step, b, b_step, out, n);
+}
+
+void Apply(ParamFn fn, float p, float q, const float* in, float* out, int64_t n) {
+  if (n > 0) Active().param_f32[static_cast<int>(fn)](p, q, in, out, n);
+}
+void Apply(ParamFn fn, double p, double q, const double* in, double* out, int64_t n) {
+  if (n > 0) Active().param_f64[static_cast<int>(fn)](p, q, in, out, n);
+}
+
+void Compare(Cmp op, const float* a, int64_t a_step, const float* b, int64_t b_step, bool* out,
+             int64_t n) {
+  if (n > 0) Active().compare_f32[static_cast<int>(op)](a, a_step, b, b_step, out, n);
+}
+void Compare(Cmp op, const double* a, int64_t a_step, const double* b, int64_t b_step,
+             bool* out, int64_t n) {
+  if (n > 0) Active().compare_f64[static_cast<int>(op)](a, a_step, b, b_step, out, n);
+}
+
+float Prod(const float* x, int64_t n) { return n > 0 ? Active().prod_f32(x, n) : 1.0f; }
+double Prod(const double* x, int64_t n) { return n > 0 ? Active().prod_f64(x, n) : 1.0; }
+
+namespace {
+// ProductColumns runs a table's column product; no rows gives 1 (the empty product).
+template <typename T, typename Fn>
+void ProductColumns(Fn fn, const T* x, int64_t rows, int64_t cols, int64_t ld, T* out) {
+  if (cols <= 0) return;
+  if (rows <= 0) {
+    std::fill_n(out, cols, T(1));
+    return;
+  }
+  fn(x, rows, cols, ld, out);
+}
+}  // namespace
+
+void ProdColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
+  ProductColumns(Active().prod_columns_f32, x, rows, cols, ld, out);
+}
+void ProdColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out) {
+  ProductColumns(Active().prod_columns_f64, x, rows, cols, ld, out);
 }
 
 int64_t CallCount(CpuCapability capability) { return Counter::Total(capability); }

@@ -47,8 +47,20 @@ enum class Fn : uint8_t {
   kErf,
   kErfc,
   kLgamma,
+  // Exact or nearly so: the same few IEEE steps at every level and in scalar code.
+  kNeg,         // -x (the sign bit flipped, NaN included)
+  kAbs,         // |x| (the sign bit cleared, NaN included)
+  kSign,        // 1, -1 or +0 (for either zero); NaN stays itself
+  kRelu,        // x < 0 ? 0 : x (-0 and NaN stay themselves)
+  kSquare,      // x * x
+  kReciprocal,  // 1 / x
+  kFloor,       // floor(x), -0 kept
+  kRound,       // rint(x): halves to even, the sign of a zero result kept
+  kSoftsign,    // x / (1 + |x|)
+  kHardsigmoid, // min(max(x + 3, 0), 6) / 6 (NaN stays NaN)
+  kHardswish,   // x * min(max(x + 3, 0), 6) / 6 (NaN stays NaN)
 };
-inline constexpr int kNumFns = static_cast<int>(Fn::kLgamma) + 1;
+inline constexpr int kNumFns = static_cast<int>(Fn::kHardswish) + 1;
 
 // The op's name ("exp", "sigmoid", ...).
 absl::string_view FnName(Fn fn);
@@ -130,9 +142,45 @@ void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_
 void Arithmetic(Arith op, const double* a, int64_t a_step, const double* b, int64_t b_step,
                 double* out, int64_t n);
 
-// How many Apply/Pow/Atan2/Sum/SumRows/SumColumns/Max/Min/MaxColumns/MinColumns/Arithmetic
-// calls ran on each capability since the process began: tests use it to prove that a kernel
-// took the vector path of the level they set, not a scalar fallback.
+// Elementwise functions of x and two scalar parameters p and q, each the same select steps at
+// every level and in scalar code (exact, apart from leaky_relu's one product).
+enum class ParamFn : uint8_t {
+  kLeakyRelu,  // x > 0 ? x : x * p (p: negative_slope)
+  kHardtanh,   // NaN stays NaN, else min(max(x, p), q) with std::max / std::min (q when p > q)
+  kClamp,      // torch.clamp: x < p or p NaN gives p, then > q or q NaN gives q (an absent bound
+               // is an infinity, which nothing passes)
+};
+inline constexpr int kNumParamFns = static_cast<int>(ParamFn::kClamp) + 1;
+
+// out[i] = fn(in[i]; p, q) for i in [0, n). `in` may equal `out`.
+void Apply(ParamFn fn, float p, float q, const float* in, float* out, int64_t n);
+void Apply(ParamFn fn, double p, double q, const double* in, double* out, int64_t n);
+
+// Comparisons: out[i] = a[i * a_step] op b[i * b_step] (steps as Arithmetic's), as bools.
+// NaN compares unequal and unordered (only kNe holds), as in C++.
+enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+inline constexpr int kNumCmp = static_cast<int>(Cmp::kGe) + 1;
+void Compare(Cmp op, const float* a, int64_t a_step, const float* b, int64_t b_step, bool* out,
+             int64_t n);
+void Compare(Cmp op, const double* a, int64_t a_step, const double* b, int64_t b_step,
+             bool* out, int64_t n);
+
+// The product of x[0..n) (1 for n == 0): four vector accumulators over whole vectors, their
+// lanes multiplied in a fixed tree, then the last elements (fewer than a vector) one by one.
+// The order is fixed for a given n and capability, so the result is deterministic; it differs
+// from a sequential product by rounding only.
+float Prod(const float* x, int64_t n);
+double Prod(const double* x, int64_t n);
+
+// out[c] = x[c] * x[ld + c] * ... (rows >= 1), each column multiplied in row order from the
+// first row, so every column has a sequential loop's bits at every capability (SumColumns'
+// rule). With no rows, every product is 1.
+void ProdColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out);
+void ProdColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out);
+
+// How many calls of the functions above (Apply, Pow, ..., Arithmetic, Compare, Prod) ran on
+// each capability since the process began: tests use it to prove that a kernel took the
+// vector path of the level they set, not a scalar fallback.
 int64_t CallCount(CpuCapability capability);
 
 }  // namespace ft::vecmath

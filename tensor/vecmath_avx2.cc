@@ -3,6 +3,7 @@
 #include <immintrin.h>
 #include <sleef.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

@@ -339,6 +339,175 @@ inline constexpr int64_t kSumBlock = 4096;
     return best;                                                                \
   }
 
+// Splat: every lane v. (V{} + v would turn a -0 into +0, and a bound of -0 must stay -0.)
+template <typename V, typename T>
+inline V Splat(T v) {
+  V out;
+  for (size_t j = 0; j < sizeof(V) / sizeof(T); ++j) out[j] = v;
+  return out;
+}
+
+// The elementwise helpers below take a vector or a scalar alike, so a function written with
+// them is one expression at every width, and the scalar loops that must agree with it (the
+// tails of Compare and the ParamFn loops) run the same steps.
+// |x|: the sign bit cleared (NaN included), as fabs.
+inline float AbsOf(float x) { return std::fabs(x); }
+inline double AbsOf(double x) { return std::fabs(x); }
+inline FT_VM_VF AbsOf(FT_VM_VF x) {
+  using Bits = int32_t __attribute__((vector_size(sizeof(FT_VM_VF))));
+  return __builtin_bit_cast(FT_VM_VF, __builtin_bit_cast(Bits, x) & 0x7fffffff);
+}
+inline FT_VM_VD AbsOf(FT_VM_VD x) {
+  using Bits = int64_t __attribute__((vector_size(sizeof(FT_VM_VD))));
+  return __builtin_bit_cast(FT_VM_VD,
+                            __builtin_bit_cast(Bits, x) & int64_t{0x7fffffffffffffff});
+}
+// std::max and std::min's selections (the first operand unless the second is beyond it: a
+// NaN first operand is kept, a NaN second one is not), which activation_math's scalar forms
+// of hardtanh, hardsigmoid and hardswish used.
+template <typename X>
+inline X StdMax(X a, X b) {
+  return a < b ? b : a;
+}
+template <typename X>
+inline X StdMin(X a, X b) {
+  return b < a ? b : a;
+}
+template <typename X>
+inline X SignOf(X x) {
+  const X one = X{} + 1, zero = X{};
+  return x != x ? x : (x > zero ? one : zero) - (x < zero ? one : zero);
+}
+template <typename X>
+inline X HardsigmoidOf(X x) {
+  const X zero = X{}, three = X{} + 3, six = X{} + 6;
+  return x != x ? x : StdMin(StdMax(x + three, zero), six) / six;
+}
+template <typename X>
+inline X HardswishOf(X x) {
+  const X zero = X{}, three = X{} + 3, six = X{} + 6;
+  return x != x ? x : x * StdMin(StdMax(x + three, zero), six) / six;
+}
+// The ParamFn functions, of x and the parameters p and q (vectors or scalars alike).
+template <typename X>
+inline X LeakyReluOf(X x, X p, X /*q*/) {
+  return x > X{} ? x : x * p;
+}
+template <typename X>
+inline X HardtanhOf(X x, X p, X q) {
+  return x != x ? x : StdMin(StdMax(x, p), q);
+}
+template <typename X>
+inline X ClampOf(X x, X p, X q) {
+  x = ((p != p) | (x < p)) ? p : x;
+  return ((q != q) | (x > q)) ? q : x;
+}
+
+// One ParamFn: whole vectors, then the tail in one more vector (LoadHead), as FT_VM_UNARY.
+#define FT_VM_PARAM(NAME, T, V, FN)                        \
+  void NAME(T p_value, T q_value, const T* in, T* out, int64_t n) { \
+    constexpr int64_t kLanes = sizeof(V) / sizeof(T);      \
+    const V p = Splat<V>(p_value), q = Splat<V>(q_value);  \
+    int64_t i = 0;                                         \
+    for (; i + kLanes <= n; i += kLanes) {                 \
+      V x;                                                 \
+      std::memcpy(&x, in + i, sizeof(V));                  \
+      const V y = FN(x, p, q);                             \
+      std::memcpy(out + i, &y, sizeof(V));                 \
+    }                                                      \
+    if (i < n) {                                           \
+      const V y = FN(LoadHead(in + i, n - i), p, q);       \
+      StoreHead(out + i, n - i, y);                        \
+    }                                                      \
+  }
+
+// Compare: out[i] = a[i * a_step] OP b[i * b_step] as a bool (steps as ArithLoop's). A
+// vector comparison gives lanes of -1 or 0; narrowed to bytes and negated they are the bools'
+// 1 and 0. The tail is scalar code (a comparison is exact at any width).
+// BytesOf<N>::type: N bytes as a GCC vector (a vector_size that depends on a template
+// parameter is not one GCC accepts, hence the specializations).
+template <int N>
+struct BytesOf;
+template <>
+struct BytesOf<2> {
+  typedef int8_t type __attribute__((vector_size(2)));
+};
+template <>
+struct BytesOf<4> {
+  typedef int8_t type __attribute__((vector_size(4)));
+};
+template <>
+struct BytesOf<8> {
+  typedef int8_t type __attribute__((vector_size(8)));
+};
+template <>
+struct BytesOf<16> {
+  typedef int8_t type __attribute__((vector_size(16)));
+};
+template <typename T, typename V, typename F>
+inline void CompareLoop(const T* a, int64_t a_step, const T* b, int64_t b_step, bool* out,
+                        int64_t n, F cmp) {
+  constexpr int64_t kLanes = sizeof(V) / sizeof(T);
+  using Bytes = typename BytesOf<static_cast<int>(kLanes)>::type;
+  int64_t i = 0;
+  if (n >= kLanes) {
+    const V a_splat = Splat<V>(a[0]), b_splat = Splat<V>(b[0]);
+    for (; i + kLanes <= n; i += kLanes) {
+      V x = a_splat, z = b_splat;
+      if (a_step != 0) std::memcpy(&x, a + i, sizeof(V));
+      if (b_step != 0) std::memcpy(&z, b + i, sizeof(V));
+      const Bytes bytes = -__builtin_convertvector(cmp(x, z), Bytes);
+      std::memcpy(out + i, &bytes, sizeof(Bytes));
+    }
+  }
+  for (; i < n; ++i) out[i] = cmp(a[i * a_step], b[i * b_step]);
+}
+#define FT_VM_COMPARE(NAME, T, V, OP)                                                      \
+  void NAME(const T* a, int64_t a_step, const T* b, int64_t b_step, bool* out, int64_t n) { \
+    CompareLoop<T, V>(a, a_step, b, b_step, out, n, [](auto x, auto z) { return x OP z; }); \
+  }
+
+// HorizontalProduct<T, N>(v): the N lanes of v multiplied in HorizontalSum's tree.
+template <typename T, int N, typename V>
+inline T HorizontalProduct(V v) {
+  if constexpr (N == 2) {
+    return v[0] * v[1];
+  } else {
+    return HorizontalProduct<T, N / 2>(LowLanes<N>(v, std::make_index_sequence<N / 2>()) *
+                                       HighLanes<N>(v, std::make_index_sequence<N / 2>()));
+  }
+}
+
+// The product of n elements: four vector accumulators over whole vectors (a product's
+// relative error grows by the same bound whatever the order, so no blocking as in Sum), the
+// lanes in HorizontalProduct's tree, then the last elements (fewer than a vector) one by one.
+#define FT_VM_PROD(NAME, T, V)                                                  \
+  T NAME(const T* x, int64_t n) {                                               \
+    constexpr int64_t kLanes = sizeof(V) / sizeof(T);                           \
+    const V one = V{} + 1;                                                      \
+    V a0 = one, a1 = one, a2 = one, a3 = one;                                   \
+    int64_t i = 0;                                                              \
+    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {                              \
+      V v0, v1, v2, v3;                                                         \
+      std::memcpy(&v0, x + i, sizeof(V));                                       \
+      std::memcpy(&v1, x + i + kLanes, sizeof(V));                              \
+      std::memcpy(&v2, x + i + 2 * kLanes, sizeof(V));                          \
+      std::memcpy(&v3, x + i + 3 * kLanes, sizeof(V));                          \
+      a0 *= v0;                                                                 \
+      a1 *= v1;                                                                 \
+      a2 *= v2;                                                                 \
+      a3 *= v3;                                                                 \
+    }                                                                           \
+    for (; i + kLanes <= n; i += kLanes) {                                      \
+      V v;                                                                      \
+      std::memcpy(&v, x + i, sizeof(V));                                        \
+      a0 *= v;                                                                  \
+    }                                                                           \
+    T result = HorizontalProduct<T, static_cast<int>(kLanes)>((a0 * a1) * (a2 * a3)); \
+    for (; i < n; ++i) result *= x[i];                                          \
+    return result;                                                              \
+  }
+
 // sigmoid from t = e^-|x|, see Sigmoid below.
 FT_VM_VF SigmoidOf(FT_VM_VF x, FT_VM_VF t) {
   const FT_VM_VF s = 1.0f / (1.0f + t);
@@ -423,6 +592,41 @@ FT_VM_ARITH_OF(MinimumF32, float, FT_VM_VF, MinimumOf(x, z))
 FT_VM_ARITH_OF(MaximumF64, double, FT_VM_VD, MaximumOf(x, z))
 FT_VM_ARITH_OF(MinimumF64, double, FT_VM_VD, MinimumOf(x, z))
 
+// The exact functions (vecmath.h's second group of Fn).
+FT_VM_BOTH(Neg, -x, -x)
+FT_VM_BOTH(Abs, AbsOf(x), AbsOf(x))
+FT_VM_BOTH(Sign, SignOf(x), SignOf(x))
+FT_VM_BOTH(Relu, x < FT_VM_VF{} ? FT_VM_VF{} : x, x < FT_VM_VD{} ? FT_VM_VD{} : x)
+FT_VM_BOTH(Square, x * x, x * x)
+FT_VM_BOTH(Reciprocal, 1.0f / x, 1.0 / x)
+FT_VM_BOTH(Floor, FT_SLEEF_F(floor, )(x), FT_SLEEF_D(floor, )(x))
+FT_VM_BOTH(Round, FT_SLEEF_F(rint, )(x), FT_SLEEF_D(rint, )(x))
+FT_VM_BOTH(Softsign, x / (1.0f + AbsOf(x)), x / (1.0 + AbsOf(x)))
+FT_VM_BOTH(Hardsigmoid, HardsigmoidOf(x), HardsigmoidOf(x))
+FT_VM_BOTH(Hardswish, HardswishOf(x), HardswishOf(x))
+FT_VM_PARAM(LeakyReluF32, float, FT_VM_VF, LeakyReluOf)
+FT_VM_PARAM(LeakyReluF64, double, FT_VM_VD, LeakyReluOf)
+FT_VM_PARAM(HardtanhF32, float, FT_VM_VF, HardtanhOf)
+FT_VM_PARAM(HardtanhF64, double, FT_VM_VD, HardtanhOf)
+FT_VM_PARAM(ClampF32, float, FT_VM_VF, ClampOf)
+FT_VM_PARAM(ClampF64, double, FT_VM_VD, ClampOf)
+FT_VM_COMPARE(EqF32, float, FT_VM_VF, ==)
+FT_VM_COMPARE(NeF32, float, FT_VM_VF, !=)
+FT_VM_COMPARE(LtF32, float, FT_VM_VF, <)
+FT_VM_COMPARE(LeF32, float, FT_VM_VF, <=)
+FT_VM_COMPARE(GtF32, float, FT_VM_VF, >)
+FT_VM_COMPARE(GeF32, float, FT_VM_VF, >=)
+FT_VM_COMPARE(EqF64, double, FT_VM_VD, ==)
+FT_VM_COMPARE(NeF64, double, FT_VM_VD, !=)
+FT_VM_COMPARE(LtF64, double, FT_VM_VD, <)
+FT_VM_COMPARE(LeF64, double, FT_VM_VD, <=)
+FT_VM_COMPARE(GtF64, double, FT_VM_VD, >)
+FT_VM_COMPARE(GeF64, double, FT_VM_VD, >=)
+FT_VM_PROD(ProdF32, float, FT_VM_VF)
+FT_VM_PROD(ProdF64, double, FT_VM_VD)
+FT_VM_COLUMNS(ProdColumnsF32, float, FT_VM_VF, acc * v)
+FT_VM_COLUMNS(ProdColumnsF64, double, FT_VM_VD, acc * v)
+
 #undef FT_VM_BOTH
 #undef FT_VM_ARITH
 #undef FT_VM_ARITH_OF
@@ -432,6 +636,9 @@ FT_VM_ARITH_OF(MinimumF64, double, FT_VM_VD, MinimumOf(x, z))
 #undef FT_VM_STORE_HEAD_D
 #undef FT_VM_EXTREME
 #undef FT_VM_SUM_ROWS
+#undef FT_VM_PARAM
+#undef FT_VM_COMPARE
+#undef FT_VM_PROD
 #undef FT_VM_COLUMNS
 #undef FT_VM_SUM
 #undef FT_VM_BINARY
@@ -440,9 +647,11 @@ FT_VM_ARITH_OF(MinimumF64, double, FT_VM_VD, MinimumOf(x, z))
 // In Fn's order.
 constexpr ::ft::vecmath::internal::Table kIsaTable = {
     {ExpF32, Expm1F32, LogF32, Log1pF32, SinF32, CosF32, TanF32, TanhF32, SigmoidF32, SqrtF32,
-     RsqrtF32, ErfF32, ErfcF32, LgammaF32},
+     RsqrtF32, ErfF32, ErfcF32, LgammaF32, NegF32, AbsF32, SignF32, ReluF32, SquareF32,
+     ReciprocalF32, FloorF32, RoundF32, SoftsignF32, HardsigmoidF32, HardswishF32},
     {ExpF64, Expm1F64, LogF64, Log1pF64, SinF64, CosF64, TanF64, TanhF64, SigmoidF64, SqrtF64,
-     RsqrtF64, ErfF64, ErfcF64, LgammaF64},
+     RsqrtF64, ErfF64, ErfcF64, LgammaF64, NegF64, AbsF64, SignF64, ReluF64, SquareF64,
+     ReciprocalF64, FloorF64, RoundF64, SoftsignF64, HardsigmoidF64, HardswishF64},
     PowF32,
     PowF64,
     Atan2F32,
@@ -459,4 +668,12 @@ constexpr ::ft::vecmath::internal::Table kIsaTable = {
     {MaxColumnsF64, MinColumnsF64},
     {AddF32, SubF32, MulF32, DivF32, MaximumF32, MinimumF32},
     {AddF64, SubF64, MulF64, DivF64, MaximumF64, MinimumF64},
+    {LeakyReluF32, HardtanhF32, ClampF32},
+    {LeakyReluF64, HardtanhF64, ClampF64},
+    {EqF32, NeF32, LtF32, LeF32, GtF32, GeF32},
+    {EqF64, NeF64, LtF64, LeF64, GtF64, GeF64},
+    ProdF32,
+    ProdF64,
+    ProdColumnsF32,
+    ProdColumnsF64,
 };

@@ -1,8 +1,11 @@
 // The kernels behind vecmath (kernels::exp, sin, ..., erf, lgamma) at every CPU capability:
 // each runs the vector code of the level set (its call counter moves), gives the same bits
 // whatever the layout (contiguous, transposed, sliced, expanded) and the thread count, and
-// keeps the dtype rules (int64 computes in float32, bool is an error). add, sub, mul and div
-// on float dtypes run vecmath's Arithmetic and must give a scalar loop's bits.
+// keeps the dtype rules (int64 computes in float32, bool is an error). add, sub, mul, div,
+// maximum and minimum on float dtypes run vecmath's Arithmetic in every layout, and the
+// comparisons vecmath's Compare, with a scalar loop's bits; the exact unary ops (neg, abs,
+// sign, relu, square, reciprocal, floor, round), the piecewise-linear activations and prod
+// run vecmath too.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -13,6 +16,7 @@
 #include <utility>
 #include <random>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -590,6 +594,218 @@ TEST_F(VecMathKernels, Float32Atan2RunsTheVectorAtan2InEveryLayout) {
 TEST_F(VecMathKernels, Float64Atan2RunsTheVectorAtan2InEveryLayout) {
   CheckAtan2AtEveryLevel<double>();
 }
+
+// The exact unary ops and the piecewise-linear activations run vecmath at every level, in
+// every layout, and give their scalar definitions' bits (torch's formulas): values with both
+// zeros, infinities, NaN, denormals, huge magnitudes and both signs, contiguous and
+// transposed, against a scalar loop.
+template <typename T>
+void CheckExactUnaryAtEveryLevel() {
+  using Op = std::function<Tensor(const Tensor&)>;
+  using ScalarFn = std::function<T(T)>;
+  const auto min_max = [](T v, T lo, T hi) { return std::min(std::max(v, lo), hi); };
+  const std::vector<std::tuple<std::string, Op, ScalarFn>> ops = {
+      {"neg", [](const Tensor& x) { return neg(x); }, [](T v) { return -v; }},
+      {"abs", [](const Tensor& x) { return abs(x); }, [](T v) { return std::fabs(v); }},
+      {"sign", [](const Tensor& x) { return sign(x); },
+       [](T v) { return std::isnan(v) ? v : T((v > T(0)) - (v < T(0))); }},
+      {"relu", [](const Tensor& x) { return relu(x); }, [](T v) { return v < T(0) ? T(0) : v; }},
+      {"square", [](const Tensor& x) { return square(x); }, [](T v) { return v * v; }},
+      {"reciprocal", [](const Tensor& x) { return reciprocal(x); },
+       [](T v) { return T(1) / v; }},
+      {"floor", [](const Tensor& x) { return floor(x); }, [](T v) { return std::floor(v); }},
+      {"round", [](const Tensor& x) { return round(x); }, [](T v) { return std::nearbyint(v); }},
+      {"softsign", [](const Tensor& x) { return softsign(x); },
+       [](T v) { return v / (T(1) + std::fabs(v)); }},
+      {"hardsigmoid", [](const Tensor& x) { return hardsigmoid(x); },
+       [&](T v) { return std::isnan(v) ? v : min_max(v + T(3), T(0), T(6)) / T(6); }},
+      {"hardswish", [](const Tensor& x) { return hardswish(x); },
+       [&](T v) { return std::isnan(v) ? v : v * min_max(v + T(3), T(0), T(6)) / T(6); }},
+      {"leaky_relu", [](const Tensor& x) { return leaky_relu(x, 0.125); },
+       [](T v) { return v > T(0) ? v : v * T(0.125); }},
+      {"hardtanh", [](const Tensor& x) { return hardtanh(x, -1.5, 2.0); },
+       [&](T v) { return std::isnan(v) ? v : min_max(v, T(-1.5), T(2)); }},
+      {"clamp", [](const Tensor& x) { return clamp(x, Scalar(-0.5), Scalar(0.75)); },
+       [](T v) { return v < T(-0.5) ? T(-0.5) : (v > T(0.75) ? T(0.75) : v); }}};
+  const std::vector<T> values = ArithmeticValues<T>(37 * 29, 31);
+  const Tensor base = tensor(values, {37, 29});
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    for (const auto& [name, op, scalar] : ops) {
+      const std::string what = name + " at " + std::string(CpuCapabilityName(level));
+      const int64_t calls = vecmath::CallCount(level);
+      const Tensor out = op(base);
+      EXPECT_GT(vecmath::CallCount(level), calls) << what << ": not the vector path";
+      const T* po = out.data<T>();
+      for (size_t i = 0; i < values.size(); ++i) {
+        const T want = scalar(values[i]);
+        ASSERT_TRUE(SameBits(po[i], want) || (std::isnan(po[i]) && std::isnan(want)))
+            << what << " of " << values[i] << " gave " << po[i] << ", want " << want;
+      }
+      ExpectSameBits<T>(op(transpose(base, 0, 1)), transpose(out, 0, 1), what + " transposed");
+    }
+  }
+}
+
+TEST_F(VecMathKernels, Float32ExactUnaryOpsRunTheVectorPathWithScalarBits) {
+  CheckExactUnaryAtEveryLevel<float>();
+}
+
+TEST_F(VecMathKernels, Float64ExactUnaryOpsRunTheVectorPathWithScalarBits) {
+  CheckExactUnaryAtEveryLevel<double>();
+}
+
+// Comparisons of float dtypes run vecmath::Compare, and add/mul/maximum of strided operands
+// run vecmath::Arithmetic run by run (gathered where a run is strided), at every level, with
+// C++'s answers element by element: equal layouts, a broadcast scalar, a repeating row, a
+// transposed operand, a sliced one, and an in-place op into a transposed view.
+template <typename T>
+void CheckComparisonsAndStridedArithmetic() {
+  using Op = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::tuple<std::string, Op, std::function<bool(T, T)>>> comparisons = {
+      {"eq", [](const Tensor& a, const Tensor& b) { return eq(a, b); },
+       [](T x, T y) { return x == y; }},
+      {"ne", [](const Tensor& a, const Tensor& b) { return ne(a, b); },
+       [](T x, T y) { return x != y; }},
+      {"lt", [](const Tensor& a, const Tensor& b) { return lt(a, b); },
+       [](T x, T y) { return x < y; }},
+      {"le", [](const Tensor& a, const Tensor& b) { return le(a, b); },
+       [](T x, T y) { return x <= y; }},
+      {"gt", [](const Tensor& a, const Tensor& b) { return gt(a, b); },
+       [](T x, T y) { return x > y; }},
+      {"ge", [](const Tensor& a, const Tensor& b) { return ge(a, b); },
+       [](T x, T y) { return x >= y; }}};
+  const std::vector<std::tuple<std::string, Op, std::function<T(T, T)>>> arithmetic = {
+      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); },
+       [](T x, T y) { return x + y; }},
+      {"mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); },
+       [](T x, T y) { return x * y; }},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); },
+       [](T x, T y) { return std::isnan(x) ? x : std::isnan(y) ? y : x > y ? x : y; }}};
+  // Draws from a few values, so equal pairs are common.
+  std::vector<T> va = ArithmeticValues<T>(37 * 29, 41), vb = ArithmeticValues<T>(37 * 29, 42);
+  for (size_t i = 0; i < va.size(); i += 3) vb[i] = va[i];
+  const Tensor a = tensor(va, {37, 29}), b = tensor(vb, {37, 29});
+  const Tensor bt = contiguous(transpose(b, 0, 1));  // [29, 37]
+  const Tensor scalar = tensor(std::vector<T>{va[5]}, {});
+  const Tensor row = slice(b, 0, 3, 4, 1);  // [1, 29]
+  // (name, a operand, b operand) as the test sees them, each [37, 29] after broadcasting.
+  const std::vector<std::tuple<std::string, Tensor, Tensor>> layouts = {
+      {"equal", a, b},
+      {"scalar", a, scalar},
+      {"row", a, row},
+      {"transposed", a, transpose(bt, 0, 1)},
+      {"transposed beside a scalar", transpose(bt, 0, 1), scalar},
+      {"sliced", slice(tensor(ArithmeticValues<T>(37 * 58, 43), {37, 58}), 1, 0, 58, 2), b}};
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    for (const auto& [layout, x, y] : layouts) {
+      const std::vector<T> xs = contiguous(expand(x, {37, 29})).template to_vector<T>();
+      const std::vector<T> ys = contiguous(expand(y, {37, 29})).template to_vector<T>();
+      for (const auto& [name, op, scalar_op] : comparisons) {
+        const std::string what =
+            name + " " + layout + " at " + std::string(CpuCapabilityName(level));
+        const int64_t calls = vecmath::CallCount(level);
+        const Tensor out = contiguous(op(x, y));
+        EXPECT_GT(vecmath::CallCount(level), calls) << what << ": not the vector path";
+        ASSERT_EQ(out.dtype(), kBool);
+        const bool* po = out.data<bool>();
+        for (size_t i = 0; i < xs.size(); ++i) {
+          ASSERT_EQ(po[i], scalar_op(xs[i], ys[i])) << what << ": " << xs[i] << ", " << ys[i];
+        }
+      }
+      for (const auto& [name, op, scalar_op] : arithmetic) {
+        const std::string what =
+            name + " " + layout + " at " + std::string(CpuCapabilityName(level));
+        const int64_t calls = vecmath::CallCount(level);
+        const Tensor out = contiguous(op(x, y));
+        EXPECT_GT(vecmath::CallCount(level), calls) << what << ": not the vector path";
+        const T* po = out.data<T>();
+        for (size_t i = 0; i < xs.size(); ++i) {
+          const T want = scalar_op(xs[i], ys[i]);
+          ASSERT_TRUE(SameBits(po[i], want) || (std::isnan(po[i]) && std::isnan(want)))
+              << what << ": " << xs[i] << ", " << ys[i] << " gave " << po[i];
+        }
+      }
+    }
+    // In place into a transposed view: the output's runs are strided (scattered from a
+    // buffer), and self is also an operand.
+    const Tensor self = clone(bt);  // [29, 37]
+    const int64_t calls = vecmath::CallCount(level);
+    mul_(transpose(self, 0, 1), a);
+    EXPECT_GT(vecmath::CallCount(level), calls) << "mul_ into a transposed view";
+    const std::vector<T> got = contiguous(transpose(self, 0, 1)).template to_vector<T>();
+    for (size_t i = 0; i < got.size(); ++i) {
+      const T want = vb[i] * va[i];
+      ASSERT_TRUE(SameBits(got[i], want) || (std::isnan(got[i]) && std::isnan(want)))
+          << "mul_ at " << i;
+    }
+  }
+}
+
+TEST_F(VecMathKernels, Float32ComparisonsAndStridedArithmeticRunTheVectorPath) {
+  CheckComparisonsAndStridedArithmetic<float>();
+}
+
+TEST_F(VecMathKernels, Float64ComparisonsAndStridedArithmeticRunTheVectorPath) {
+  CheckComparisonsAndStridedArithmetic<double>();
+}
+
+// prod over rows (vecmath::Prod) and over a dim with dims after it (vecmath::ProdColumns, a
+// sequential product per column), at every level and two thread counts, against a long
+// double product; zeros and NaN behave as in any product.
+template <typename T>
+void CheckProdAtEveryLevel() {
+  std::mt19937 rng(47);
+  std::uniform_real_distribution<double> u(0.9, 1.1);
+  std::vector<T> v(static_cast<size_t>(6 * 300 * 5));
+  for (T& e : v) e = static_cast<T>(u(rng));
+  v[17] = T(0);
+  v[400] = std::numeric_limits<T>::quiet_NaN();
+  const Tensor x = tensor(v, {6, 300, 5});
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    for (const int64_t dim : {int64_t{2}, int64_t{1}, int64_t{0}}) {
+      for (const int threads : {1, 2}) {
+        SetNumThreads(threads);
+        const int64_t calls = vecmath::CallCount(level);
+        const Tensor out = prod(x, {dim}, false);
+        const std::string what = "prod over dim " + std::to_string(dim) + " at " +
+                                 std::string(CpuCapabilityName(level)) + " on " +
+                                 std::to_string(threads) + " threads";
+        EXPECT_GT(vecmath::CallCount(level), calls) << what << ": not the vector path";
+        const int64_t sizes[3] = {6, 300, 5};
+        int64_t outer = 1, inner = 1;
+        for (int64_t d = 0; d < dim; ++d) outer *= sizes[d];
+        for (int64_t d = dim + 1; d < 3; ++d) inner *= sizes[d];
+        const T* po = out.data<T>();
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t c = 0; c < inner; ++c) {
+            long double exact = 1;
+            bool nan = false;
+            for (int64_t r = 0; r < sizes[dim]; ++r) {
+              const T e = v[static_cast<size_t>((o * sizes[dim] + r) * inner + c)];
+              nan |= std::isnan(e);
+              exact *= e;
+            }
+            const T got = po[o * inner + c];
+            if (nan) {
+              ASSERT_TRUE(std::isnan(got)) << what;
+              continue;
+            }
+            const long double tolerance = std::fabs(exact) * (sizes[dim] + 1) *
+                                          std::numeric_limits<T>::epsilon();
+            ASSERT_NEAR(static_cast<long double>(got), exact, tolerance) << what;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(VecMathKernels, Float32ProdRunsTheVectorProduct) { CheckProdAtEveryLevel<float>(); }
+
+TEST_F(VecMathKernels, Float64ProdRunsTheVectorProduct) { CheckProdAtEveryLevel<double>(); }
 
 TEST_F(VecMathKernels, IntegerPowStaysExact) {
   const Tensor a = tensor(std::vector<int64_t>{3, -2, 7, 0}, {4});

@@ -30,6 +30,13 @@ using ArithF32 = void (*)(const float* a, int64_t a_step, const float* b, int64_
 using ArithF64 = void (*)(const double* a, int64_t a_step, const double* b, int64_t b_step,
                           double* out, int64_t n);
 
+using ParamF32 = void (*)(float p, float q, const float* in, float* out, int64_t n);
+using ParamF64 = void (*)(double p, double q, const double* in, double* out, int64_t n);
+using CompareF32 = void (*)(const float* a, int64_t a_step, const float* b, int64_t b_step,
+                            bool* out, int64_t n);
+using CompareF64 = void (*)(const double* a, int64_t a_step, const double* b, int64_t b_step,
+                            bool* out, int64_t n);
+
 struct Table {
   UnaryF32 f32[kNumFns];  // indexed by Fn
   UnaryF64 f64[kNumFns];
@@ -49,6 +56,14 @@ struct Table {
   SumColumnsF64 extreme_columns_f64[2];
   ArithF32 arith_f32[kNumArith];  // indexed by Arith
   ArithF64 arith_f64[kNumArith];
+  ParamF32 param_f32[kNumParamFns];  // indexed by ParamFn
+  ParamF64 param_f64[kNumParamFns];
+  CompareF32 compare_f32[kNumCmp];  // indexed by Cmp
+  CompareF64 compare_f64[kNumCmp];
+  SumF32 prod_f32;
+  SumF64 prod_f64;
+  SumColumnsF32 prod_columns_f32;
+  SumColumnsF64 prod_columns_f64;
 };
 
 extern const Table kSse2Table;

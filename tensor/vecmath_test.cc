@@ -13,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -43,6 +44,19 @@ long double Reference(Fn fn, long double x) {
       int sign = 0;
       return ::lgammal_r(x, &sign);
     }
+    case Fn::kNeg: return -x;
+    case Fn::kAbs: return std::fabs(x);
+    case Fn::kSign: return std::isnan(x) ? x : static_cast<long double>((x > 0) - (x < 0));
+    case Fn::kRelu: return x < 0 ? 0.0L : x;
+    case Fn::kSquare: return x * x;
+    case Fn::kReciprocal: return 1.0L / x;
+    case Fn::kFloor: return std::floor(x);
+    case Fn::kRound: return std::nearbyint(x);  // to nearest, halves to even
+    case Fn::kSoftsign: return x / (1.0L + std::fabs(x));
+    case Fn::kHardsigmoid:
+      return std::isnan(x) ? x : std::min(std::max(x + 3.0L, 0.0L), 6.0L) / 6.0L;
+    case Fn::kHardswish:
+      return std::isnan(x) ? x : x * std::min(std::max(x + 3.0L, 0.0L), 6.0L) / 6.0L;
   }
   return 0;
 }
@@ -52,9 +66,23 @@ long double Reference(Fn fn, long double x) {
 // of their steps' bounds (rsqrt: two roundings, 1.5; sigmoid: exp's 1.0, then 1 + t, the
 // division and, left of 0, the product t * s, 2.5).
 // SLEEF's bounds are met to within 0.001 ulp of measurement (its own tests use a slightly
-// different ulp near powers of two); tanh reaches 1.0005 at tiny arguments.
+// different ulp near powers of two); tanh reaches 1.0005 at tiny arguments. The exact
+// functions (neg, abs, sign, relu, floor, round) must be exact; square and reciprocal are one
+// IEEE step, correctly rounded; softsign and hardsigmoid round twice (1 + |x| or x + 3, then
+// the division: 0.5 ulp and a relative 2^-p, at most 1 ulp more), hardswish three times.
 double UlpBound(Fn fn) {
   switch (fn) {
+    case Fn::kNeg:
+    case Fn::kAbs:
+    case Fn::kSign:
+    case Fn::kRelu:
+    case Fn::kFloor:
+    case Fn::kRound: return 0.0;
+    case Fn::kSquare:
+    case Fn::kReciprocal: return 0.5;
+    case Fn::kSoftsign:
+    case Fn::kHardsigmoid: return 1.5;
+    case Fn::kHardswish: return 2.5;
     case Fn::kErfc: return 1.501;
     case Fn::kSqrt: return 0.5;
     case Fn::kRsqrt: return 1.5;
@@ -99,8 +127,12 @@ Domain DenseDomain(Fn fn) {
     case Fn::kErf: return {-6, 6};
     case Fn::kErfc: return kF ? Domain{-4, 11} : Domain{-6, 27.3};
     case Fn::kLgamma: return {-30, 200};
+    case Fn::kFloor:
+    case Fn::kRound: return {-8, 8};  // many halves and integers
+    case Fn::kHardsigmoid:
+    case Fn::kHardswish: return {-7, 7};  // both bends and beyond
+    default: return {-10, 10};
   }
-  return {0, 1};
 }
 
 // Special arguments every function is checked on.
@@ -185,7 +217,7 @@ void Score(Fn fn, T x, T got, long double ref, Accuracy& acc) {
   }
   const long double abs_error = std::fabs(static_cast<long double>(got) - ref);
   double ulp = static_cast<double>(abs_error / UlpOf<T>(ref));
-  if (IsTiny<T>(ref)) ulp *= UlpBound(fn) / std::max(UlpBound(fn), 2.5);
+  if (IsTiny<T>(ref) && UlpBound(fn) > 0) ulp *= UlpBound(fn) / std::max(UlpBound(fn), 2.5);
   if (fn == Fn::kLgamma && abs_error <= kLgammaAbsoluteFloor<T>) ulp = 0;
   if (ulp > acc.max_ulp) {
     acc.max_ulp = ulp;
@@ -197,7 +229,14 @@ template <typename T>
 void CheckAccuracy(Fn fn, uint32_t seed) {
   const std::vector<T> x = Points<T>(fn, seed);
   std::vector<long double> ref(x.size());
-  for (size_t i = 0; i < x.size(); ++i) ref[i] = Reference(fn, x[i]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    ref[i] = Reference(fn, x[i]);
+    // hardswish's x * 6 overflows before the division by 6 (torch's formula does too), so
+    // above max / 6 the result is inf.
+    if (fn == Fn::kHardswish && static_cast<long double>(x[i]) * 6 > std::numeric_limits<T>::max()) {
+      ref[i] = std::numeric_limits<long double>::infinity();
+    }
+  }
   std::vector<T> got(x.size());
   for (CpuCapability level : SupportedCpuCapabilities()) {
     SetCpuCapability(level);
@@ -589,6 +628,181 @@ TEST(VecMath, MaxAndMinPropagateNaNAtEveryLevel) {
   CheckExtremes<double>();
 }
 
+TEST(VecMath, ProdColumnsIsASequentialLoopPerColumn) {
+  CheckColumns<float>(
+      "ProdColumns",
+      [](const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
+        ProdColumns(x, rows, cols, ld, out);
+      },
+      [](float acc, float v) { return acc * v; }, 1.0f);
+  CheckColumns<double>(
+      "ProdColumns",
+      [](const double* x, int64_t rows, int64_t cols, int64_t ld, double* out) {
+        ProdColumns(x, rows, cols, ld, out);
+      },
+      [](double acc, double v) { return acc * v; }, 1.0);
+}
+
+// Values that exercise the bends and special cases of the exact functions: both zeros,
+// infinities, NaN, halves (round's ties), integers, and the ends of every piece.
+template <typename T>
+std::vector<T> EdgeValues() {
+  using L = std::numeric_limits<T>;
+  std::vector<T> v = {T(0), -T(0), L::infinity(), -L::infinity(), L::quiet_NaN(),
+                      -L::quiet_NaN(), L::denorm_min(), -L::denorm_min(), L::max(), L::lowest(),
+                      T(0.5), T(-0.5), T(1.5), T(-1.5), T(2.5), T(-2.5), T(3), T(-3), T(6),
+                      T(-6), T(1), T(-1), T(2), T(-2), T(0.25), T(-0.75), T(1e30), T(-1e30)};
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> dist(-8.0, 8.0);
+  while (v.size() < 301) v.push_back(static_cast<T>(dist(rng)));
+  return v;
+}
+
+// The ParamFn functions against their scalar definitions (vecmath.h), bit for bit, at every
+// level and every array length up to 301 (so every tail), with bounds that are ordinary,
+// reversed (p > q), NaN, infinite and -0 (which a bound must keep when it is the result).
+template <typename T>
+void CheckParamFns() {
+  const std::vector<T> x = EdgeValues<T>();
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  const std::vector<std::pair<T, T>> bounds = {
+      {T(-1), T(1)}, {T(2), T(-2)}, {nan, T(1)}, {T(-1), nan}, {-inf, inf}, {-T(0), T(0.5)},
+      {T(0.01), T(0)}};
+  auto reference = [](ParamFn fn, T v, T p, T q) -> T {
+    switch (fn) {
+      case ParamFn::kLeakyRelu: return v > T(0) ? v : v * p;
+      case ParamFn::kHardtanh: return std::isnan(v) ? v : std::min(std::max(v, p), q);
+      case ParamFn::kClamp:
+        if (std::isnan(p) || v < p) v = p;
+        if (std::isnan(q) || v > q) v = q;
+        return v;
+    }
+    return 0;
+  };
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    for (int f = 0; f < kNumParamFns; ++f) {
+      const ParamFn fn = static_cast<ParamFn>(f);
+      for (const auto& [p, q] : bounds) {
+        for (size_t n : {size_t{1}, size_t{3}, size_t{7}, size_t{17}, x.size()}) {
+          std::vector<T> out(n, T(-7)), in_place(x.begin(), x.begin() + static_cast<long>(n));
+          Apply(fn, p, q, x.data(), out.data(), static_cast<int64_t>(n));
+          Apply(fn, p, q, in_place.data(), in_place.data(), static_cast<int64_t>(n));
+          for (size_t i = 0; i < n; ++i) {
+            const T expected = reference(fn, x[i], p, q);
+            // Which NaN a product of two NaNs gives depends on the operand order, which the
+            // compiler chooses (multiplication commutes): a NaN matches any NaN.
+            if (std::isnan(expected) && std::isnan(out[i]) && std::isnan(in_place[i])) continue;
+            ASSERT_EQ(std::memcmp(&out[i], &expected, sizeof(T)), 0)
+                << "ParamFn " << f << " of " << x[i] << " (p " << p << ", q " << q << ") n "
+                << n << " at " << CpuCapabilityName(level) << ": " << out[i] << " vs "
+                << expected;
+            ASSERT_EQ(std::memcmp(&in_place[i], &expected, sizeof(T)), 0) << "in place";
+          }
+        }
+      }
+    }
+  }
+  SetCpuCapability(MachineCpuCapability());
+}
+
+TEST(VecMath, ParamFnsAreTheirScalarDefinitionsBitForBit) {
+  CheckParamFns<float>();
+  CheckParamFns<double>();
+}
+
+// Compare against C++'s comparisons on every pair of edge values (NaN, both zeros,
+// infinities), array against array, against a broadcast value on either side, and every
+// length (so every tail), at every level.
+template <typename T>
+void CheckCompare() {
+  const std::vector<T> x = EdgeValues<T>();
+  std::vector<T> y(x.rbegin(), x.rend());
+  auto reference = [](Cmp op, T a, T b) {
+    switch (op) {
+      case Cmp::kEq: return a == b;
+      case Cmp::kNe: return a != b;
+      case Cmp::kLt: return a < b;
+      case Cmp::kLe: return a <= b;
+      case Cmp::kGt: return a > b;
+      case Cmp::kGe: return a >= b;
+    }
+    return false;
+  };
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    for (int c = 0; c < kNumCmp; ++c) {
+      const Cmp op = static_cast<Cmp>(c);
+      for (size_t n = 1; n <= x.size(); n += (n < 40 ? 1 : 37)) {
+        for (int steps = 0; steps < 3; ++steps) {
+          const int64_t a_step = steps == 1 ? 0 : 1, b_step = steps == 2 ? 0 : 1;
+          std::vector<char> out(n, 7);
+          Compare(op, x.data(), a_step, y.data(), b_step, reinterpret_cast<bool*>(out.data()),
+                  static_cast<int64_t>(n));
+          for (size_t i = 0; i < n; ++i) {
+            const T a = x[i * static_cast<size_t>(a_step)], b = y[i * static_cast<size_t>(b_step)];
+            ASSERT_EQ(out[i], reference(op, a, b) ? 1 : 0)
+                << "Cmp " << c << " " << a << " vs " << b << " n " << n << " at "
+                << CpuCapabilityName(level);
+          }
+        }
+      }
+    }
+  }
+  SetCpuCapability(MachineCpuCapability());
+}
+
+TEST(VecMath, CompareIsCppsComparisonAsBoolsAtEveryLevel) {
+  CheckCompare<float>();
+  CheckCompare<double>();
+}
+
+// Prod: close to the exact product (long double) for every length up to 300 and 10^4
+// (values near 1, so nothing overflows or underflows), the same bits on every call at a level, 1 for no
+// elements, and zeros, infinities and NaN behave as in any product.
+template <typename T>
+void CheckProd() {
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<double> dist(0.95, 1.05);
+  std::vector<int64_t> lengths;
+  for (int64_t n = 0; n <= 300; ++n) lengths.push_back(n);
+  lengths.push_back(10000);
+  for (const int64_t n : lengths) {
+    std::vector<T> x(static_cast<size_t>(n));
+    for (T& v : x) v = static_cast<T>(dist(rng));
+    long double exact = 1;
+    for (T v : x) exact *= v;
+    for (CpuCapability level : SupportedCpuCapabilities()) {
+      SetCpuCapability(level);
+      const T got = Prod(x.data(), n);
+      const T again = Prod(x.data(), n);
+      EXPECT_EQ(std::memcmp(&got, &again, sizeof(T)), 0);
+      // Each of the n - 1 products rounds once: a relative error of n eps / 2 at most.
+      const long double bound =
+          std::fabs(exact) * (static_cast<long double>(n) + 1) * std::numeric_limits<T>::epsilon();
+      EXPECT_NEAR(static_cast<long double>(got), exact, bound)
+          << "n " << n << " at " << CpuCapabilityName(level);
+      if (n > 2) {
+        std::vector<T> y = x;
+        y[static_cast<size_t>(n / 2)] = T(0);
+        EXPECT_EQ(Prod(y.data(), n), T(0));
+        y[static_cast<size_t>(n - 1)] = std::numeric_limits<T>::infinity();
+        EXPECT_TRUE(std::isnan(Prod(y.data(), n)));  // 0 * inf
+        y[static_cast<size_t>(n / 2)] = T(2);
+        EXPECT_EQ(Prod(y.data(), n), std::numeric_limits<T>::infinity());
+        y[0] = std::numeric_limits<T>::quiet_NaN();
+        EXPECT_TRUE(std::isnan(Prod(y.data(), n)));
+      }
+    }
+  }
+  SetCpuCapability(MachineCpuCapability());
+}
+
+TEST(VecMath, ProdIsAccurateAndDeterministicAtEveryLevel) {
+  CheckProd<float>();
+  CheckProd<double>();
+}
+
 TEST(VecMath, EachCallRunsOnTheLevelSet) {
   std::vector<float> x(100, 0.5f), y(100);
   for (CpuCapability level : SupportedCpuCapabilities()) {
@@ -604,6 +818,11 @@ TEST(VecMath, EachCallRunsOnTheLevelSet) {
     EXPECT_EQ(rows[1], 25.0f);
     EXPECT_EQ(Max(x.data(), 100), 0.5f);
     EXPECT_EQ(CallCount(level), before + 4) << CpuCapabilityName(level);
+    bool mask[100];
+    Compare(Cmp::kLt, x.data(), 1, y.data(), 1, mask, 100);
+    Apply(ParamFn::kLeakyRelu, 0.1f, 0.0f, x.data(), y.data(), 100);
+    EXPECT_EQ(Prod(x.data(), 4), 0.0625f);
+    EXPECT_EQ(CallCount(level), before + 7) << CpuCapabilityName(level);
   }
   SetCpuCapability(MachineCpuCapability());
 }
