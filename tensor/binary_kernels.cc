@@ -363,18 +363,21 @@ DType PowType(const char* name, const Tensor& a, const Tensor& b) {
 }
 
 // ---- Drivers. ----
-// VectorLoop: out = a op b on vecmath's vector code, every layout, for the float and double
-// ops vecmath has (`run(a, a_step, b, b_step, out, n)` is its Arithmetic or Compare: steps 1
-// for an array, 0 for one broadcast value). Contiguous operands (equal layouts, a broadcast
-// scalar, a block repeating along the leading dims) take one call per thread's range or
-// block. Any other layout goes run by run (ForEachStrided): a run whose output is unit-stride
-// and whose inputs are unit-stride or broadcast (a slice's rows, a transposed operand's
-// columns beside a broadcast) is one call; other runs are gathered into small buffers a block
-// at a time, and a strided output scattered from one. An element's result depends on its two
-// values alone (IEEE rounds each +, -, *, / alike at any width; maximum, minimum and the
-// comparisons only select), so every path, layout and thread count gives a scalar loop's bits.
-template <typename T, typename Out, typename Run>
-void VectorLoop(const Tensor& out, const Tensor& a, const Tensor& b, Run run) {
+// VectorLoop: out = a op b with vecmath's vector code for the float and double ops vecmath
+// has (`run(a, a_step, b, b_step, out, n)` is its Arithmetic or Compare: steps 1 for an
+// array, 0 for one broadcast value), `op` (the Eigen expression builder) where a run is
+// strided. Contiguous operands (equal layouts, a broadcast scalar, a block repeating along
+// the leading dims) take one call per thread's range or block. Any other layout goes run by
+// run (ForEachStrided): a run whose output is unit-stride and whose inputs are unit-stride or
+// broadcast (the rows of a narrowed or sliced view, a non-contiguous batch) is one vecmath
+// call; a run reading or writing with a stride (a transposed operand, a step slice) is
+// Eigen's strided loop, as before: gathering such a run into a buffer for the vector code
+// measured no faster on a + b^T (1000 x 1000), where the strided reads are the cost. An
+// element's result depends on its two values alone (IEEE rounds each +, -, *, / alike at any
+// width; maximum, minimum and the comparisons only select), so every path, layout and thread
+// count gives a scalar loop's bits.
+template <typename T, typename Out, typename Run, typename Op>
+void VectorLoop(const Tensor& out, const Tensor& a, const Tensor& b, Run run, Op op) {
   const int64_t total = out.numel();
   if (total == 0) return;
   if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous()) {
@@ -407,37 +410,15 @@ void VectorLoop(const Tensor& out, const Tensor& a, const Tensor& b, Run run) {
   const auto direct = [](int64_t stride) { return stride == kIn || stride == 0; };
   internal::ForEachStrided<3>(out.sizes(), ops, [&](const std::array<char*, 3>& p,
                                                     const std::array<int64_t, 3>& s, int64_t n) {
+    const T* pa = reinterpret_cast<const T*>(p[1]);
+    const T* pb = reinterpret_cast<const T*>(p[2]);
     if (s[0] == kOut && direct(s[1]) && direct(s[2])) {
-      run(reinterpret_cast<const T*>(p[1]), s[1] != 0 ? 1 : 0, reinterpret_cast<const T*>(p[2]),
-          s[2] != 0 ? 1 : 0, reinterpret_cast<Out*>(p[0]), n);
+      run(pa, s[1] != 0 ? 1 : 0, pb, s[2] != 0 ? 1 : 0, reinterpret_cast<Out*>(p[0]), n);
       return;
     }
-    constexpr int64_t kBlock = 256;
-    T buffer_a[kBlock], buffer_b[kBlock];
-    Out buffer_out[kBlock];
-    // An input's block: in place when unit-stride or broadcast, else gathered.
-    const auto block_of = [&](int k, T* buffer, int64_t start, int64_t m, int64_t* step) {
-      const char* first = p[k] + start * s[k];
-      if (direct(s[k])) {
-        *step = s[k] != 0 ? 1 : 0;
-        return reinterpret_cast<const T*>(first);
-      }
-      for (int64_t i = 0; i < m; ++i) std::memcpy(&buffer[i], first + i * s[k], sizeof(T));
-      *step = 1;
-      return static_cast<const T*>(buffer);
-    };
-    for (int64_t start = 0; start < n; start += kBlock) {
-      const int64_t m = std::min(kBlock, n - start);
-      int64_t step_a = 1, step_b = 1;
-      const T* block_a = block_of(1, buffer_a, start, m, &step_a);
-      const T* block_b = block_of(2, buffer_b, start, m, &step_b);
-      char* first_out = p[0] + start * s[0];
-      Out* block_out = s[0] == kOut ? reinterpret_cast<Out*>(first_out) : buffer_out;
-      run(block_a, step_a, block_b, step_b, block_out, m);
-      if (block_out == buffer_out) {
-        for (int64_t i = 0; i < m; ++i) std::memcpy(first_out + i * s[0], &buffer_out[i], kOut);
-      }
-    }
+    StridedMap<Out> o(reinterpret_cast<Out*>(p[0]), n, Eigen::InnerStride<>(s[0] / kOut));
+    o = op(ConstStridedMap<T>(pa, n, Eigen::InnerStride<>(s[1] / kIn)),
+           ConstStridedMap<T>(pb, n, Eigen::InnerStride<>(s[2] / kIn)));
   });
 }
 
@@ -492,18 +473,22 @@ void RunLoop(DType compute, const Tensor& out, const Tensor& a, const Tensor& b)
     }
     if constexpr (Op::kArith >= 0 && kFloating) {
       constexpr auto kOp = static_cast<vecmath::Arith>(Op::kArith);
-      VectorLoop<T, T>(out, a, b, [](const T* x, int64_t x_step, const T* y, int64_t y_step,
-                                     T* o, int64_t n) {
-        vecmath::Arithmetic(kOp, x, x_step, y, y_step, o, n);
-      });
+      VectorLoop<T, T>(
+          out, a, b,
+          [](const T* x, int64_t x_step, const T* y, int64_t y_step, T* o, int64_t n) {
+            vecmath::Arithmetic(kOp, x, x_step, y, y_step, o, n);
+          },
+          Op{});
       return;
     }
     if constexpr (Op::kCompare >= 0 && kFloating) {
       constexpr auto kOp = static_cast<vecmath::Cmp>(Op::kCompare);
-      VectorLoop<T, bool>(out, a, b, [](const T* x, int64_t x_step, const T* y, int64_t y_step,
-                                        bool* o, int64_t n) {
-        vecmath::Compare(kOp, x, x_step, y, y_step, o, n);
-      });
+      VectorLoop<T, bool>(
+          out, a, b,
+          [](const T* x, int64_t x_step, const T* y, int64_t y_step, bool* o, int64_t n) {
+            vecmath::Compare(kOp, x, x_step, y, y_step, o, n);
+          },
+          Op{});
       return;
     }
     if constexpr (Op::template kSupports<T>) {
