@@ -58,6 +58,23 @@ constexpr vecmath::Fn VecMathFn(FusedKernel::Opcode code) {
                                   static_cast<int>(FusedKernel::Opcode::kExp));
 }
 
+// ExactVecMathFn: the vecmath function of an exact unary opcode (the ones the kernels run on
+// vecmath's second group of Fn), if `code` is one.
+constexpr std::optional<vecmath::Fn> ExactVecMathFn(FusedKernel::Opcode code) {
+  using Opcode = FusedKernel::Opcode;
+  switch (code) {
+    case Opcode::kNeg: return vecmath::Fn::kNeg;
+    case Opcode::kSquare: return vecmath::Fn::kSquare;
+    case Opcode::kReciprocal: return vecmath::Fn::kReciprocal;
+    case Opcode::kAbs: return vecmath::Fn::kAbs;
+    case Opcode::kSign: return vecmath::Fn::kSign;
+    case Opcode::kFloor: return vecmath::Fn::kFloor;
+    case Opcode::kRound: return vecmath::Fn::kRound;
+    case Opcode::kRelu: return vecmath::Fn::kRelu;
+    default: return std::nullopt;
+  }
+}
+
 const OpcodeInfo& Info(FusedKernel::Opcode code) { return kOpcodes[static_cast<int>(code)]; }
 
 // ActivationOf: the function of tensor/activation_math.h computing the base op `op`.
@@ -387,44 +404,12 @@ void Compute(T* o, const T* a, const T* b, const T* /*c*/, int64_t n, int64_t ro
     binary([](const auto& x, const auto& y) { return ei::pmul(x, y); });
   } else if constexpr (kCode == Opcode::kDiv) {
     binary([](const auto& x, const auto& y) { return ei::pdiv(x, y); });
-  } else if constexpr (kCode == Opcode::kNeg) {
-    unary([](const auto& x, const auto&) { return ei::pnegate(x); });
-  } else if constexpr (kCode == Opcode::kSquare) {
-    unary([](const auto& x, const auto&) { return ei::pmul(x, x); });
-  } else if constexpr (kCode == Opcode::kReciprocal) {
-    // The kernel's inverse(): 1 / x, one IEEE division.
-    unary([](const auto& x, const auto&) {
-      using X = std::decay_t<decltype(x)>;
-      return ei::pdiv(ei::pset1<X>(T(1)), x);
-    });
-  } else if constexpr (kCode == Opcode::kAbs) {
-    unary([](const auto& x, const auto&) { return ei::pabs(x); });
-  } else if constexpr (kCode == Opcode::kSign) {
-    // Eigen's sign, which the kernel evaluates element by element: NaN stays itself, else
-    // 1, -1 or +0 (for either zero).
-    unary([](const auto& x, const auto&) {
-      using X = std::decay_t<decltype(x)>;
-      if constexpr (std::is_floating_point_v<X>) {
-        return std::isnan(x) ? x : X((x > X(0)) - (x < X(0)));
-      } else {
-        const X zero = ei::pzero(x), one = ei::pset1<X>(T(1));
-        const X value = ei::psub(ei::pand(ei::pcmp_lt(zero, x), one),
-                                 ei::pand(ei::pcmp_lt(x, zero), one));
-        return ei::pselect(ei::pcmp_eq(x, x), value, x);
-      }
-    });
-  } else if constexpr (kCode == Opcode::kFloor) {
-    // The kernel's Eigen floor (exact; a packet and a scalar agree, -0 included).
-    unary([](const auto& x, const auto&) { return ei::pfloor(x); });
-  } else if constexpr (kCode == Opcode::kRound) {
-    // The kernel's Eigen rint: half to even, the sign of a zero result kept.
-    unary([](const auto& x, const auto&) { return ei::print(x); });
-  } else if constexpr (kCode == Opcode::kRelu) {
-    // The kernel's x.max(0): Eigen's max with its default (fast) NaN rule, packet or not.
-    unary([](const auto& x, const auto&) {
-      using X = std::decay_t<decltype(x)>;
-      return ei::pmax(x, ei::pset1<X>(T(0)));
-    });
+  } else if constexpr (ExactVecMathFn(kCode).has_value()) {
+    // neg, square, reciprocal, abs, sign, floor, round and relu: the function the kernel
+    // calls (kernels::abs of a float tensor is vecmath's kAbs over it), exact or one IEEE
+    // step, so a chunk gets the kernel's bits. A kRow operand is computed once, then copied.
+    vecmath::Apply(*ExactVecMathFn(kCode), a, o, kA == Operand::kArray ? n : row);
+    if constexpr (kA == Operand::kRow) RepeatPeriod(o, row, n);
   } else if constexpr (kCode == Opcode::kMaximum || kCode == Opcode::kMinimum) {
     // The kernel's rule (vecmath::MaximumOf / MinimumOf: NaN from either side, x's first; b
     // between equal values), in packets and in the scalar tail alike.

@@ -711,7 +711,8 @@ TEST(FuseTest, SpecialValuesKeepTheKernelsBits) {
       {"maximum", &maximum}, {"minimum", &minimum}, {"eq", &eq}, {"ne", &ne},
       {"lt", &lt},           {"le", &le},           {"gt", &gt}, {"ge", &ge}};
   const std::vector<std::pair<std::string, UnaryFn>> unary = {
-      {"abs", &abs}, {"sign", &sign}, {"relu", &relu}, {"reciprocal", &reciprocal}};
+      {"abs", &abs},       {"sign", &sign}, {"relu", &relu}, {"reciprocal", &reciprocal},
+      {"floor", &floor},   {"round", &round}, {"neg", &neg}, {"square", &square}};
   for (DType dtype : {kFloat32, kFloat64}) {
     for (bool whole : {false, true}) {
       SCOPED_TRACE(absl::StrCat(DTypeName(dtype), whole ? " laid out whole" : " broadcast"));
