@@ -343,8 +343,17 @@ void GemmLoop(T* out, IntArrayRef batch, const MatrixArg& a, IntArrayRef a_strid
         // written above
       } else if (k == 1) {
         // An outer product (per-example weight gradients under vmap are batches of them):
-        // written directly, without GEMM's zero fill and packing.
-        c.noalias() = AMap(pa, m, k, a_outer).col(0) * BMap(pb, k, n, b_outer).row(0);
+        // written directly, without GEMM's zero fill and packing; float and double rows of
+        // b on vecmath's vector unit (the same products).
+        if constexpr (kStreamable) {
+          if (kBRow || n == 1) {
+            vecmath::Outer(pa, kARow ? a.rs : 1, m, pb, n, c.data());
+          } else {
+            c.noalias() = AMap(pa, m, k, a_outer).col(0) * BMap(pb, k, n, b_outer).row(0);
+          }
+        } else {
+          c.noalias() = AMap(pa, m, k, a_outer).col(0) * BMap(pb, k, n, b_outer).row(0);
+        }
       } else if constexpr (kVectorGemm<T>) {
         internal::Gemm(m, k, n, pa, a.rs, a.cs, pb, b.rs, b.cs, c.data(), n);
       } else {

@@ -161,6 +161,14 @@ void Compare(Cmp op, const double* a, int64_t a_step, const double* b, int64_t b
   if (n > 0) Active().compare_f64[static_cast<int>(op)](a, a_step, b, b_step, out, n);
 }
 
+void Outer(const float* a, int64_t a_step, int64_t m, const float* b, int64_t n, float* out) {
+  if (m > 0 && n > 0) Active().outer_f32(a, a_step, m, b, n, out);
+}
+void Outer(const double* a, int64_t a_step, int64_t m, const double* b, int64_t n,
+           double* out) {
+  if (m > 0 && n > 0) Active().outer_f64(a, a_step, m, b, n, out);
+}
+
 float Prod(const float* x, int64_t n) { return n > 0 ? Active().prod_f32(x, n) : 1.0f; }
 double Prod(const double* x, int64_t n) { return n > 0 ? Active().prod_f64(x, n) : 1.0; }
 

@@ -142,6 +142,13 @@ void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_
 void Arithmetic(Arith op, const double* a, int64_t a_step, const double* b, int64_t b_step,
                 double* out, int64_t n);
 
+// The outer product out[r * n + j] = a[r * a_step] * b[j] for r < m, j < n (a column of a,
+// elements a_step apart, times the row b[0, n)): the m * n products of a per-example weight
+// gradient, each one IEEE product (Arithmetic's bits), in one call.
+void Outer(const float* a, int64_t a_step, int64_t m, const float* b, int64_t n, float* out);
+void Outer(const double* a, int64_t a_step, int64_t m, const double* b, int64_t n,
+           double* out);
+
 // Elementwise functions of x and two scalar parameters p and q, each the same select steps at
 // every level and in scalar code (exact, apart from leaky_relu's one product).
 enum class ParamFn : uint8_t {
@@ -178,7 +185,7 @@ double Prod(const double* x, int64_t n);
 void ProdColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out);
 void ProdColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out);
 
-// How many calls of the functions above (Apply, Pow, ..., Arithmetic, Compare, Prod) ran on
+// How many calls of the functions above (Apply, Pow, ..., Arithmetic, Outer, Prod) ran on
 // each capability since the process began: tests use it to prove that a kernel took the
 // vector path of the level they set, not a scalar fallback.
 int64_t CallCount(CpuCapability capability);

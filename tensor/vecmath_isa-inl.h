@@ -100,6 +100,16 @@ inline void ArithLoop(const T* a, int64_t a_step, const T* b, int64_t b_step, T*
   for (; i < n; ++i) out[i] = op(a[i * a_step], b[i * b_step]);
 }
 
+// Outer: row r of out is a[r * a_step] times b[0, n), ArithLoop's product of a broadcast
+// value and an array (so each element is the one IEEE product).
+#define FT_VM_OUTER(NAME, T, V)                                                             \
+  void NAME(const T* a, int64_t a_step, int64_t m, const T* b, int64_t n, T* out) {        \
+    for (int64_t r = 0; r < m; ++r) {                                                       \
+      ArithLoop<T, V>(a + r * a_step, 0, b, 1, out + r * n, n,                             \
+                      [](auto x, auto z) { return x * z; });                               \
+    }                                                                                       \
+  }
+
 // EXPR of x and z (vectors or, in the tail, scalars): the same expression both ways.
 #define FT_VM_ARITH_OF(NAME, T, V, EXPR)                                                \
   void NAME(const T* a, int64_t a_step, const T* b, int64_t b_step, T* out, int64_t n) { \
@@ -622,6 +632,8 @@ FT_VM_COMPARE(LtF64, double, FT_VM_VD, <)
 FT_VM_COMPARE(LeF64, double, FT_VM_VD, <=)
 FT_VM_COMPARE(GtF64, double, FT_VM_VD, >)
 FT_VM_COMPARE(GeF64, double, FT_VM_VD, >=)
+FT_VM_OUTER(OuterF32, float, FT_VM_VF)
+FT_VM_OUTER(OuterF64, double, FT_VM_VD)
 FT_VM_PROD(ProdF32, float, FT_VM_VF)
 FT_VM_PROD(ProdF64, double, FT_VM_VD)
 FT_VM_COLUMNS(ProdColumnsF32, float, FT_VM_VF, acc * v)
@@ -639,6 +651,7 @@ FT_VM_COLUMNS(ProdColumnsF64, double, FT_VM_VD, acc * v)
 #undef FT_VM_PARAM
 #undef FT_VM_COMPARE
 #undef FT_VM_PROD
+#undef FT_VM_OUTER
 #undef FT_VM_COLUMNS
 #undef FT_VM_SUM
 #undef FT_VM_BINARY
@@ -676,4 +689,6 @@ constexpr ::ft::vecmath::internal::Table kIsaTable = {
     ProdF64,
     ProdColumnsF32,
     ProdColumnsF64,
+    OuterF32,
+    OuterF64,
 };

@@ -27,6 +27,7 @@
 #include "tensor/cpu_capability.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
+#include "tensor/linalg_kernels.h"
 #include "tensor/parallel.h"
 #include "tensor/reduction_kernels.h"
 #include "tensor/unary_kernels.h"
@@ -816,6 +817,35 @@ void CheckProdAtEveryLevel() {
 TEST_F(VecMathKernels, Float32ProdRunsTheVectorProduct) { CheckProdAtEveryLevel<float>(); }
 
 TEST_F(VecMathKernels, Float64ProdRunsTheVectorProduct) { CheckProdAtEveryLevel<double>(); }
+
+// A batch of outer products (per-example weight gradients: [B, m, 1] @ [B, 1, n]) runs
+// vecmath::Outer at every level, each element the one product of its two values; a
+// column-major b (a transposed [B, n, 1]) takes Eigen's outer product, with the same values.
+TEST_F(VecMathKernels, BatchedOuterProductsRunTheVectorPath) {
+  const Tensor a = Uniform<float>({6, 13, 1}, 61), b = Uniform<float>({6, 1, 37}, 62);
+  const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+  const Tensor b_columns = transpose(contiguous(transpose(b, 1, 2)), 1, 2);  // [6, 1, 37]
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    const int64_t calls = vecmath::CallCount(level);
+    const Tensor out = matmul(a, b);
+    EXPECT_GT(vecmath::CallCount(level), calls) << CpuCapabilityName(level);
+    const Tensor strided = matmul(a, b_columns);
+    const std::vector<float> got = out.to_vector<float>();
+    const std::vector<float> got_strided = strided.to_vector<float>();
+    for (int64_t i = 0; i < 6; ++i) {
+      for (int64_t r = 0; r < 13; ++r) {
+        for (int64_t j = 0; j < 37; ++j) {
+          const size_t at = static_cast<size_t>((i * 13 + r) * 37 + j);
+          const float want =
+              va[static_cast<size_t>(i * 13 + r)] * vb[static_cast<size_t>(i * 37 + j)];
+          ASSERT_EQ(got[at], want) << CpuCapabilityName(level) << " at " << at;
+          ASSERT_EQ(got_strided[at], want) << "column-major b at " << at;
+        }
+      }
+    }
+  }
+}
 
 TEST_F(VecMathKernels, IntegerPowStaysExact) {
   const Tensor a = tensor(std::vector<int64_t>{3, -2, 7, 0}, {4});

@@ -37,6 +37,11 @@ using CompareF32 = void (*)(const float* a, int64_t a_step, const float* b, int6
 using CompareF64 = void (*)(const double* a, int64_t a_step, const double* b, int64_t b_step,
                             bool* out, int64_t n);
 
+using OuterF32 = void (*)(const float* a, int64_t a_step, int64_t m, const float* b, int64_t n,
+                          float* out);
+using OuterF64 = void (*)(const double* a, int64_t a_step, int64_t m, const double* b,
+                          int64_t n, double* out);
+
 struct Table {
   UnaryF32 f32[kNumFns];  // indexed by Fn
   UnaryF64 f64[kNumFns];
@@ -64,6 +69,8 @@ struct Table {
   SumF64 prod_f64;
   SumColumnsF32 prod_columns_f32;
   SumColumnsF64 prod_columns_f64;
+  OuterF32 outer_f32;
+  OuterF64 outer_f64;
 };
 
 extern const Table kSse2Table;

@@ -803,6 +803,36 @@ TEST(VecMath, ProdIsAccurateAndDeterministicAtEveryLevel) {
   CheckProd<double>();
 }
 
+// Outer: each element the one product a[r * a_step] * b[j], at every level, for row lengths
+// around every vector width (so every tail) and both a steps.
+TEST(VecMath, OuterIsEveryProductOnce) {
+  std::mt19937 rng(53);
+  std::uniform_real_distribution<double> u(-3, 3);
+  for (CpuCapability level : SupportedCpuCapabilities()) {
+    SetCpuCapability(level);
+    for (const int64_t n : {1, 3, 8, 15, 16, 17, 33}) {
+      for (const int64_t a_step : {1, 3}) {
+        const int64_t m = 5;
+        std::vector<double> a(static_cast<size_t>(m * a_step)), b(static_cast<size_t>(n));
+        for (double& v : a) v = u(rng);
+        for (double& v : b) v = u(rng);
+        std::vector<double> out(static_cast<size_t>(m * n), -7.0);
+        Outer(a.data(), a_step, m, b.data(), n, out.data());
+        std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end()), outf(out.size());
+        Outer(af.data(), a_step, m, bf.data(), n, outf.data());
+        for (int64_t r = 0; r < m; ++r) {
+          for (int64_t j = 0; j < n; ++j) {
+            const size_t at = static_cast<size_t>(r * n + j);
+            EXPECT_EQ(out[at], a[static_cast<size_t>(r * a_step)] * b[static_cast<size_t>(j)]);
+            EXPECT_EQ(outf[at], af[static_cast<size_t>(r * a_step)] * bf[static_cast<size_t>(j)]);
+          }
+        }
+      }
+    }
+  }
+  SetCpuCapability(MachineCpuCapability());
+}
+
 TEST(VecMath, EachCallRunsOnTheLevelSet) {
   std::vector<float> x(100, 0.5f), y(100);
   for (CpuCapability level : SupportedCpuCapabilities()) {
