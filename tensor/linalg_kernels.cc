@@ -9,6 +9,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "tensor/binary_kernels.h"
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
 #include "tensor/parallel.h"
@@ -674,9 +675,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>
           });
         });
       } else if constexpr (!std::is_same_v<T, bool>) {
-        internal::BinaryLoop<T, T>(out, out, bt, [](const auto& o, const auto& v) {
-          return o + v;
-        });
+        // add_'s vector loop (vecmath at the chosen capability: a bias row repeats along
+        // the leading dims), the same sums as o + v element by element.
+        kernels::add_(out, bt);
       }
     });
   }
