@@ -16,7 +16,11 @@
 // and lgamma (away from lgamma's zeros, where only an absolute bound makes sense); sqrt is
 // correctly rounded; rsqrt (1 / sqrt) and sigmoid (1 / (1 + exp(-x))) compose two or three
 // rounded steps. IEEE special values follow C's <cmath>: exp(-inf) = 0, log(0) = -inf,
-// sin(inf) = nan, tanh(+-inf) = +-1, and nan in gives nan out.
+// sin(inf) = nan, tanh(+-inf) = +-1, and nan in gives nan out. The second group of Fn is
+// exact (neg, abs, sign, relu, floor, round), correctly rounded (square, reciprocal), or two
+// or three rounded steps (softsign and hardsigmoid 1.5 ulp, hardswish 2.5 ulp, which is inf
+// above max / 6, where x * 6 overflows, as in torch's formula); ParamFn, Compare, Arithmetic
+// and Outer give a scalar loop's bits.
 //
 // Example:
 //   std::vector<float> x = ..., y(x.size());
