@@ -604,6 +604,23 @@ TEST(ConvOps, EmptyBatchHugePaddingAllocatesNoWorkspace) {
   }
 }
 
+// Found by nn_fuzzer in CI (corpus/nn_fuzzer/regression-conv2d-empty-batch-huge-image-
+// positions-overflow): with an empty batch, huge paddings make output sizes whose product
+// (the im2col positions, 2^43 * 2^42) overflowed int64 before anything checked that there
+// was no work: undefined behaviour (UBSan). Empty outputs return at once, and the products
+// saturate.
+TEST(ConvOps, EmptyBatchWithPositionsBeyondInt64) {
+  constexpr int64_t k42 = int64_t{1} << 42, k41 = int64_t{1} << 41;
+  for (const DType dt : {kFloat32, kFloat64}) {
+    const Tensor x = zeros({0, 2, 3, 3}, dt);
+    const Tensor w = to(Seq({4, 2, 3, 3}), dt);
+    const Shape out = {0, 4, 2 * k42 + 1, 2 * k41 + 1};
+    EXPECT_EQ(conv2d(x, w, std::nullopt, {1}, {k42, k41}).sizes(), out);
+    const Tensor gw = conv_weight_grad(x, {4, 2, 3, 3}, zeros(out, dt), {1}, {k42, k41});
+    EXPECT_TENSOR_NEAR(gw, zeros({4, 2, 3, 3}, dt), 0.0);
+  }
+}
+
 TEST(ConvOps, SmallCnnSecondOrder) {
   const Fn net = [](const TensorList& a) {
     const Tensor h = max_pool2d(tanh(conv2d(a[0], a[1], a[2], {1}, {1})), {2});

@@ -64,9 +64,13 @@ struct Geom {
   int64_t s[3] = {1, 1, 1};
   int64_t p[3] = {0, 0, 0};
   int64_t d[3] = {1, 1, 1};
-  int64_t ImageSize() const { return image[0] * image[1] * image[2]; }
-  int64_t Positions() const { return pos[0] * pos[1] * pos[2]; }
-  int64_t KernelSize() const { return k[0] * k[1] * k[2]; }
+  // Saturating (shape.h): an empty batch or channel dim lets the other sizes be huge, and
+  // their product is then never used; where there is work, the tensors' sizes bound it.
+  int64_t ImageSize() const {
+    return SaturatingMul(SaturatingMul(image[0], image[1]), image[2]);
+  }
+  int64_t Positions() const { return SaturatingMul(SaturatingMul(pos[0], pos[1]), pos[2]); }
+  int64_t KernelSize() const { return SaturatingMul(SaturatingMul(k[0], k[1]), k[2]); }
   bool Pointwise() const {  // im2col is the image itself
     for (int i = 0; i < 3; ++i) {
       if (k[i] != 1 || s[i] != 1 || p[i] != 0 || image[i] != pos[i]) return false;
@@ -224,6 +228,7 @@ Tensor ConvNd(const char* op, int64_t n, const Tensor& input, const Tensor& weig
   const Geom g = MakeGeom(n, in_sp, out_sp, weight.sizes().subspan(2), PerDim(op, "", stride, n),
                           PerDim(op, "", padding, n), PerDim(op, "", dilation, n));
   Tensor out = EmptyContiguous(out_shape, input.dtype());
+  if (out.numel() == 0) return out;  // nothing to write (the other sizes may be huge)
   const Tensor x = contiguous(input);
   const Tensor w = contiguous(weight);
   const Tensor b = bias ? contiguous(*bias) : Tensor();
@@ -285,6 +290,7 @@ Tensor ConvTransposeNd(const char* op, int64_t n, const Tensor& input, const Ten
   const Geom g = MakeGeom(n, out_sp, in_sp, weight.sizes().subspan(2), PerDim(op, "", stride, n),
                           PerDim(op, "", padding, n), PerDim(op, "", dilation, n));
   Tensor out = EmptyContiguous(out_shape, input.dtype());
+  if (out.numel() == 0) return out;  // nothing to write (the other sizes may be huge)
   const Tensor x = contiguous(input);
   const Tensor w = contiguous(weight);
   const Tensor b = bias ? contiguous(*bias) : Tensor();
@@ -1017,7 +1023,8 @@ Tensor unfold(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation
     if constexpr (std::is_floating_point_v<T>) {
       const T* px = static_cast<const T*>(x.impl()->raw_data());
       T* po = static_cast<T*>(out.impl()->raw_data());
-      const int64_t per_in = C * g.ImageSize(), per_out = C * g.KernelSize() * g.Positions();
+      const int64_t per_in = SaturatingMul(C, g.ImageSize());
+      const int64_t per_out = SaturatingMul(SaturatingMul(C, g.KernelSize()), g.Positions());
       for (int64_t i = 0; i < N; ++i) Im2Col(px + i * per_in, C, g, po + i * per_out);
     }
   });
@@ -1046,7 +1053,8 @@ Tensor fold(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_siz
       const T* px = static_cast<const T*>(x.impl()->raw_data());
       T* po = static_cast<T*>(out.impl()->raw_data());
       std::fill(po, po + out.numel(), T(0));
-      const int64_t per_out = C * g.ImageSize(), per_in = C * g.KernelSize() * g.Positions();
+      const int64_t per_out = SaturatingMul(C, g.ImageSize());
+      const int64_t per_in = SaturatingMul(SaturatingMul(C, g.KernelSize()), g.Positions());
       for (int64_t i = 0; i < N; ++i) Col2Im(px + i * per_in, C, g, po + i * per_out);
     }
   });
