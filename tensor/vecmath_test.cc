@@ -233,7 +233,8 @@ void CheckAccuracy(Fn fn, uint32_t seed) {
     ref[i] = Reference(fn, x[i]);
     // hardswish's x * 6 overflows before the division by 6 (torch's formula does too), so
     // above max / 6 the result is inf.
-    if (fn == Fn::kHardswish && static_cast<long double>(x[i]) * 6 > std::numeric_limits<T>::max()) {
+    const long double six_x = static_cast<long double>(x[i]) * 6;
+    if (fn == Fn::kHardswish && six_x > std::numeric_limits<T>::max()) {
       ref[i] = std::numeric_limits<long double>::infinity();
     }
   }
@@ -758,8 +759,8 @@ TEST(VecMath, CompareIsCppsComparisonAsBoolsAtEveryLevel) {
 }
 
 // Prod: close to the exact product (long double) for every length up to 300 and 10^4
-// (values near 1, so nothing overflows or underflows), the same bits on every call at a level, 1 for no
-// elements, and zeros, infinities and NaN behave as in any product.
+// (values near 1, so nothing overflows or underflows), the same bits on every call at a
+// level, 1 for no elements, and zeros, infinities and NaN behave as in any product.
 template <typename T>
 void CheckProd() {
   std::mt19937 rng(29);
