@@ -110,12 +110,14 @@ double Min(const double* x, int64_t n) {
 }
 
 namespace {
-// ExtremeColumns runs a table's column max or min; no rows gives NaN (no extreme).
+// FoldColumns runs a table's column function (max, min or product); with no rows every
+// output is `no_rows` (NaN: no extreme; 1: the empty product).
 template <typename T, typename Fn>
-void ExtremeColumns(Fn fn, const T* x, int64_t rows, int64_t cols, int64_t ld, T* out) {
+void FoldColumns(Fn fn, T no_rows, const T* x, int64_t rows, int64_t cols, int64_t ld,
+                 T* out) {
   if (cols <= 0) return;
   if (rows <= 0) {
-    std::fill_n(out, cols, std::numeric_limits<T>::quiet_NaN());
+    std::fill_n(out, cols, no_rows);
     return;
   }
   fn(x, rows, cols, ld, out);
@@ -123,16 +125,20 @@ void ExtremeColumns(Fn fn, const T* x, int64_t rows, int64_t cols, int64_t ld, T
 }  // namespace
 
 void MaxColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
-  ExtremeColumns(Active().extreme_columns_f32[0], x, rows, cols, ld, out);
+  FoldColumns(Active().extreme_columns_f32[0], std::numeric_limits<float>::quiet_NaN(), x, rows,
+              cols, ld, out);
 }
 void MaxColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out) {
-  ExtremeColumns(Active().extreme_columns_f64[0], x, rows, cols, ld, out);
+  FoldColumns(Active().extreme_columns_f64[0], std::numeric_limits<double>::quiet_NaN(), x, rows,
+              cols, ld, out);
 }
 void MinColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
-  ExtremeColumns(Active().extreme_columns_f32[1], x, rows, cols, ld, out);
+  FoldColumns(Active().extreme_columns_f32[1], std::numeric_limits<float>::quiet_NaN(), x, rows,
+              cols, ld, out);
 }
 void MinColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out) {
-  ExtremeColumns(Active().extreme_columns_f64[1], x, rows, cols, ld, out);
+  FoldColumns(Active().extreme_columns_f64[1], std::numeric_limits<double>::quiet_NaN(), x, rows,
+              cols, ld, out);
 }
 
 void Arithmetic(Arith op, const float* a, int64_t a_step, const float* b, int64_t b_step,
@@ -172,24 +178,12 @@ void Outer(const double* a, int64_t a_step, int64_t m, const double* b, int64_t 
 float Prod(const float* x, int64_t n) { return n > 0 ? Active().prod_f32(x, n) : 1.0f; }
 double Prod(const double* x, int64_t n) { return n > 0 ? Active().prod_f64(x, n) : 1.0; }
 
-namespace {
-// ProductColumns runs a table's column product; no rows gives 1 (the empty product).
-template <typename T, typename Fn>
-void ProductColumns(Fn fn, const T* x, int64_t rows, int64_t cols, int64_t ld, T* out) {
-  if (cols <= 0) return;
-  if (rows <= 0) {
-    std::fill_n(out, cols, T(1));
-    return;
-  }
-  fn(x, rows, cols, ld, out);
-}
-}  // namespace
 
 void ProdColumns(const float* x, int64_t rows, int64_t cols, int64_t ld, float* out) {
-  ProductColumns(Active().prod_columns_f32, x, rows, cols, ld, out);
+  FoldColumns(Active().prod_columns_f32, 1.0f, x, rows, cols, ld, out);
 }
 void ProdColumns(const double* x, int64_t rows, int64_t cols, int64_t ld, double* out) {
-  ProductColumns(Active().prod_columns_f64, x, rows, cols, ld, out);
+  FoldColumns(Active().prod_columns_f64, 1.0, x, rows, cols, ld, out);
 }
 
 int64_t CallCount(CpuCapability capability) { return Counter::Total(capability); }
