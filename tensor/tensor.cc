@@ -144,6 +144,34 @@ namespace internal {
 constinit thread_local ValueReadObserver* tls_value_read_observer = nullptr;
 }  // namespace internal
 
+const TensorImpl& Tensor::ReadableImpl(const char* what) const {
+  if (!defined()) ThrowError(what, ": the tensor is undefined");
+  const Tensor* t = this;
+  while (!t->is_dense()) {
+    const TensorImpl* impl = t->impl();
+    if (impl->kind() == TensorKind::kBatched) {
+      ThrowError(what, ": cannot read the elements of a batched tensor inside vmap (",
+                 impl->WrapperRepr(), "): its value differs per example. Branch with "
+                 "ft::where, ft::cond or ft::while_loop, or return it from the transformed "
+                 "function instead");
+    }
+    const bool primal_readable =
+        (impl->kind() == TensorKind::kGradWrapper || impl->kind() == TensorKind::kDual) &&
+        impl->wrapped_value() != nullptr;
+    if (!primal_readable) {
+      ThrowError(what, ": cannot read the elements of a ", TensorKindName(impl->kind()),
+                 " tensor inside a transform (", impl->WrapperRepr(),
+                 "); return it from the transformed function instead");
+    }
+    t = impl->wrapped_value();
+  }
+  // The primal under the wrappers is what is read: a trace must see it (jit(grad(f))).
+  if (internal::tls_value_read_observer != nullptr) [[unlikely]] {
+    internal::tls_value_read_observer->OnValueRead(*t, what);
+  }
+  return *t->impl();
+}
+
 void Tensor::CheckReadable(const char* what) const {
   if (!defined()) ThrowError(what, ": the tensor is undefined");
   if (!is_dense()) {

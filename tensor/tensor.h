@@ -169,12 +169,17 @@ class Tensor {
   template <typename T>
   T* data() const;
 
-  // item<T>() returns the single element converted to T. Throws ft::Error when numel() != 1
-  // or the tensor is a transform wrapper.
+  // item<T>() returns the single element converted to T. Throws ft::Error when numel() != 1.
+  // to_vector<T>() returns all elements in row-major order, converted to T.
+  // NOTE: [Host reads inside transforms]
+  // Inside grad, vjp, jvp, jacrev, jacfwd or hessian both return the primal value (through
+  // every grad and dual wrapper), as functorch and JAX allow: C++ `if` and `while` on a value
+  // work there, and the derivative is that of the path taken. Inside vmap a value differs
+  // per example, so a batched tensor still throws, naming ft::where, ft::cond and
+  // ft::while_loop; so does a functionalize wrapper (its value may be stale). data<T>()
+  // hands out a writable pointer and stays dense-only.
   template <typename T>
   T item() const;
-
-  // to_vector<T>() returns all elements in row-major order, converted to T.
   template <typename T>
   std::vector<T> to_vector() const;
 
@@ -184,6 +189,9 @@ class Tensor {
 
  private:
   void CheckReadable(const char* what) const;
+  // ReadableImpl: the dense impl item() and to_vector() read (NOTE: [Host reads inside
+  // transforms]), after the same checks as CheckReadable.
+  const TensorImpl& ReadableImpl(const char* what) const;
   // Checked: the impl, or an ft::Error naming `what` for an undefined tensor (one compare on
   // the metadata accessors' path; the throw is out of line).
   const TensorImpl& Checked(const char* what) const {
@@ -260,19 +268,20 @@ T ReadElement(const TensorImpl& impl, int64_t linear) {
 
 template <typename T>
 T Tensor::item() const {
-  CheckReadable("item");
-  if (numel() != 1) {
-    ThrowError("item: a tensor with ", numel(), " elements (shape ", ShapeToString(sizes()),
+  const TensorImpl& impl = ReadableImpl("item");
+  if (impl.numel() != 1) {
+    ThrowError("item: a tensor with ", impl.numel(), " elements (shape ",
+               ShapeToString(impl.sizes()),
                ") cannot be converted to a scalar; item() needs exactly one element");
   }
-  return internal::ReadElement<T>(*impl_, 0);
+  return internal::ReadElement<T>(impl, 0);
 }
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
-  CheckReadable("to_vector");
-  std::vector<T> out(static_cast<size_t>(numel()));
-  for (int64_t i = 0; i < numel(); ++i) out[i] = internal::ReadElement<T>(*impl_, i);
+  const TensorImpl& impl = ReadableImpl("to_vector");
+  std::vector<T> out(static_cast<size_t>(impl.numel()));
+  for (int64_t i = 0; i < impl.numel(); ++i) out[i] = internal::ReadElement<T>(impl, i);
   return out;
 }
 

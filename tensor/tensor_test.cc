@@ -377,23 +377,61 @@ TEST(TensorWrapper, MetadataWithoutStorage) {
 
 TEST(TensorWrapper, ElementAccessThrows) {
   Tensor w(std::make_shared<FakeBatched>(kFloat32, Shape{2, 3}));
+  // A batched value differs per example: the message names the ops that branch per example.
   EXPECT_FT_ERROR(w.item<float>(),
-                  "item: cannot read the elements of a batched tensor inside a transform "
-                  "(batched tensor of shape [2, 3]); return it from the transformed function "
-                  "instead");
+                  "item: cannot read the elements of a batched tensor inside vmap "
+                  "(batched tensor of shape [2, 3]): its value differs per example. Branch "
+                  "with ft::where, ft::cond or ft::while_loop, or return it from the "
+                  "transformed function instead");
   EXPECT_FT_ERROR(w.to_vector<float>(),
-                  "to_vector: cannot read the elements of a batched tensor inside a transform");
+                  "to_vector: cannot read the elements of a batched tensor inside vmap");
   EXPECT_FT_ERROR(w.data<float>(), "data: cannot read the elements of a batched tensor");
   // item() rejects a wrapper even when it has exactly one element.
   Tensor one(std::make_shared<FakeBatched>(kInt64, Shape{}));
   EXPECT_FT_ERROR(one.item<int64_t>(),
-                  "item: cannot read the elements of a batched tensor inside a transform "
+                  "item: cannot read the elements of a batched tensor inside vmap "
                   "(batched tensor of shape [])");
-  // An overridden WrapperRepr shows up in the messages.
+  // An overridden WrapperRepr shows up in the messages; a grad wrapper without a value to
+  // read is refused.
   Tensor g(std::make_shared<FakeDeadGrad>());
   EXPECT_FT_ERROR(g.item<double>(),
                   "item: cannot read the elements of a grad wrapper tensor "
                   "inside a transform (GradWrapper(lvl=3))");
+}
+
+// A grad or dual wrapper holding a value: item() and to_vector() read the primal through
+// every layer (NOTE: [Host reads inside transforms]); data() stays dense-only.
+class FakePrimalWrapper : public TensorImpl {
+ public:
+  FakePrimalWrapper(TensorKind kind, Tensor value)
+      : TensorImpl(kind, value.dtype(), Shape(value.sizes().begin(), value.sizes().end())),
+        value_(std::move(value)) {}
+  const Tensor* wrapped_value() const override { return &value_; }
+
+ private:
+  Tensor value_;
+};
+
+TEST(TensorWrapper, ReadsThePrimalThroughGradAndDualWrappers) {
+  Tensor v = EmptyContiguous({2}, kFloat64);
+  v.data<double>()[0] = 1.5;
+  v.data<double>()[1] = -2.0;
+  Tensor dual(std::make_shared<FakePrimalWrapper>(TensorKind::kDual, v));
+  Tensor g(std::make_shared<FakePrimalWrapper>(TensorKind::kGradWrapper, dual));
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{1.5, -2.0}));
+  EXPECT_FT_ERROR(g.item<double>(), "item: a tensor with 2 elements (shape [2])");
+  EXPECT_FT_ERROR(g.data<double>(), "data: cannot read the elements of a grad wrapper tensor");
+  // The observer hears the dense primal, so a jit trace sees the read.
+  ReadLog log;
+  internal::tls_value_read_observer = &log;
+  (void)g.to_vector<float>();
+  internal::tls_value_read_observer = nullptr;
+  EXPECT_EQ(log.reads, (std::vector<std::string>{"to_vector [2]"}));
+  // A batched layer anywhere under the wrappers refuses.
+  Tensor over_batched(std::make_shared<FakePrimalWrapper>(
+      TensorKind::kGradWrapper, Tensor(std::make_shared<FakeBatched>(kFloat32, Shape{2}))));
+  EXPECT_FT_ERROR(over_batched.to_vector<float>(),
+                  "to_vector: cannot read the elements of a batched tensor inside vmap");
 }
 
 TEST(TensorWrapper, DefaultUnwrapDeadThrows) {
