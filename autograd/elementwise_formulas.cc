@@ -151,7 +151,7 @@ void RegisterElementwiseFormulas() {
   }
   // Outputs that do not depend differentiably on the inputs' values.
   for (const char* name : {"zeros_like", "ones_like", "full_like", "full_like_dtype",
-                           "rand_like", "randn_like", "randint"}) {
+                           "rand_like", "randn_like", "randint", "stop_gradient"}) {
     MarkNonDifferentiable(Op(name));
   }
   // to(dtype): the gradient converts back (none for a non-floating input); the tangent

@@ -58,6 +58,7 @@ Tensor diagonal_scatter(const Tensor& self, const Tensor& src, int64_t offset, i
 }
 Tensor contiguous(const Tensor& x) { return Call<&kernels::contiguous>(x); }
 Tensor clone(const Tensor& x) { return Call<&kernels::clone>(x); }
+Tensor stop_gradient(const Tensor& x) { return Call<&kernels::stop_gradient>(x); }
 Tensor flip(const Tensor& x, IntArrayRef dims) { return Call<&kernels::flip>(x, dims); }
 
 void RegisterViewOps(OpRegistry& r) {
@@ -85,6 +86,7 @@ void RegisterViewOps(OpRegistry& r) {
                                          {"self", "src", "offset", "dim1", "dim2"});
   RegisterOp<&kernels::contiguous>(r, "contiguous", {"self"});
   RegisterOp<&kernels::clone>(r, "clone", {"self"});
+  RegisterOp<&kernels::stop_gradient>(r, "stop_gradient", {"self"});
   RegisterOp<&kernels::flip>(r, "flip", {"self", "dims"});
 }
 

@@ -143,6 +143,12 @@ Tensor contiguous(const Tensor& x);
 // clone returns a new contiguous tensor with x's values (never shares x's storage).
 Tensor clone(const Tensor& x);
 
+// stop_gradient returns a copy of x's values that carries no derivative at any level (JAX's
+// lax.stop_gradient, torch's detach() as a copy): its gradient is zero and its tangent
+// zero under every grad and jvp around it; under vmap it keeps x's batch dims.
+//   grad(x -> sum(x * stop_gradient(x)))(x) == x, not 2x.
+Tensor stop_gradient(const Tensor& x);
+
 // flip returns a new contiguous tensor with x's elements reversed along `dims` (a copy, as
 // torch.flip makes). Error: a dim out of range or listed twice.
 Tensor flip(const Tensor& x, IntArrayRef dims);

@@ -47,6 +47,8 @@ Tensor clone(const Tensor& t) {
   return out;
 }
 
+Tensor stop_gradient(const Tensor& t) { return clone(t); }
+
 Tensor to(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
   Tensor out = EmptyContiguous(t.sizes(), dtype);

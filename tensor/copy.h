@@ -24,6 +24,10 @@ Tensor contiguous(const Tensor& t);
 // clone returns a new contiguous tensor with t's values (never aliases t).
 Tensor clone(const Tensor& t);
 
+// stop_gradient is the base kernel of ft::stop_gradient: a new contiguous copy, like clone
+// (the op differs from clone only in its derivative rules, which have none).
+Tensor stop_gradient(const Tensor& t);
+
 // to returns `t` itself when it already has `dtype`, else a contiguous converted copy.
 Tensor to(const Tensor& t, DType dtype);
 

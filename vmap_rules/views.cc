@@ -384,6 +384,7 @@ void RegisterViewRules() {
   SetBatchRule(r.Get("flip"), &FrontRule<&Flip>);
   SetBatchRule(r.Get("contiguous"), &CopyRule);
   SetBatchRule(r.Get("clone"), &CopyRule);
+  SetBatchRule(r.Get("stop_gradient"), &CopyRule);
 }
 
 }  // namespace ft::vmap_rules

@@ -219,6 +219,7 @@ FT_PROPERTY_SYM(square)
 FT_PROPERTY_SYM(reciprocal)
 FT_PROPERTY_SYM(floor)
 FT_PROPERTY_SYM(round)
+FT_PROPERTY_SYM(stop_gradient)
 FT_PROPERTY_SYM(exp_)
 FT_PROPERTY_SYM(add)
 FT_PROPERTY_SYM(sub)
@@ -775,6 +776,10 @@ std::vector<Entry> BuildCatalog() {
                   [](const auto& a, const Params&, bool) { return abs(a[0]); }));
   c.push_back(Def("sign_mul", 1, 0, {"sign", "mul"}, AnyRank,
                   [](const auto& a, const Params&, bool) { return a[0] * sign(a[0]); }));
+  // x * stop_gradient(x): the derivative is x, not 2x (not smooth in the sense of central
+  // differences, which see x^2).
+  c.push_back(Def("stop_gradient_mul", 1, 0, {"stop_gradient", "mul"}, AnyRank,
+                  [](const auto& a, const Params&, bool) { return a[0] * stop_gradient(a[0]); }));
   c.push_back(Def("relu", 1, 0, {"relu"}, AnyRank,
                   [](const auto& a, const Params&, bool) { return relu(a[0]); }));
   c.push_back(Def(
