@@ -19,6 +19,7 @@ void RegisterAllOps() {
 
 namespace internal {
 constinit thread_local BaseCallObserver* tls_base_call_observer = nullptr;
+constinit thread_local DispatchHookState tls_dispatch_hook;
 }  // namespace internal
 
 namespace {
@@ -72,6 +73,27 @@ void CheckDense(const Operator& op, const Tensor& t, size_t arg) {
 
 }  // namespace
 
+namespace {
+// DispatchHooked: an op at the depth of the installed DispatchArgumentHook. The hook rewrites
+// the arguments with its predecessor installed (so its own ops do not come back to it, and
+// an enclosing region's hook sees them), the op runs with no hook (its work happens at the
+// depths below), and the hook sees the outputs.
+ValueList DispatchHooked(const Operator& op, ValueList& args) {
+  const internal::DispatchHookState state = internal::tls_dispatch_hook;
+  struct Restore {
+    internal::DispatchHookState state;
+    ~Restore() { internal::tls_dispatch_hook = state; }
+  } restore{state};
+  // BeforeOp runs with the hook installed before `state` (its ops see that one).
+  internal::tls_dispatch_hook = *state.previous;
+  state.hook->BeforeOp(op, args);
+  internal::tls_dispatch_hook = {};
+  ValueList outputs = DispatchBoxed(op, args);
+  state.hook->AfterOp(op, outputs);
+  return outputs;
+}
+}  // namespace
+
 ValueList DispatchBoxed(const Operator& op, ValueList& args) {
   // One pass replaces dead wrappers and notes whether any wrapper is left; only then does
   // an empty stack need the (throwing) second look.
@@ -88,6 +110,11 @@ ValueList DispatchBoxed(const Operator& op, ValueList& args) {
     }
   }
   Interpreter* top = LayerStack::Top();
+  if (internal::tls_dispatch_hook.hook != nullptr &&
+      internal::tls_dispatch_hook.depth == LayerStack::size() &&
+      internal::tls_dispatch_hook.lowerings == internal::tls_lowerings) [[unlikely]] {
+    return DispatchHooked(op, args);
+  }
   if (top != nullptr) return top->Process(op, args);
   if (!all_dense) CheckAllDense(op, args);
   try {

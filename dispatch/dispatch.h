@@ -82,6 +82,51 @@ class BaseCallObserverScope {
 
 inline BaseCallObserver* CurrentBaseCallObserver() { return internal::tls_base_call_observer; }
 
+// DispatchArgumentHook sees, on this thread while a DispatchArgumentHookScope installs it,
+// the ops the code issues at the position of the layer stack where it was installed: the
+// user's ops in a region of code, not the calls interpreters pass down from levels above or
+// below (those run under a lowering guard), nor ops of transforms entered inside.
+// BeforeOp may replace tensor arguments (it runs with the hook that was installed before
+// this one, so ops it issues see that one); AfterOp sees the outputs. //control_flow masks
+// the tensors a branch captured this way (NOTE: [Masking captured tensors] in
+// control_flow/control_flow.cc). Higher-order operators (a custom Function, cond) are not
+// ops: the hook sees the ops they issue at its depth. Only boxed dispatch is seen: with an
+// empty stack an op takes the typed fast path, so install hooks under a transform.
+class DispatchArgumentHook {
+ public:
+  virtual void BeforeOp(const Operator& op, ValueList& args) = 0;
+  virtual void AfterOp(const Operator& op, const ValueList& outputs) = 0;
+
+ protected:
+  ~DispatchArgumentHook() = default;
+};
+
+namespace internal {
+struct DispatchHookState {
+  DispatchArgumentHook* hook = nullptr;
+  int depth = -1;
+  int lowerings = -1;
+  const DispatchHookState* previous = nullptr;  // the state the installing scope saved
+};
+extern constinit thread_local DispatchHookState tls_dispatch_hook;
+}  // namespace internal
+
+// DispatchArgumentHookScope installs `hook` at the current depth of the layer stack for a
+// scope, and restores the previous hook afterwards (exceptions included).
+class DispatchArgumentHookScope {
+ public:
+  explicit DispatchArgumentHookScope(DispatchArgumentHook* hook)
+      : saved_(internal::tls_dispatch_hook) {
+    internal::tls_dispatch_hook = {hook, LayerStack::size(), internal::tls_lowerings, &saved_};
+  }
+  ~DispatchArgumentHookScope() { internal::tls_dispatch_hook = saved_; }
+  DispatchArgumentHookScope(const DispatchArgumentHookScope&) = delete;
+  DispatchArgumentHookScope& operator=(const DispatchArgumentHookScope&) = delete;
+
+ private:
+  internal::DispatchHookState saved_;
+};
+
 // RegisterAllOps registers every built-in op (idempotent, thread-safe). Code that walks the
 // registry (tables, completeness tests) calls it first; op calls do it on their own.
 void RegisterAllOps();

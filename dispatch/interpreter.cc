@@ -8,6 +8,7 @@
 namespace ft {
 namespace internal {
 constinit thread_local int tls_layer_depth = 0;
+constinit thread_local int tls_lowerings = 0;
 }  // namespace internal
 
 namespace {
@@ -115,16 +116,22 @@ InterpreterScope::~InterpreterScope() {
 LowerGuard::LowerGuard(Interpreter* interpreter) : interpreter_(interpreter) {
   FT_CHECK(LayerStack::Top() == interpreter);
   LayerStack::Pop();
+  ++internal::tls_lowerings;
 }
 
-LowerGuard::~LowerGuard() { LayerStack::Push(interpreter_); }
+LowerGuard::~LowerGuard() {
+  --internal::tls_lowerings;
+  LayerStack::Push(interpreter_);
+}
 
 ExcludeAllGuard::ExcludeAllGuard() : depth_(internal::tls_layer_depth) {
   for (int i = 0; i < depth_; ++i) saved_[i] = tls_layers[i];
   internal::tls_layer_depth = 0;
+  ++internal::tls_lowerings;
 }
 
 ExcludeAllGuard::~ExcludeAllGuard() {
+  --internal::tls_lowerings;
   for (int i = 0; i < depth_; ++i) tls_layers[i] = saved_[i];
   internal::tls_layer_depth = depth_;
 }
@@ -169,9 +176,11 @@ LowerBelowGuard::LowerBelowGuard(int64_t level) : depth_(internal::tls_layer_dep
   while (kept_ < depth_ && tls_layers[kept_]->level() < level) ++kept_;
   for (int i = kept_; i < depth_; ++i) saved_[i] = tls_layers[i];
   internal::tls_layer_depth = kept_;
+  ++internal::tls_lowerings;
 }
 
 LowerBelowGuard::~LowerBelowGuard() {
+  --internal::tls_lowerings;
   for (int i = kept_; i < depth_; ++i) tls_layers[i] = saved_[i];
   internal::tls_layer_depth = depth_;
 }

@@ -195,6 +195,10 @@ namespace internal {
 // The stack's storage: trivially initialized thread-locals so LayerStack::empty() is one
 // TLS load (no lazy-init wrapper).
 extern constinit thread_local int tls_layer_depth;
+// How many lowering guards (LowerGuard, LowerBelowGuard, ExcludeAllGuard) are active: an op
+// issued at some depth with the count unchanged is the code's own, not one an interpreter
+// passed down from a level above (dispatch.h's DispatchArgumentHook tells them apart so).
+extern constinit thread_local int tls_lowerings;
 }  // namespace internal
 
 inline bool LayerStack::empty() { return internal::tls_layer_depth == 0; }

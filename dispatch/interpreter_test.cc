@@ -329,6 +329,50 @@ TEST(Dispatch, BaseCallObserverSeesEveryKernelCall) {
   EXPECT_TENSOR_NEAR(y, exp(sin(ones({2}))), 0);
 }
 
+// A hook that doubles every tensor argument (with an op, which must not come back to it) and
+// logs what it sees.
+class DoublingHook final : public DispatchArgumentHook {
+ public:
+  void BeforeOp(const Operator& op, ValueList& args) override {
+    log.push_back("before " + op.name());
+    for (Value& v : args) {
+      if (v.is_tensor()) v = Value(mul(v.tensor(), 2.0));
+    }
+  }
+  void AfterOp(const Operator& op, const ValueList& outputs) override {
+    log.push_back("after " + op.name() + " " + std::to_string(outputs.size()));
+  }
+  std::vector<std::string> log;
+};
+
+TEST(Dispatch, ArgumentHookSeesOnlyTheOpsAtItsDepth) {
+  std::vector<std::string> interp_log;
+  RecordingInterpreter outer(&interp_log, "outer");
+  RecordingInterpreter inner(&interp_log, "inner");
+  DoublingHook hook, enclosing;
+  Tensor y, z;
+  {
+    InterpreterScope s1(&outer);
+    DispatchArgumentHookScope enclosing_scope(&enclosing);  // depth 1
+    InterpreterScope s2(&inner);
+    {
+      DispatchArgumentHookScope scope(&hook);  // depth 2
+      y = neg(tensor({1.0, 2.0}));
+    }
+    // Depth 2 with no hook: the depth-1 hook does not see exp as inner lowers it.
+    z = exp(tensor({0.0}));
+  }
+  EXPECT_TRUE(LayerStack::empty());
+  // neg saw its argument doubled once: the hook's own mul went to no hook at depth 2.
+  EXPECT_TENSOR_NEAR(y, tensor({-2.0, -4.0}), 0);
+  EXPECT_EQ(hook.log, (std::vector<std::string>{"before neg", "after neg 1"}));
+  EXPECT_TRUE(enclosing.log.empty());
+  EXPECT_TENSOR_NEAR(z, tensor({1.0}), 0);
+  // The interpreters saw mul (the hook's), neg and exp at both levels.
+  EXPECT_EQ(interp_log.size(), 6u);
+  EXPECT_EQ(internal::tls_dispatch_hook.hook, nullptr);
+}
+
 TEST(Dispatch, DeadWrappersUnwrapThemselves) {
   std::vector<std::string> log;
   RecordingInterpreter rec(&log, "R");
