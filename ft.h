@@ -7,7 +7,9 @@
 // check helpers gradcheck/jvpcheck/gradgradcheck (//interpreters/gradcheck), custom
 // Functions with their own derivative and batching rules (//custom_function), ft::jit,
 // which traces a (transformed) function once and replays its kernels (//interpreters/jit),
-// and ft::functionalize, which makes in-place code pure (//interpreters/functionalize).
+// ft::functionalize, which makes in-place code pure (//interpreters/functionalize), and
+// control flow the transforms see, cond, switch_case, while_loop, fori_loop, scan and
+// checkpoint (//control_flow).
 //
 // Example:
 //   #include "ft.h"
@@ -18,6 +20,7 @@
 #define FT_FT_H_
 
 #include "autograd/grad_mode.h"
+#include "control_flow/control_flow.h"
 #include "custom_function/function.h"
 #include "dispatch/ops.h"
 #include "interpreters/functionalize/functionalize.h"

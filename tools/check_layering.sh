@@ -13,6 +13,7 @@ rules=(
   "//autograd|+ //tensor/... + //dispatch/..."
   "//interpreters/grad|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
   "//custom_function|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/..."
+  "//control_flow|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/... + //custom_function/..."
   "//interpreters/functionalize|+ //tensor/... + //dispatch/..."
   "//interpreters/jit|+ //tensor/... + //dispatch/... + //autograd/..."
   "//interop|+ //tensor/..."

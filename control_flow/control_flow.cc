@@ -1,0 +1,562 @@
+// cond, switch_case, while_loop, fori_loop and scan (NOTE: [Control flow by decomposition]
+// in control_flow.h).
+#include "control_flow/control_flow.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "dispatch/dispatch.h"
+#include "dispatch/higher_order_operator.h"
+#include "dispatch/interpreter.h"
+#include "dispatch/ops.h"
+#include "tensor/error.h"
+#include "tensor/factories.h"
+
+namespace ft {
+namespace {
+
+// ---- Reading predicates ----
+
+// ConcreteScalar: the value of a one-element predicate or index read through the grad and
+// dual wrappers (the primal), or nullopt when a vmap level batches it (its value differs per
+// example). A functionalize wrapper is read through a clone at the current level, whose
+// value is up to date.
+std::optional<int64_t> ConcreteScalar(const Tensor& t) {
+  Tensor read = t;
+  for (const Tensor* p = &t; !p->is_dense(); p = p->impl()->wrapped_value()) {
+    if (p->kind() == TensorKind::kBatched) return std::nullopt;
+    if (p->kind() == TensorKind::kFunctional && read.is_same(t)) read = clone(t);
+  }
+  const Tensor* p = &read;
+  while (!p->is_dense()) p = p->impl()->wrapped_value();
+  return p->item<int64_t>();
+}
+
+// AnyTrue: whether some example of a batched predicate is true (every vmap level's examples:
+// the physical value under all wrappers).
+bool AnyTrue(const Tensor& t) {
+  const Tensor* p = &t;
+  while (!p->is_dense()) p = p->impl()->wrapped_value();
+  for (bool b : p->to_vector<bool>()) {
+    if (b) return true;
+  }
+  return false;
+}
+
+// GradActive: whether a grad level is on the stack. Only then can the branch an example did
+// not take send it a gradient, so only then are its operands masked.
+bool GradActive() {
+  for (int i = 0; i < LayerStack::size(); ++i) {
+    if (LayerStack::At(i)->key() == TransformType::kGrad) return true;
+  }
+  return false;
+}
+
+// MaskedFor: the operands a branch (or body) sees, where `take` is false in an example, as
+// constants there: where(take, x, stop_gradient(x)). The values are x's in every example,
+// but the example's gradient through the branch it did not take is selected away (not
+// multiplied by zero), so an infinite derivative there cannot make it NaN.
+TensorList MaskedFor(const Tensor& take, const TensorList& xs) {
+  if (!GradActive()) return xs;
+  TensorList out;
+  out.reserve(xs.size());
+  for (const Tensor& x : xs) {
+    out.push_back(IsFloating(x.dtype()) ? where(take, x, stop_gradient(x)) : x);
+  }
+  return out;
+}
+
+// NOTE: [Masking captured tensors]
+// A branch (or a while_loop body) also reads tensors it captured from outside, not only its
+// operands: a weight, a rate constant. Under a batched predicate its gradient with respect
+// to those is summed over every example, including the examples that did not take it, where
+// 0 * inf may be NaN. So while a masked branch runs, a DispatchArgumentHook rewrites every
+// op's wrapped floating-point argument that the branch did not make (not an operand, not an
+// op's output in the branch) to where(take, c, stop_gradient(c)), once per tensor: each
+// example's use of the capture is then selected, and the examples that did not take the
+// branch send it exactly zero. Dense tensors are constants at every level and are left
+// alone, as are the arguments an in-place op writes.
+class CaptureMask final : public DispatchArgumentHook {
+ public:
+  CaptureMask(const Tensor& take, const TensorList& operands) : take_(take) {
+    for (const Tensor& x : operands) made_.insert(x.impl());
+  }
+  void BeforeOp(const Operator& op, ValueList& args) override {
+    const int written = op.schema().mutated_arg.value_or(-1);
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (static_cast<int>(i) == written) continue;
+      if (args[i].is_tensor()) {
+        Substitute(args[i].mutable_tensor());
+      } else if (args[i].is_tensor_list()) {
+        for (Tensor& t : args[i].mutable_tensor_list()) Substitute(t);
+      }
+    }
+  }
+  void AfterOp(const Operator&, const ValueList& outputs) override {
+    for (const Value& v : outputs) {
+      if (v.is_tensor()) {
+        made_.insert(v.tensor().impl());
+      } else if (v.is_tensor_list()) {
+        for (const Tensor& t : v.tensor_list()) made_.insert(t.impl());
+      }
+    }
+  }
+
+ private:
+  void Substitute(Tensor& t) {
+    if (!t.defined() || t.is_dense() || !IsFloating(t.dtype()) || made_.contains(t.impl())) {
+      return;
+    }
+    auto [it, inserted] = masked_.try_emplace(t.impl());
+    if (inserted) {
+      it->second = where(take_, t, stop_gradient(t));
+      made_.insert(it->second.impl());
+    }
+    t = it->second;
+  }
+
+  Tensor take_;
+  absl::flat_hash_set<const TensorImpl*> made_;  // operands and the branch's op outputs
+  absl::flat_hash_map<const TensorImpl*, Tensor> masked_;  // capture -> its masked use
+};
+
+// ---- Checks ----
+
+std::string Describe(const Tensor& t) {
+  return absl::StrCat(DTypeName(t.dtype()), " ", ShapeToString(t.sizes()));
+}
+
+// CheckPredicate: a one-element tensor of the expected kind (bool for a predicate, an
+// integer dtype for an index).
+void CheckPredicate(const char* op, const std::string& what, const Tensor& p, bool index) {
+  if (!p.defined()) ThrowError(op, ": ", what, " is an undefined tensor");
+  const bool kind_ok = index ? IsIntegral(p.dtype(), /*include_bool=*/false) : p.dtype() == kBool;
+  if (!kind_ok || p.numel() != 1) {
+    ThrowError(op, ": ", what, " must be ", index ? "an integer" : "a bool",
+               " tensor with one element, got ", Describe(p),
+               index ? "" : " (compare, e.g. ft::gt(x, 0), to get one)");
+  }
+}
+
+// CheckSameOutputs: `outs` (what `who` returned) against `ref` (what `ref_who` returned or
+// what init holds): same count, dtypes and shapes.
+void CheckSameOutputs(const char* op, const std::string& who, const TensorList& outs,
+                      const std::string& ref_who, const TensorList& ref, const char* noun) {
+  if (outs.size() != ref.size()) {
+    ThrowError(op, ": ", who, " returned ", outs.size(), " ", noun, "s, but ", ref_who, " has ",
+               ref.size());
+  }
+  for (size_t j = 0; j < outs.size(); ++j) {
+    if (!outs[j].defined()) {
+      ThrowError(op, ": ", who, " returned an undefined tensor as ", noun, " ", j);
+    }
+    if (outs[j].dtype() != ref[j].dtype() || outs[j].sizes() != ref[j].sizes()) {
+      ThrowError(op, ": ", noun, " ", j, " of ", who, " is ", Describe(outs[j]), ", but ",
+                 ref_who, "'s is ", Describe(ref[j]), "; they must match");
+    }
+  }
+}
+
+void CheckDefinedOutputs(const char* op, const std::string& who, const TensorList& outs) {
+  for (size_t j = 0; j < outs.size(); ++j) {
+    if (!outs[j].defined()) {
+      ThrowError(op, ": ", who, " returned an undefined tensor as output ", j);
+    }
+  }
+}
+
+// PurityGuard records the data versions of a branch's or body's operands and throws if the
+// call wrote one in place: under a batched predicate every branch runs, so the write would
+// reach every example, and a cond must not change its operands in any mode.
+class PurityGuard {
+ public:
+  explicit PurityGuard(const TensorList& operands) : operands_(operands) {
+    versions_.reserve(operands.size());
+    for (const Tensor& x : operands) versions_.push_back(x.data_version());
+  }
+  void Check(const char* op, const std::string& who) const {
+    for (size_t j = 0; j < operands_.size(); ++j) {
+      if (operands_[j].data_version() != versions_[j]) {
+        ThrowError(op, ": ", who, " wrote operand ", j, " (", Describe(operands_[j]),
+                   ") in place; branches and loop bodies must not modify their operands "
+                   "(clone it inside, or return the new value)");
+      }
+    }
+  }
+
+ private:
+  const TensorList& operands_;
+  std::vector<int64_t> versions_;
+};
+
+TensorList CallChecked(const char* op, const std::string& who, const TensorListFn& fn,
+                       const TensorList& operands) {
+  PurityGuard purity(operands);
+  TensorList out = fn(operands);
+  purity.Check(op, who);
+  return out;
+}
+
+// CallMasked: fn on its operands masked for the examples where `take` is true (MaskedFor),
+// with its captured tensors masked the same way (NOTE: [Masking captured tensors]). Without a
+// grad level nothing can carry a gradient, and fn runs as is.
+TensorList CallMasked(const char* op, const std::string& who, const TensorListFn& fn,
+                      const Tensor& take, const TensorList& operands) {
+  if (!GradActive()) return CallChecked(op, who, fn, operands);
+  const TensorList masked = MaskedFor(take, operands);
+  // The masked operands are the branch's to read only, like the operands: a write into one
+  // is refused in every mode, so a branch behaves the same batched or not.
+  PurityGuard purity(operands), masked_purity(masked);
+  CaptureMask mask(take, masked);
+  TensorList out;
+  {
+    DispatchArgumentHookScope scope(&mask);
+    out = fn(masked);
+  }
+  purity.Check(op, who);
+  masked_purity.Check(op, who);
+  return out;
+}
+
+// ---- The operators ----
+
+// ControlFlowCall: one call of a control-flow operator, the op run at the level on top.
+struct ControlFlowCall {
+  std::function<TensorList(const TensorList& operands)> run;
+};
+
+TensorList Tensors(const ValueList& values) {
+  TensorList out;
+  out.reserve(values.size());
+  for (const Value& v : values) out.push_back(v.tensor());
+  return out;
+}
+
+ValueList Values(TensorList tensors) {
+  ValueList out;
+  out.reserve(tensors.size());
+  for (Tensor& t : tensors) out.push_back(Value(std::move(t)));
+  return out;
+}
+
+// MakeOperator: a control-flow operator whose default and every transform's rule run the op
+// at the current level (NOTE: [Control flow by decomposition]): the levels below then see
+// ordinary ops.
+HigherOrderOperator<ControlFlowCall> MakeOperator(const char* name) {
+  auto run = [](const ControlFlowCall& call, ValueList& operands) {
+    return Values(call.run(Tensors(operands)));
+  };
+  HigherOrderOperator<ControlFlowCall> op(name, run);
+  for (TransformType t : {TransformType::kVmap, TransformType::kGrad, TransformType::kJvp,
+                          TransformType::kFunctionalize}) {
+    op.SetRule(t, [run](Interpreter&, const ControlFlowCall& call, ValueList& operands) {
+      return run(call, operands);
+    });
+  }
+  return op;
+}
+
+const HigherOrderOperator<ControlFlowCall>& Operator(int which) {
+  static const HigherOrderOperator<ControlFlowCall>* ops[] = {
+      new HigherOrderOperator<ControlFlowCall>(MakeOperator("cond")),
+      new HigherOrderOperator<ControlFlowCall>(MakeOperator("switch_case")),
+      new HigherOrderOperator<ControlFlowCall>(MakeOperator("while_loop")),
+      new HigherOrderOperator<ControlFlowCall>(MakeOperator("fori_loop")),
+      new HigherOrderOperator<ControlFlowCall>(MakeOperator("scan")),
+  };
+  return *ops[which];
+}
+enum OperatorId { kCond, kSwitchCase, kWhileLoop, kForiLoop, kScan };
+
+TensorList Dispatch(OperatorId id, std::function<TensorList(const TensorList&)> run,
+                    const TensorList& operands) {
+  ValueList values = Values(operands);
+  return Tensors(Operator(id)({std::move(run)}, values));
+}
+
+// ---- cond and switch_case ----
+
+std::string BranchName(const char* op, size_t k) {
+  if (std::string(op) == "cond") return k == 0 ? "true_fn" : "false_fn";
+  return absl::StrCat("branch ", k);
+}
+
+// Branches: the shared body of cond and switch_case. `taken` is the branch a concrete
+// predicate or index names; without one (batched), `takes()` gives, per branch, the bool
+// tensor saying in which examples it is taken.
+TensorList Branches(const char* op, std::optional<int64_t> taken,
+                    const std::function<std::vector<Tensor>()>& takes_fn,
+                    const std::vector<TensorListFn>& branches, const TensorList& operands) {
+  if (taken.has_value()) {
+    TensorList out = CallChecked(op, BranchName(op, *taken), branches[*taken], operands);
+    CheckDefinedOutputs(op, BranchName(op, *taken), out);
+    return out;
+  }
+  // Batched: every branch runs on operands masked to it; each output is selected per example.
+  const std::vector<Tensor> takes = takes_fn();
+  const size_t n = branches.size();
+  std::vector<TensorList> outs(n);
+  for (size_t k = 0; k < n; ++k) {
+    outs[k] = CallMasked(op, BranchName(op, k), branches[k], takes[k], operands);
+    if (k == 0) {
+      CheckDefinedOutputs(op, BranchName(op, 0), outs[0]);
+    } else {
+      CheckSameOutputs(op, BranchName(op, k), outs[k], BranchName(op, 0), outs[0], "output");
+    }
+  }
+  TensorList result = outs[n - 1];
+  for (size_t k = n - 1; k-- > 0;) {
+    for (size_t j = 0; j < result.size(); ++j) result[j] = where(takes[k], outs[k][j], result[j]);
+  }
+  return result;
+}
+
+// ---- while_loop ----
+
+TensorList WhileLoop(const CondFn& cond_fn, const TensorListFn& body_fn, const TensorList& init) {
+  TensorList carry = init;
+  bool batched = false;
+  for (int64_t it = 0;; ++it) {
+    Tensor p = cond_fn(carry);
+    CheckPredicate("while_loop", absl::StrCat("cond_fn's result at iteration ", it), p, false);
+    if (!batched) {
+      std::optional<int64_t> go = ConcreteScalar(p);
+      if (go.has_value()) {
+        if (*go == 0) return carry;
+        TensorList next = CallChecked("while_loop", absl::StrCat("body_fn at iteration ", it),
+                                      body_fn, carry);
+        CheckSameOutputs("while_loop", absl::StrCat("body_fn at iteration ", it), next, "init",
+                         init, "carry");
+        carry = std::move(next);
+        continue;
+      }
+      batched = true;  // once batched (the carry depends on the example), always batched
+    }
+    if (!AnyTrue(p)) return carry;
+    // Examples whose predicate is false are done: their carry stays, and the body's result
+    // for them (computed on masked carries) is selected away.
+    TensorList next = CallMasked("while_loop", absl::StrCat("body_fn at iteration ", it),
+                                 body_fn, p, carry);
+    CheckSameOutputs("while_loop", absl::StrCat("body_fn at iteration ", it), next, "init", init,
+                     "carry");
+    for (size_t j = 0; j < carry.size(); ++j) carry[j] = where(p, next[j], carry[j]);
+  }
+}
+
+// ---- scan ----
+
+ScanResult Scan(const ScanFn& f, const TensorList& init, const TensorList& xs,
+                const ScanOptions& options) {
+  int64_t length = -1;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (xs[i].dim() == 0) {
+      ThrowError("scan: xs[", i, "] is ", Describe(xs[i]),
+                 "; every x is sliced along dim 0, so it needs at least one dim");
+    }
+    if (length >= 0 && xs[i].size(0) != length) {
+      ThrowError("scan: xs[", i, "] has ", xs[i].size(0), " steps along dim 0 but xs[0] has ",
+                 length, "; every x must have the same length");
+    }
+    length = xs[i].size(0);
+  }
+  if (options.length.has_value()) {
+    if (*options.length < 0) ThrowError("scan: length must be >= 0, got ", *options.length);
+    if (length >= 0 && *options.length != length) {
+      ThrowError("scan: options.length is ", *options.length, " but xs have ", length,
+                 " steps along dim 0");
+    }
+    length = *options.length;
+  }
+  if (length < 0) {
+    ThrowError("scan: no xs and no options.length: give the number of steps in ScanOptions");
+  }
+
+  // The step, checkpointed if asked: one function of carry ++ x returning carry ++ y. It
+  // holds f by value: a checkpointed step runs again in the backward pass, after scan
+  // returned.
+  const size_t num_carry = init.size();
+  TensorListFn step = [f, num_carry](const TensorList& flat) {
+    TensorList carry(flat.begin(), flat.begin() + num_carry);
+    TensorList x(flat.begin() + num_carry, flat.end());
+    auto [next, y] = f(carry, x);
+    if (next.size() != num_carry) {
+      ThrowError("scan: f returned ", next.size(), " carries, but init has ", num_carry);
+    }
+    next.insert(next.end(), y.begin(), y.end());
+    return next;
+  };
+  if (options.checkpoint) step = checkpoint(step);
+
+  ScanResult result;
+  result.carry = init;
+  std::vector<TensorList> ys(length);
+  auto run_step = [&](int64_t t, const TensorList& x) {
+    TensorList flat = result.carry;
+    flat.insert(flat.end(), x.begin(), x.end());
+    const std::string who = absl::StrCat("f at step ", t);
+    TensorList out = CallChecked("scan", who, step, flat);
+    TensorList next(out.begin(), out.begin() + num_carry);
+    CheckSameOutputs("scan", who, next, "init", init, "carry");
+    TensorList y(out.begin() + num_carry, out.end());
+    CheckDefinedOutputs("scan", who, y);
+    return std::pair(std::move(next), std::move(y));
+  };
+  for (int64_t i = 0; i < length; ++i) {
+    const int64_t t = options.reverse ? length - 1 - i : i;
+    TensorList x;
+    x.reserve(xs.size());
+    for (const Tensor& xi : xs) x.push_back(select(xi, 0, t));
+    auto [next, y] = run_step(t, x);
+    if (i > 0) {
+      const TensorList& ref = ys[options.reverse ? t + 1 : t - 1];
+      CheckSameOutputs("scan", absl::StrCat("f at step ", t), y, "the previous step", ref,
+                       "output");
+    }
+    result.carry = std::move(next);
+    ys[t] = std::move(y);
+  }
+  if (length == 0) {
+    // No step ran: f runs once on zeros shaped like one step, only to learn the ys' dtypes
+    // and shapes (JAX learns them by tracing); its results are dropped.
+    TensorList x;
+    for (const Tensor& xi : xs) {
+      x.push_back(zeros(IntArrayRef(xi.sizes()).subspan(1), xi.dtype()));
+    }
+    TensorList y = f(init, x).second;
+    for (const Tensor& yi : y) {
+      Shape shape{0};
+      shape.insert(shape.end(), yi.sizes().begin(), yi.sizes().end());
+      result.ys.push_back(zeros(shape, yi.dtype()));
+    }
+    return result;
+  }
+  const size_t num_ys = ys[0].size();
+  for (size_t j = 0; j < num_ys; ++j) {
+    TensorList column;
+    column.reserve(length);
+    for (const TensorList& y : ys) column.push_back(y[j]);
+    result.ys.push_back(stack(column, 0));
+  }
+  return result;
+}
+
+}  // namespace
+
+TensorList cond(const Tensor& pred, const TensorListFn& true_fn, const TensorListFn& false_fn,
+                const TensorList& operands) {
+  CheckPredicate("cond", "pred", pred, false);
+  CheckDefined("cond", "operand", operands);
+  if (!true_fn || !false_fn) ThrowError("cond: true_fn and false_fn must be callable");
+  std::vector<TensorListFn> branches{true_fn, false_fn};
+  TensorList args{pred};
+  args.insert(args.end(), operands.begin(), operands.end());
+  return Dispatch(
+      kCond,
+      [&branches](const TensorList& a) {
+        const Tensor& p = a[0];
+        std::optional<int64_t> taken;
+        if (std::optional<int64_t> v = ConcreteScalar(p)) taken = *v != 0 ? 0 : 1;
+        auto takes = [&p] {
+          const Tensor scalar = reshape(p, {});
+          return std::vector<Tensor>{scalar, logical_not(scalar)};
+        };
+        return Branches("cond", taken, takes, branches, TensorList(a.begin() + 1, a.end()));
+      },
+      args);
+}
+
+TensorList switch_case(const Tensor& index, const std::vector<TensorListFn>& branches,
+                       const TensorList& operands) {
+  CheckPredicate("switch_case", "index", index, true);
+  CheckDefined("switch_case", "operand", operands);
+  if (branches.empty()) ThrowError("switch_case: no branches");
+  for (size_t k = 0; k < branches.size(); ++k) {
+    if (!branches[k]) ThrowError("switch_case: branch ", k, " is not callable");
+  }
+  TensorList args{index};
+  args.insert(args.end(), operands.begin(), operands.end());
+  return Dispatch(
+      kSwitchCase,
+      [&branches](const TensorList& a) {
+        const int64_t n = static_cast<int64_t>(branches.size());
+        std::optional<int64_t> taken;
+        if (n == 1) {
+          taken = 0;  // one branch: taken in every example, whatever the index
+        } else if (std::optional<int64_t> v = ConcreteScalar(a[0])) {
+          taken = std::clamp<int64_t>(*v, 0, n - 1);
+        }
+        auto takes = [&a, n] {
+          // Out-of-range indices go to the nearest end (JAX's clamp).
+          const Tensor index = reshape(a[0], {});
+          std::vector<Tensor> t(n);
+          for (int64_t k = 0; k < n; ++k) {
+            t[k] = k == 0 ? le(index, 0) : k == n - 1 ? ge(index, n - 1) : eq(index, k);
+          }
+          return t;
+        };
+        return Branches("switch_case", taken, takes, branches,
+                        TensorList(a.begin() + 1, a.end()));
+      },
+      args);
+}
+
+TensorList while_loop(const CondFn& cond_fn, const TensorListFn& body_fn, const TensorList& init) {
+  CheckDefined("while_loop", "init", init);
+  if (!cond_fn || !body_fn) ThrowError("while_loop: cond_fn and body_fn must be callable");
+  return Dispatch(
+      kWhileLoop, [&](const TensorList& carry) { return WhileLoop(cond_fn, body_fn, carry); },
+      init);
+}
+
+TensorList fori_loop(int64_t lower, int64_t upper, const ForiBodyFn& body,
+                     const TensorList& init) {
+  CheckDefined("fori_loop", "init", init);
+  if (!body) ThrowError("fori_loop: body must be callable");
+  return Dispatch(
+      kForiLoop,
+      [&](const TensorList& start) {
+        TensorList carry = start;
+        for (int64_t i = lower; i < upper; ++i) {
+          const std::string who = absl::StrCat("body at i = ", i);
+          const Tensor index = scalar_tensor(i, kInt64);
+          TensorList next = CallChecked(
+              "fori_loop", who, [&](const TensorList& c) { return body(index, c); }, carry);
+          CheckSameOutputs("fori_loop", who, next, "init", start, "carry");
+          carry = std::move(next);
+        }
+        return carry;
+      },
+      init);
+}
+
+ScanResult scan(const ScanFn& f, const TensorList& init, const TensorList& xs,
+                ScanOptions options) {
+  CheckDefined("scan", "init", init);
+  CheckDefined("scan", "xs", xs);
+  if (!f) ThrowError("scan: f must be callable");
+  const size_t num_carry = init.size();
+  TensorList args = init;
+  args.insert(args.end(), xs.begin(), xs.end());
+  TensorList flat = Dispatch(
+      kScan,
+      [&](const TensorList& a) {
+        ScanResult r = Scan(f, TensorList(a.begin(), a.begin() + num_carry),
+                            TensorList(a.begin() + num_carry, a.end()), options);
+        r.carry.insert(r.carry.end(), r.ys.begin(), r.ys.end());
+        return r.carry;
+      },
+      args);
+  ScanResult result;
+  result.carry.assign(flat.begin(), flat.begin() + num_carry);
+  result.ys.assign(flat.begin() + num_carry, flat.end());
+  return result;
+}
+
+}  // namespace ft

@@ -1,0 +1,537 @@
+// cond, switch_case, while_loop, fori_loop and scan against independent oracles: closed
+// forms, float64 central differences (gradcheck, jvpcheck), the same math unrolled in plain
+// ops, and loops over examples for vmap. Also host control flow (C++ `if` on item()) under
+// grad and jvp.
+#include "control_flow/control_flow.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "dispatch/interpreter.h"
+#include "dispatch/ops.h"
+#include "gtest/gtest.h"
+#include "interpreters/functionalize/functionalize.h"
+#include "interpreters/grad/grad.h"
+#include "interpreters/jit/jit.h"
+#include "interpreters/jvp/jvp.h"
+#include "interpreters/vmap/vmap.h"
+#include "tensor/factories.h"
+#include "tests/derivative_checks.h"
+#include "tests/test_util.h"
+
+namespace ft {
+namespace {
+
+using testing::GradCheck;
+using testing::GradGradCheck;
+using testing::JvpCheck;
+using testing::Rand;
+
+Tensor Row(const Tensor& x, int64_t i) { return select(x, 0, i); }
+
+// ---- Host control flow: C++ `if` on a value inside grad and jvp ----
+
+// functorch's example: grad(lambda x: (x*x).sum() if x.sum().item() > 0 else (x**3).sum()).
+Tensor Piecewise(const Tensor& x) {
+  if (sum(x).item<double>() > 0) return sum(x * x);
+  return sum(x * x * x);
+}
+
+TEST(HostControlFlow, GradTakesThePathTheValueChose) {
+  const Tensor pos = tensor({0.5, 1.0, -0.25}), neg = tensor({-0.5, -1.0, 0.25});
+  EXPECT_TENSOR_NEAR(grad(TensorFn(Piecewise))(pos), pos * 2.0, 1e-15);
+  EXPECT_TENSOR_NEAR(grad(TensorFn(Piecewise))(neg), neg * neg * 3.0, 1e-15);
+  // Forward mode, second order, and reads in the middle of a nested transform.
+  JvpResult r = jvp([](const TensorList& a) { return TensorList{Piecewise(a[0])}; }, {neg},
+                    {ones_like(neg)});
+  EXPECT_NEAR(r.tangents[0].item<double>(), 3.0 * (0.25 + 1.0 + 0.0625), 1e-15);
+  Tensor h = hessian([](const TensorList& a) { return Piecewise(a[0]); })({neg})[0];
+  EXPECT_TENSOR_NEAR(h, eye(3, kFloat64) * (neg * 6.0), 1e-14);  // diag(6x)
+  Tensor gg = grad(TensorFn([](const Tensor& x) {
+    // The inner gradient's value decides the branch.
+    Tensor g = grad(TensorFn(Piecewise))(x);
+    return g.to_vector<double>()[0] > 0 ? sum(g * g) : sum(g);
+  }))(pos);
+  EXPECT_TENSOR_NEAR(gg, pos * 8.0, 1e-14);  // d/dx sum((2x)^2) = 8x
+}
+
+TEST(HostControlFlow, JitOfAValueReadRunsEagerlyAndRight) {
+  JitFunction f = jit([](const TensorList& a) {
+    return TensorList{grad(TensorFn(Piecewise))(a[0])};
+  });
+  const Tensor pos = tensor({0.5, 1.0, -0.25}), neg = tensor({-0.5, -1.0, 0.25});
+  EXPECT_TENSOR_NEAR(f({pos})[0], pos * 2.0, 1e-15);
+  EXPECT_TENSOR_NEAR(f({neg})[0], neg * neg * 3.0, 1e-15);
+  EXPECT_NE(f.untraceable_reason({pos}).find("read tensor elements"), std::string::npos);
+}
+
+TEST(HostControlFlow, VmapStillRefusesAndNamesTheOps) {
+  EXPECT_FT_ERROR(vmap(TensorFn(Piecewise))(Rand({4, 3}, 1)),
+                  "item: cannot read the elements of a batched tensor inside vmap");
+  EXPECT_FT_ERROR(vmap(grad(TensorFn(Piecewise)))(Rand({4, 3}, 1)),
+                  "ft::where, ft::cond or ft::while_loop");
+  EXPECT_EQ(LayerStack::size(), 0);
+}
+
+// ---- cond ----
+
+TensorList Sqrt(const TensorList& a) { return {sqrt(a[0]), a[1] * 2.0}; }
+TensorList Square(const TensorList& a) { return {a[0] * a[0], a[1] + 1.0}; }
+
+TEST(Cond, RunsTheBranchThePredicateNames) {
+  const Tensor x = tensor({4.0, 9.0}), y = tensor({1.0});
+  TensorList t = cond(scalar_tensor(true), Sqrt, Square, {x, y});
+  EXPECT_TENSOR_NEAR(t[0], tensor({2.0, 3.0}), 0);
+  EXPECT_TENSOR_NEAR(t[1], tensor({2.0}), 0);
+  TensorList f = cond(scalar_tensor(false), Sqrt, Square, {x, y});
+  EXPECT_TENSOR_NEAR(f[0], tensor({16.0, 81.0}), 0);
+  EXPECT_TENSOR_NEAR(f[1], tensor({2.0}), 0);
+  // A one-element predicate of any shape.
+  EXPECT_TENSOR_NEAR(cond(ge(tensor({1.0}, {1, 1}), 0.0), Sqrt, Square, {x, y})[0],
+                     tensor({2.0, 3.0}), 0);
+}
+
+TEST(Cond, UnbatchedPredicateUnderVmapRunsOneBranch) {
+  int true_calls = 0, false_calls = 0;
+  const Tensor w = tensor({1.0, -2.0, 3.0});
+  auto f = [&](const Tensor& x) {
+    return cond(gt(sum(w), 0.0),  // the same in every example
+                [&](const TensorList& a) { ++true_calls; return TensorList{sin(a[0])}; },
+                [&](const TensorList& a) { ++false_calls; return TensorList{cos(a[0])}; },
+                {x})[0];
+  };
+  const Tensor xs = Rand({5, 3}, 2);
+  EXPECT_TENSOR_NEAR(vmap(TensorFn(f))(xs), sin(xs), 1e-15);
+  EXPECT_EQ(true_calls, 1);
+  EXPECT_EQ(false_calls, 0);
+}
+
+// f(x) = sqrt(x) where sum(x) > 1, else x^2 (two outputs): the branch not taken has an
+// infinite or NaN derivative at the inputs of the examples that did not take it.
+TensorList Branchy(const TensorList& a) {
+  return cond(gt(sum(a[0]), 1.0),
+              [](const TensorList& b) { return TensorList{sqrt(b[0]), sum(b[0]) * 2.0}; },
+              [](const TensorList& b) { return TensorList{b[0] * b[0], sum(b[0]) - 1.0}; },
+              {a[0]});
+}
+
+Tensor BranchyLoss(const TensorList& a) {
+  TensorList o = Branchy(a);
+  return sum(o[0]) + o[1] * 3.0;
+}
+
+Tensor BranchyBatch() {
+  // Rows 0 and 2 take sqrt; rows 1 and 3 take the square at negative values, where sqrt's
+  // derivative is NaN, and at zero, where it is infinite.
+  return tensor({0.5, 0.7, 0.1, -0.5, -0.25, 0.0, 2.0, 0.1, 0.3, 0.0, 0.0, 0.0}, {4, 3});
+}
+
+TEST(Cond, BatchedPredicateSelectsEveryOutputPerExample) {
+  const Tensor xs = BranchyBatch();
+  TensorList batched = vmap(TensorListFn(Branchy))({xs});
+  for (int64_t i = 0; i < 4; ++i) {
+    TensorList one = Branchy({Row(xs, i)});
+    EXPECT_TENSOR_NEAR(Row(batched[0], i), one[0], 0);
+    EXPECT_TENSOR_NEAR(Row(batched[1], i), one[1], 0);
+  }
+}
+
+TEST(Cond, PerExampleGradientsAreTheTakenBranchsAndNeverNaN) {
+  const Tensor xs = BranchyBatch();
+  // Per-example gradients, both orders of vmap and grad, against a loop of grads.
+  Tensor per_example = vmap(grad(ScalarFn(BranchyLoss)))({xs})[0];
+  for (int64_t i = 0; i < 4; ++i) {
+    Tensor expected = grad(ScalarFn(BranchyLoss))({Row(xs, i)})[0];
+    EXPECT_TENSOR_NEAR(Row(per_example, i), expected, 1e-15);
+  }
+  EXPECT_EQ(sum(ne(per_example, per_example)).item<int64_t>(), 0);
+  // grad of the batch's summed loss: the same rows.
+  Tensor total = grad(ScalarFn([](const TensorList& a) {
+    return sum(vmap(TensorFn([](const Tensor& x) { return BranchyLoss({x}); }))(a[0]));
+  }))({xs})[0];
+  EXPECT_TENSOR_NEAR(total, per_example, 1e-15);
+  // Closed form of the false branch: 2x + 3.
+  EXPECT_TENSOR_NEAR(Row(total, 1), Row(xs, 1) * 2.0 + 3.0, 1e-15);
+}
+
+TEST(Cond, DerivativesAgainstFiniteDifferences) {
+  const Tensor x = tensor({0.9, 0.4, 0.3}), y = tensor({0.2, -0.4, 0.1});
+  for (const Tensor& v : {x, y}) {
+    EXPECT_TRUE(GradCheck(BranchyLoss, {v}));
+    EXPECT_TRUE(JvpCheck(BranchyLoss, {v}));
+    EXPECT_TRUE(GradGradCheck(BranchyLoss, {v}));
+  }
+  // jvp under vmap with a batched predicate: per example, against a loop.
+  const Tensor xs = tensor({0.9, 0.4, 0.3, 0.2, -0.4, 0.1}, {2, 3});
+  const Tensor ts = Rand({2, 3}, 3);
+  TensorList batched = vmap(TensorListFn([](const TensorList& a) {
+    return jvp(Branchy, {a[0]}, {a[1]}).tangents;
+  }))({xs, ts});
+  for (int64_t i = 0; i < 2; ++i) {
+    TensorList one = jvp(Branchy, {Row(xs, i)}, {Row(ts, i)}).tangents;
+    EXPECT_TENSOR_NEAR(Row(batched[0], i), one[0], 1e-15);
+    EXPECT_TENSOR_NEAR(Row(batched[1], i), one[1], 1e-15);
+  }
+}
+
+TEST(Cond, Errors) {
+  const Tensor x = tensor({1.0, 2.0});
+  EXPECT_FT_ERROR(cond(scalar_tensor(1.0), Sqrt, Square, {x, x}),
+                  "cond: pred must be a bool tensor with one element, got float32 []");
+  EXPECT_FT_ERROR(cond(gt(x, 0.0), Sqrt, Square, {x, x}),
+                  "cond: pred must be a bool tensor with one element, got bool [2]");
+  EXPECT_FT_ERROR(cond(scalar_tensor(true), Sqrt, Square, {x, Tensor()}),
+                  "cond: operand 1 is an undefined tensor");
+  // Branches that disagree, caught when both run (a batched predicate).
+  auto mismatched = [](const Tensor& v) {
+    return cond(gt(sum(v), 0.0), [](const TensorList& a) { return TensorList{a[0]}; },
+                [](const TensorList& a) { return TensorList{sum(a[0])}; }, {v})[0];
+  };
+  EXPECT_FT_ERROR(vmap(TensorFn(mismatched))(Rand({3, 2}, 4)),
+                  "cond: output 0 of false_fn is float64 [], but true_fn's is float64 [2]; "
+                  "they must match");
+  EXPECT_EQ(LayerStack::size(), 0);
+  // A branch writing its operand in place.
+  Tensor buffer = tensor({1.0, 2.0});
+  EXPECT_FT_ERROR(cond(scalar_tensor(false), Sqrt,
+                       [](const TensorList& a) { return TensorList{add_(a[0], 1.0), a[1]}; },
+                       {buffer, x}),
+                  "cond: false_fn wrote operand 0 (float64 [2]) in place");
+}
+
+TEST(Cond, FunctionalizeWritesInsideABranchOnItsOwnBuffers) {
+  auto f = [](const TensorList& a) {
+    return cond(gt(sum(a[0]), 0.0),
+                [](const TensorList& b) {
+                  Tensor y = clone(b[0]);
+                  mul_(narrow(y, 0, 0, 1), 10.0);  // a write through a view of a local
+                  return TensorList{y};
+                },
+                [](const TensorList& b) { return TensorList{b[0] * -1.0}; }, {a[0]});
+  };
+  const Tensor x = tensor({1.0, 2.0});
+  EXPECT_TENSOR_NEAR(functionalize(f)({x})[0], tensor({10.0, 2.0}), 0);
+  const Tensor xs = tensor({1.0, 2.0, -3.0, -4.0}, {2, 2});
+  EXPECT_TENSOR_NEAR(vmap(functionalize(f))({xs})[0], tensor({10.0, 2.0, 3.0, 4.0}, {2, 2}), 0);
+}
+
+// ---- switch_case ----
+
+std::vector<TensorListFn> ThreeBranches() {
+  return {[](const TensorList& a) { return TensorList{sin(a[0])}; },
+          [](const TensorList& a) { return TensorList{a[0] * 3.0}; },
+          [](const TensorList& a) { return TensorList{log(a[0])}; }};
+}
+
+TEST(SwitchCase, ClampsTheIndexAndSelectsPerExample) {
+  const Tensor x = tensor({0.5, 2.0});
+  auto branches = ThreeBranches();
+  EXPECT_TENSOR_NEAR(switch_case(scalar_tensor(int64_t{1}), branches, {x})[0], x * 3.0, 0);
+  EXPECT_TENSOR_NEAR(switch_case(scalar_tensor(int64_t{-5}), branches, {x})[0], sin(x), 0);
+  EXPECT_TENSOR_NEAR(switch_case(scalar_tensor(int64_t{7}), branches, {x})[0], log(x), 0);
+  // Batched index (one per example, out of range too) against a loop; gradients too. The
+  // branch log is NaN's source at negative inputs for the examples that do not take it.
+  const Tensor xs = tensor({0.5, 2.0, -1.0, 3.0, -2.0, -0.5, 1.5, 0.25}, {4, 2});
+  const Tensor idx = tensor(std::vector<int64_t>{0, 1, -3, 2});
+  auto f = [&branches](const TensorList& a) {
+    return sum(switch_case(a[1], branches, {a[0]})[0]);
+  };
+  Tensor values = vmap(TensorListFn([&](const TensorList& a) { return TensorList{f(a)}; }))(
+      {xs, idx})[0];
+  Tensor grads = vmap(grad(ScalarFn(f)))({xs, idx})[0];
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_TENSOR_NEAR(Row(values, i), f({Row(xs, i), Row(idx, i)}), 0);
+    EXPECT_TENSOR_NEAR(Row(grads, i), grad(ScalarFn(f))({Row(xs, i), Row(idx, i)})[0], 1e-15);
+  }
+  EXPECT_EQ(sum(ne(grads, grads)).item<int64_t>(), 0);
+  EXPECT_FT_ERROR(switch_case(scalar_tensor(true), branches, {x}),
+                  "switch_case: index must be an integer tensor with one element, got bool []");
+  EXPECT_FT_ERROR(switch_case(scalar_tensor(int64_t{0}), {}, {x}), "switch_case: no branches");
+}
+
+// ---- while_loop ----
+
+// Doubles x (and counts steps) until sum(x) > limit.
+TensorList Doubling(const TensorList& init, double limit) {
+  return while_loop([limit](const TensorList& c) { return gt(sum(c[0]), limit); },
+                    [](const TensorList& c) { return TensorList{c[0] * 2.0, c[1] + 1}; }, init);
+}
+
+TensorList DoublingUntil(const TensorList& init, double limit) {
+  return while_loop([limit](const TensorList& c) { return le(sum(c[0]), limit); },
+                    [](const TensorList& c) { return TensorList{c[0] * 2.0, c[1] + 1}; }, init);
+}
+
+TEST(WhileLoop, RunsItsTripCount) {
+  const Tensor x = tensor({0.25, 0.5});  // sum 0.75 -> 1.5 -> 3 -> 6 -> 12
+  TensorList r = DoublingUntil({x, scalar_tensor(int64_t{0})}, 10.0);
+  EXPECT_TENSOR_NEAR(r[0], x * 16.0, 0);
+  EXPECT_EQ(r[1].item<int64_t>(), 4);
+  // Zero trips returns init.
+  EXPECT_TENSOR_NEAR(Doubling({x, scalar_tensor(int64_t{0})}, 10.0)[0], x, 0);
+}
+
+TEST(WhileLoop, GradAndJvpThroughTheTripCount) {
+  // x * 2^k(x): the gradient is 2^k (k constant near x), whatever k is.
+  auto f = [](const TensorList& a) {
+    return sum(DoublingUntil({a[0], scalar_tensor(int64_t{0})}, 10.0)[0] * a[0]);
+  };
+  const Tensor x = tensor({0.25, 0.5});
+  EXPECT_TENSOR_NEAR(grad(ScalarFn(f))({x})[0], x * 32.0, 1e-15);  // d/dx 16 x^2
+  EXPECT_TRUE(GradCheck(f, {x}));
+  EXPECT_TRUE(JvpCheck(f, {x}));
+  EXPECT_TRUE(GradGradCheck(f, {x}));
+}
+
+TEST(WhileLoop, PerExampleTripCountsUnderVmap) {
+  // Trip counts 0, 1, 4 and 6.
+  const Tensor xs = tensor({6.0, 6.0, 3.0, 3.0, 1.0, 0.25, 0.1, 0.1}, {4, 2});
+  auto loop = [](const TensorList& a) {
+    return DoublingUntil({a[0], scalar_tensor(int64_t{0})}, 10.0);
+  };
+  TensorList batched = vmap(TensorListFn(loop))({xs});
+  EXPECT_TENSOR_EQ(batched[1], tensor(std::vector<int64_t>{0, 1, 4, 6}));
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_TENSOR_NEAR(Row(batched[0], i), loop({Row(xs, i)})[0], 0);
+  }
+  // Per-example gradients with different trip counts (JAX refuses reverse mode here), both
+  // orders, against a loop; and jvp.
+  auto loss = [&loop](const TensorList& a) { return sum(sin(loop(a)[0])); };
+  Tensor g = vmap(grad(ScalarFn(loss)))({xs})[0];
+  Tensor g2 = grad(ScalarFn([&](const TensorList& a) {
+    return sum(vmap(TensorFn([&](const Tensor& x) { return loss({x}); }))(a[0]));
+  }))({xs})[0];
+  Tensor t = vmap(TensorListFn([&](const TensorList& a) {
+    return jvp([&](const TensorList& b) { return TensorList{loss(b)}; }, {a[0]}, {a[1]}).tangents;
+  }))({xs, ones_like(xs)})[0];
+  for (int64_t i = 0; i < 4; ++i) {
+    Tensor expected = grad(ScalarFn(loss))({Row(xs, i)})[0];
+    EXPECT_TENSOR_NEAR(Row(g, i), expected, 1e-14);
+    EXPECT_TENSOR_NEAR(Row(g2, i), expected, 1e-14);
+    EXPECT_NEAR(Row(t, i).item<double>(), sum(expected).item<double>(), 1e-13);
+  }
+}
+
+TEST(WhileLoop, FinishedExamplesGetNoNaNFromTheBody) {
+  // The body takes log, which is NaN for the carries of finished examples (negative).
+  auto loss = [](const TensorList& a) {
+    TensorList r = while_loop([](const TensorList& c) { return gt(sum(c[0]), 0.0); },
+                              [](const TensorList& c) { return TensorList{log(c[0]) - 1.0}; },
+                              {a[0]});
+    return sum(r[0]);
+  };
+  const Tensor xs = tensor({-1.0, 5.0, 20.0}, {3, 1});
+  Tensor g = vmap(grad(ScalarFn(loss)))({xs})[0];
+  EXPECT_EQ(sum(ne(g, g)).item<int64_t>(), 0);
+  // -1 takes no trip; 5 and 20 take two: d/dx log(log(x) - 1) - 1 = 1 / (x (log x - 1)).
+  EXPECT_TENSOR_NEAR(g, tensor({1.0, 1.0 / (5.0 * (std::log(5.0) - 1.0)),
+                                1.0 / (20.0 * (std::log(20.0) - 1.0))}, {3, 1}), 1e-12);
+}
+
+TEST(WhileLoop, CapturedTensorsGetNoNaNFromFinishedExamples) {
+  // The body reads a captured rate k; for finished examples it runs at h = 0, where
+  // d/dk passes through 0 * inf. Masking the capture per example keeps k's gradient exact.
+  auto loss = [](const TensorList& a) {
+    const Tensor& k = a[0];
+    TensorList r = while_loop(
+        [](const TensorList& c) { return lt(c[0], 1.0); },
+        [&k](const TensorList& c) {
+          Tensor h = minimum(c[2], 1.0 - c[0]);
+          Tensor err = abs(h * k * c[1]) + 1e-300;
+          Tensor step = clamp(sqrt(1e-3 / err), 0.0, 0.5);  // d step / d err: 0 * inf at h = 0
+          return TensorList{c[0] + h, c[1] - h * k * c[1], step};
+        },
+        {zeros({}, kFloat64), a[1], scalar_tensor(0.1, kFloat64)});
+    return r[1];
+  };
+  const Tensor k = scalar_tensor(0.8, kFloat64);
+  const Tensor y0s = tensor({1.0, 0.01, 3.0});
+  Tensor g = vmap(grad(ScalarFn(loss)), std::vector<std::optional<int64_t>>{std::nullopt, 0})(
+      {k, y0s})[0];
+  for (int64_t i = 0; i < 3; ++i) {
+    Tensor expected = grad(ScalarFn(loss))({k, Row(y0s, i)})[0];
+    EXPECT_FALSE(std::isnan(Row(g, i).item<double>()));
+    EXPECT_TENSOR_NEAR(Row(g, i), expected, 1e-12);
+  }
+  // The summed gradient with respect to the shared k, through grad(vmap): the same sum.
+  Tensor total = grad(ScalarFn([&](const TensorList& a) {
+    return sum(vmap(TensorListFn([&](const TensorList& b) { return TensorList{loss(b)}; }),
+                    std::vector<std::optional<int64_t>>{std::nullopt, 0})({a[0], y0s})[0]);
+  }))({k})[0];
+  EXPECT_NEAR(total.item<double>(), sum(g).item<double>(), 1e-12);
+}
+
+TEST(WhileLoop, Errors) {
+  const Tensor x = tensor({1.0});
+  EXPECT_FT_ERROR(while_loop([](const TensorList& c) { return sum(c[0]); },
+                             [](const TensorList& c) { return c; }, {x}),
+                  "while_loop: cond_fn's result at iteration 0 must be a bool tensor");
+  EXPECT_FT_ERROR(while_loop([](const TensorList& c) { return lt(sum(c[0]), 4.0); },
+                             [](const TensorList& c) { return TensorList{cat({c[0], c[0]})}; },
+                             {x}),
+                  "while_loop: carry 0 of body_fn at iteration 0 is float64 [2], but init's is "
+                  "float64 [1]");
+  EXPECT_FT_ERROR(while_loop([](const TensorList& c) { return lt(sum(c[0]), 4.0); },
+                             [](const TensorList& c) { return TensorList{c[0], c[0]}; }, {x}),
+                  "while_loop: body_fn at iteration 0 returned 2 carrys, but init has 1");
+}
+
+// ---- fori_loop ----
+
+TEST(ForiLoop, ClosedFormAndDerivatives) {
+  // c_{i+1} = c_i * 0.5 + i, from c_0 = x over i in [2, 5): c = x/8 + 2/4 + 3/2 + 4.
+  auto f = [](const TensorList& a) {
+    return fori_loop(2, 5, [](const Tensor& i, const TensorList& c) {
+      return TensorList{c[0] * 0.5 + i.to_vector<double>()[0] + sin(c[0]) * 0.0};
+    }, {a[0]})[0];
+  };
+  const Tensor x = tensor({1.0, -3.0});
+  EXPECT_TENSOR_NEAR(f({x}), x / 8.0 + 6.0, 1e-15);
+  auto loss = [&f](const TensorList& a) { return sum(sin(f(a))); };
+  EXPECT_TRUE(GradCheck(loss, {x}));
+  EXPECT_TRUE(JvpCheck(loss, {x}));
+  EXPECT_TENSOR_NEAR(fori_loop(3, 3, [](const Tensor&, const TensorList& c) {
+    return TensorList{c[0] + 1.0};
+  }, {x})[0], x, 0);
+  // The index is an int64 scalar tensor, usable in ops (also under vmap).
+  Tensor xs = Rand({3, 2}, 5);
+  Tensor ys = vmap(TensorFn([](const Tensor& v) {
+    return fori_loop(0, 3, [](const Tensor& i, const TensorList& c) {
+      return TensorList{c[0] + to(i, kFloat64)};
+    }, {v})[0];
+  }))(xs);
+  EXPECT_TENSOR_NEAR(ys, xs + 3.0, 1e-15);
+}
+
+// ---- scan ----
+
+// One tanh RNN step: h' = tanh(h W + x U + b), y = h' . v.
+struct Rnn {
+  Tensor w = Rand({4, 4}, 10, -0.5, 0.5), u = Rand({3, 4}, 11), b = Rand({4}, 12);
+  Tensor v = Rand({4}, 13);
+  std::pair<TensorList, TensorList> Step(const Tensor& h, const Tensor& x) const {
+    Tensor next = tanh(matmul(h, w) + matmul(x, u) + b);
+    return {{next}, {sum(next * v)}};
+  }
+  // Unrolled in plain ops: the oracle.
+  Tensor UnrolledLoss(const Tensor& h0, const Tensor& xs) const {
+    Tensor h = h0, loss = zeros({}, kFloat64);
+    for (int64_t t = 0; t < xs.size(0); ++t) {
+      auto [c, y] = Step(h, select(xs, 0, t));
+      h = c[0];
+      loss = loss + y[0] * static_cast<double>(t + 1);
+    }
+    return loss + sum(h);
+  }
+  Tensor ScanLoss(const Tensor& h0, const Tensor& xs, ScanOptions options = {}) const {
+    ScanResult r = scan([this](const TensorList& c, const TensorList& x) {
+      return Step(c[0], x[0]);
+    }, {h0}, {xs}, options);
+    return sum(r.ys[0] * arange(1, xs.size(0) + 1, 1, kFloat64)) + sum(r.carry[0]);
+  }
+};
+
+TEST(Scan, CumulativeSumAndReverse) {
+  const Tensor xs = tensor({1.0, 2.0, 3.0, 4.0});
+  auto add = [](const TensorList& c, const TensorList& x) {
+    Tensor s = c[0] + x[0];
+    return std::pair(TensorList{s}, TensorList{s});
+  };
+  ScanResult r = scan(add, {zeros({}, kFloat64)}, {xs});
+  EXPECT_TENSOR_NEAR(r.ys[0], tensor({1.0, 3.0, 6.0, 10.0}), 0);
+  EXPECT_TENSOR_NEAR(r.carry[0], scalar_tensor(10.0, kFloat64), 0);
+  ScanResult rev = scan(add, {zeros({}, kFloat64)}, {xs}, {.reverse = true});
+  EXPECT_TENSOR_NEAR(rev.ys[0], tensor({10.0, 9.0, 7.0, 4.0}), 0);
+  // No steps: the ys are empty with the step's shape; no xs: options.length steps.
+  ScanResult none = scan(add, {zeros({}, kFloat64)}, {zeros({0}, kFloat64)});
+  EXPECT_EQ(none.ys[0].sizes(), IntArrayRef({0}));
+  ScanResult counted = scan([](const TensorList& c, const TensorList&) {
+    return std::pair(TensorList{c[0] * 2.0}, TensorList{c[0]});
+  }, {scalar_tensor(1.0, kFloat64)}, {}, {.length = 3});
+  EXPECT_TENSOR_NEAR(counted.ys[0], tensor({1.0, 2.0, 4.0}), 0);
+}
+
+TEST(Scan, RnnMatchesTheUnrolledModelInValuesGradientsAndTangents) {
+  Rnn rnn;
+  const Tensor h0 = Rand({4}, 20), xs = Rand({6, 3}, 21);
+  EXPECT_NEAR(rnn.ScanLoss(h0, xs).item<double>(), rnn.UnrolledLoss(h0, xs).item<double>(),
+              1e-13);
+  auto scan_loss = [&rnn](const TensorList& a) { return rnn.ScanLoss(a[0], a[1]); };
+  auto ckpt_loss = [&rnn](const TensorList& a) {
+    return rnn.ScanLoss(a[0], a[1], {.checkpoint = true});
+  };
+  auto unrolled = [&rnn](const TensorList& a) { return rnn.UnrolledLoss(a[0], a[1]); };
+  TensorList g = grad(ScalarFn(scan_loss), {0, 1})({h0, xs});
+  TensorList gu = grad(ScalarFn(unrolled), {0, 1})({h0, xs});
+  TensorList gc = grad(ScalarFn(ckpt_loss), {0, 1})({h0, xs});
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_TENSOR_NEAR(g[k], gu[k], 1e-13);
+    EXPECT_TENSOR_NEAR(gc[k], gu[k], 1e-13);
+  }
+  EXPECT_TRUE(JvpCheck(scan_loss, {h0, xs}));
+  EXPECT_TRUE(GradGradCheck(ckpt_loss, {h0, xs}, 1e-5, {0}));
+  // Reverse scan against the unrolled model over the flipped sequence.
+  auto rev = [&rnn](const TensorList& a) {
+    ScanResult r = scan([&rnn](const TensorList& c, const TensorList& x) {
+      return rnn.Step(c[0], x[0]);
+    }, {a[0]}, {a[1]}, {.reverse = true});
+    return sum(flip(r.ys[0], {0}) * arange(1, 7, 1, kFloat64)) + sum(r.carry[0]);
+  };
+  EXPECT_NEAR(rev({h0, xs}).item<double>(), rnn.UnrolledLoss(h0, flip(xs, {0})).item<double>(),
+              1e-13);
+}
+
+TEST(Scan, PerSampleGradientsUnderVmap) {
+  Rnn rnn;
+  const Tensor h0 = Rand({4}, 30), xs = Rand({5, 6, 3}, 31);  // 5 sequences of 6 steps
+  for (bool ckpt : {false, true}) {
+    SCOPED_TRACE(ckpt ? "checkpointed steps" : "plain steps");
+    auto loss = [&rnn, ckpt](const TensorList& a) {
+      return rnn.ScanLoss(a[0], a[1], {.checkpoint = ckpt});
+    };
+    Tensor g = vmap(grad(ScalarFn(loss)), std::vector<std::optional<int64_t>>{std::nullopt, 0})(
+        {h0, xs})[0];
+    for (int64_t i = 0; i < 5; ++i) {
+      Tensor expected = grad(ScalarFn([&rnn](const TensorList& a) {
+        return rnn.UnrolledLoss(a[0], a[1]);
+      }))({h0, Row(xs, i)})[0];
+      EXPECT_TENSOR_NEAR(Row(g, i), expected, 1e-13);
+    }
+  }
+}
+
+TEST(Scan, JitTracesTheStepsAndReplays) {
+  Rnn rnn;
+  JitFunction f = jit([&rnn](const TensorList& a) {
+    return grad(ScalarFn([&rnn](const TensorList& b) { return rnn.ScanLoss(b[0], b[1]); }),
+                {0, 1})(a);
+  });
+  const Tensor h0 = Rand({4}, 40), xs = Rand({6, 3}, 41), xs2 = Rand({6, 3}, 42);
+  TensorList first = f({h0, xs});
+  TensorList second = f({h0, xs2});
+  EXPECT_EQ(f.stats().replays, 1);
+  TensorList expected = grad(ScalarFn([&rnn](const TensorList& b) {
+    return rnn.UnrolledLoss(b[0], b[1]);
+  }), {0, 1})({h0, xs2});
+  EXPECT_TENSOR_NEAR(second[0], expected[0], 1e-13);
+  EXPECT_TENSOR_NEAR(second[1], expected[1], 1e-13);
+}
+
+TEST(Scan, Errors) {
+  auto id = [](const TensorList& c, const TensorList& x) {
+    return std::pair(TensorList{c[0]}, TensorList{x[0]});
+  };
+  const Tensor c = zeros({}, kFloat64);
+  EXPECT_FT_ERROR(scan(id, {c}, {zeros({3}), zeros({4})}),
+                  "scan: xs[1] has 4 steps along dim 0 but xs[0] has 3");
+  EXPECT_FT_ERROR(scan(id, {c}, {}), "scan: no xs and no options.length");
+  EXPECT_FT_ERROR(scan(id, {c}, {scalar_tensor(1.0)}), "scan: xs[0] is float32 []");
+  EXPECT_FT_ERROR(scan([](const TensorList& carry, const TensorList& x) {
+    return std::pair(TensorList{to(carry[0] + x[0], kFloat32)}, TensorList{});
+  }, {c}, {zeros({2}, kFloat64)}), "scan: carry 0 of f at step 0 is float32 [], but init's is "
+                                   "float64 []");
+}
+
+}  // namespace
+}  // namespace ft
