@@ -1,9 +1,13 @@
 // checkpoint(f) against closed forms and float64 central differences, under every transform
-// and in several orders; the rerun in the backward pass and the replayed random draws.
+// and in several orders; the replay in the backward pass (counted at the kernels), captured
+// tensors, replayed random draws, the save-matmuls policy, and its errors.
 #include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "control_flow/control_flow.h"
+#include "dispatch/dispatch.h"
 #include "dispatch/interpreter.h"
 #include "dispatch/ops.h"
 #include "gtest/gtest.h"
@@ -32,23 +36,42 @@ Tensor Loss(const TensorListFn& f, const TensorList& a) {
   return sum(o[0]) + o[1] * 0.5;
 }
 
-TEST(Checkpoint, SameValuesAndGradientsAndRunsFAgainInBackward) {
-  int calls = 0;
-  TensorListFn counted = [&calls](const TensorList& a) {
-    ++calls;
-    return SinTimesW(a);
-  };
-  TensorListFn ckpt = checkpoint(counted);
+// KernelCount counts the base-kernel calls per op while it is installed.
+class KernelCount final : public BaseCallObserver {
+ public:
+  ValueList RunBaseKernel(const Operator& op, ValueList& args) override {
+    ++calls[op.name()];
+    return op.CallBaseKernel(args);
+  }
+  std::map<std::string, int> calls;
+};
+
+TEST(Checkpoint, SameValuesAndGradientsAndTheBackwardReplaysTheForward) {
   const Tensor x = Rand({3}, 1), w = Rand({3}, 2);
-  TensorList out = ckpt({x, w});
-  EXPECT_EQ(calls, 1);
-  EXPECT_TENSOR_NEAR(out[0], sin(x) * w, 0);
-  calls = 0;
-  TensorList g = grad(ScalarFn([&](const TensorList& a) { return Loss(ckpt, a); }), {0, 1})(
-      {x, w});
-  EXPECT_EQ(calls, 2);  // the forward, and the rerun in the backward pass
-  EXPECT_TENSOR_NEAR(g[0], cos(x) * w + x, 1e-15);
-  EXPECT_TENSOR_NEAR(g[1], sin(x), 1e-15);
+  for (bool use : {false, true}) {
+    SCOPED_TRACE(use ? "checkpoint" : "plain");
+    TensorListFn f = use ? checkpoint(SinTimesW) : TensorListFn(SinTimesW);
+    EXPECT_TENSOR_NEAR(f({x, w})[0], sin(x) * w, 0);
+    KernelCount count;
+    TensorList g;
+    {
+      BaseCallObserverScope scope(&count);
+      g = grad(ScalarFn([&](const TensorList& a) { return Loss(f, a); }), {0, 1})({x, w});
+    }
+    EXPECT_TENSOR_NEAR(g[0], cos(x) * w + x, 1e-15);
+    EXPECT_TENSOR_NEAR(g[1], sin(x), 1e-15);
+    // sin runs in the forward, and again in the backward when the values were not kept.
+    EXPECT_EQ(count.calls["sin"], use ? 2 : 1);
+  }
+}
+
+TEST(Checkpoint, CapturedTensorsGetTheirGradients) {
+  const Tensor x = Rand({3}, 1), w0 = Rand({3}, 2);
+  Tensor g = grad(TensorFn([&](const Tensor& w) {
+    TensorListFn f = checkpoint([&w](const TensorList& a) { return TensorList{sin(a[0]) * w}; });
+    return sum(f({x})[0]);
+  }))(w0);
+  EXPECT_TENSOR_NEAR(g, sin(x), 1e-15);
 }
 
 TEST(Checkpoint, DerivativesOfEveryOrderAgainstFiniteDifferences) {
@@ -58,7 +81,7 @@ TEST(Checkpoint, DerivativesOfEveryOrderAgainstFiniteDifferences) {
   EXPECT_TRUE(GradCheck(loss, args));
   EXPECT_TRUE(JvpCheck(loss, args));
   EXPECT_TRUE(GradGradCheck(loss, args));
-  // hessian and jacfwd(jacrev) against the closed form: d2/dx2 = diag(-sin(x) w + 1).
+  // hessian and jacrev(grad) against the closed form: d2/dx2 = diag(-sin(x) w + 1).
   const Tensor x = args[0], w = args[1];
   auto of_x = [&ckpt, &w](const TensorList& a) { return Loss(ckpt, {a[0], w}); };
   const Tensor expected = eye(3, kFloat64) * (neg(sin(x)) * w + 1.0);
@@ -87,29 +110,58 @@ TEST(Checkpoint, ComposesWithVmapInBothOrders) {
   EXPECT_TENSOR_NEAR(t, cos(xs) * w, 1e-15);
 }
 
-TEST(Checkpoint, FunctionalizeInsideAndAround) {
-  // f writes a local in place; checkpoint of it under functionalize and grad.
+TEST(Checkpoint, FunctionalizeAndInPlaceWritesInside) {
+  // f writes a tensor it made, in place: the replay writes its own copy again, and the ops
+  // that read the tensor before the write get its value from before.
   TensorListFn ckpt = checkpoint([](const TensorList& a) {
-    Tensor y = clone(a[0]);
-    mul_(y, a[0]);
-    return TensorList{y};
+    Tensor y = a[0] * 1.0;
+    Tensor before = sin(y);
+    mul_(y, a[0]);  // y = x^2
+    return TensorList{y + before};
   });
   const Tensor x = Rand({3}, 7);
-  EXPECT_TENSOR_NEAR(functionalize(ckpt)({x})[0], x * x, 0);
-  Tensor g = grad(ScalarFn([&](const TensorList& a) {
-    return sum(functionalize(ckpt)(a)[0]);
-  }))({x})[0];
-  EXPECT_TENSOR_NEAR(g, x * 2.0, 1e-15);
+  EXPECT_TENSOR_NEAR(functionalize(ckpt)({x})[0], x * x + sin(x), 1e-15);
+  for (bool functional : {false, true}) {
+    SCOPED_TRACE(functional ? "grad(functionalize(checkpoint))" : "grad(checkpoint)");
+    Tensor g = grad(ScalarFn([&](const TensorList& a) {
+      return sum((functional ? functionalize(ckpt) : ckpt)(a)[0]);
+    }))({x})[0];
+    EXPECT_TENSOR_NEAR(g, x * 2.0 + cos(x), 1e-15);
+  }
+  // Writing a tensor f did not make would be replayed twice: refused.
+  Tensor buffer = zeros({3}, kFloat64);
+  EXPECT_FT_ERROR(grad(ScalarFn([&](const TensorList& a) {
+                    return sum(checkpoint([&](const TensorList& b) {
+                      add_(buffer, 1.0);
+                      return TensorList{b[0] * buffer};
+                    })(a)[0]);
+                  }))({x}),
+                  "checkpoint: in-place op 'add_' writes a tensor the checkpointed function did "
+                  "not make");
+  EXPECT_EQ(LayerStack::size(), 0);
+}
+
+TEST(Checkpoint, AnInputModifiedAfterTheCallIsAnErrorAtBackward) {
+  const Tensor x = Rand({3}, 8);
+  Tensor held = Rand({3}, 9);
+  EXPECT_FT_ERROR(grad(ScalarFn([&](const TensorList& a) {
+                    Tensor out = checkpoint([&](const TensorList& b) {
+                      return TensorList{sin(b[0]) * held};
+                    })(a)[0];
+                    add_(held, 1.0);  // after the region: the replay would see new values
+                    return sum(out);
+                  }))({x}),
+                  "was modified in place after the function ran");
 }
 
 TEST(Checkpoint, RandomOpsReplayTheSameDraws) {
-  // f(x) = dropout(x) * x: the gradient is 2 * mask * x / (1 - p) with the forward's mask.
+  // f(x) = dropout(x) * x: the gradient is 2 * mask * x / (1 - p) with the forward's mask,
+  // for an explicit generator and for the thread's default one.
   Generator gen(123);
   const double p = 0.5;
-  TensorListFn f = [&gen, p](const TensorList& a) {
+  TensorListFn ckpt = checkpoint([&gen, p](const TensorList& a) {
     return TensorList{dropout(a[0], p, true, &gen) * a[0], dropout(a[0], p)};
-  };
-  TensorListFn ckpt = checkpoint(f, {.generators = {&gen}});
+  });
   const Tensor x = Rand({64}, 8, 0.5, 1.5);
   TensorList out;
   Tensor g = grad(ScalarFn([&](const TensorList& a) {
@@ -121,13 +173,36 @@ TEST(Checkpoint, RandomOpsReplayTheSameDraws) {
   EXPECT_TENSOR_NEAR(g, where(kept, x * (2.0 / (1 - p)), 0.0) +
                             where(kept_default, scalar_tensor(1.0 / (1 - p), kFloat64), 0.0),
                      1e-14);
-  // The rerun did not move the generators on: the next draw is the one without checkpoint.
+  // The replay did not move the generator on: the next draw is the one without checkpoint.
   Generator fresh(123);
   (void)dropout(x, p, true, &fresh);
   EXPECT_EQ(after, fresh.offset());
 }
 
-TEST(Checkpoint, IntegerOutputsPassThrough) {
+TEST(Checkpoint, SaveMatmulsPolicyRunsEachProductOnce) {
+  const Tensor x = Rand({4, 3}, 10), w = Rand({3, 3}, 11);
+  auto block = [](const TensorList& a) { return TensorList{tanh(matmul(a[0], a[1]))}; };
+  std::map<CheckpointPolicy, TensorList> grads;
+  for (CheckpointPolicy policy : {CheckpointPolicy::kSaveNothing, CheckpointPolicy::kSaveMatmuls}) {
+    TensorListFn f = checkpoint(block, {.policy = policy});
+    KernelCount count;
+    {
+      BaseCallObserverScope scope(&count);
+      grads[policy] = grad(ScalarFn([&](const TensorList& a) { return sum(f(a)[0]); }), {0, 1})(
+          {x, w});
+    }
+    // The forward's product; the replay's (only without the policy); the backward's two.
+    EXPECT_EQ(count.calls["mm"] + count.calls["matmul"],
+              policy == CheckpointPolicy::kSaveMatmuls ? 3 : 4);
+    EXPECT_EQ(count.calls["tanh"], 2);
+  }
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_TENSOR_EQ(grads[CheckpointPolicy::kSaveMatmuls][k],
+                     grads[CheckpointPolicy::kSaveNothing][k]);
+  }
+}
+
+TEST(Checkpoint, IntegerOutputsPassThroughAndErrors) {
   TensorListFn ckpt = checkpoint([](const TensorList& a) {
     return TensorList{argmax(a[0]), exp(a[0])};
   });

@@ -16,6 +16,7 @@
 #include "dispatch/higher_order_operator.h"
 #include "dispatch/interpreter.h"
 #include "dispatch/ops.h"
+#include "interpreters/grad/grad_interpreter.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 
@@ -263,22 +264,23 @@ HigherOrderOperator<ControlFlowCall> MakeOperator(const char* name) {
   return op;
 }
 
-const HigherOrderOperator<ControlFlowCall>& Operator(int which) {
+const HigherOrderOperator<ControlFlowCall>& OperatorFor(int which) {
   static const HigherOrderOperator<ControlFlowCall>* ops[] = {
       new HigherOrderOperator<ControlFlowCall>(MakeOperator("cond")),
       new HigherOrderOperator<ControlFlowCall>(MakeOperator("switch_case")),
       new HigherOrderOperator<ControlFlowCall>(MakeOperator("while_loop")),
       new HigherOrderOperator<ControlFlowCall>(MakeOperator("fori_loop")),
       new HigherOrderOperator<ControlFlowCall>(MakeOperator("scan")),
+      new HigherOrderOperator<ControlFlowCall>(MakeOperator("checkpoint")),
   };
   return *ops[which];
 }
-enum OperatorId { kCond, kSwitchCase, kWhileLoop, kForiLoop, kScan };
+enum OperatorId { kCond, kSwitchCase, kWhileLoop, kForiLoop, kScan, kCheckpoint };
 
 TensorList Dispatch(OperatorId id, std::function<TensorList(const TensorList&)> run,
                     const TensorList& operands) {
   ValueList values = Values(operands);
-  return Tensors(Operator(id)({std::move(run)}, values));
+  return Tensors(OperatorFor(id)({std::move(run)}, values));
 }
 
 // ---- cond and switch_case ----
@@ -447,6 +449,17 @@ ScanResult Scan(const ScanFn& f, const TensorList& init, const TensorList& xs,
   return result;
 }
 
+// SavesOutputs: the ops whose outputs a checkpoint policy keeps.
+std::function<bool(const ft::Operator&)> SavesOutputs(CheckpointPolicy policy) {
+  if (policy == CheckpointPolicy::kSaveNothing) return nullptr;
+  return [](const ft::Operator& op) {
+    static const absl::flat_hash_set<std::string>* products =
+        new absl::flat_hash_set<std::string>{"matmul", "mm",    "bmm",    "linear",
+                                             "dot",    "outer", "conv2d", "einsum"};
+    return products->contains(op.name());
+  };
+}
+
 }  // namespace
 
 TensorList cond(const Tensor& pred, const TensorListFn& true_fn, const TensorListFn& false_fn,
@@ -534,6 +547,24 @@ TensorList fori_loop(int64_t lower, int64_t upper, const ForiBodyFn& body,
         return carry;
       },
       init);
+}
+
+TensorListFn checkpoint(TensorListFn f, CheckpointOptions options) {
+  if (!f) ThrowError("checkpoint: f must be callable");
+  return [f = std::move(f), options](const TensorList& inputs) {
+    CheckDefined("checkpoint", "argument", inputs);
+    return Dispatch(
+        kCheckpoint,
+        [&f, &options](const TensorList& xs) {
+          // Every grad level on the stack records f's ops for a replay instead of keeping
+          // their values (NOTE: [Rematerialization] in interpreters/grad/grad_interpreter.h).
+          RematScope remat(SavesOutputs(options.policy));
+          TensorList out = f(xs);
+          CheckDefined("checkpoint", "output", out);
+          return out;
+        },
+        inputs);
+  };
 }
 
 ScanResult scan(const ScanFn& f, const TensorList& init, const TensorList& xs,

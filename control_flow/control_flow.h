@@ -21,8 +21,9 @@
 //   - jit: scan and fori_loop (trip counts are shapes or integers) trace as straight-line
 //     programs; a cond or while_loop whose predicate is read at run time makes the trace
 //     untraceable, so the call runs eagerly (correct, not replayed).
-// checkpoint(f) keeps only f's inputs for the backward pass and runs f again there (with
-// the same random draws); it composes with vmap, grad, jvp, hessian and functionalize.
+// checkpoint(f) keeps only what f read from outside for the backward pass and replays f's
+// ops there (with the same random draws); it composes with vmap, grad, jvp, hessian and
+// functionalize.
 //
 // NOTE: [Control flow by decomposition]
 // Each op is a HigherOrderOperator (dispatch/higher_order_operator.h) with a rule for every
@@ -63,7 +64,6 @@
 #include <vector>
 
 #include "dispatch/value.h"
-#include "tensor/generator.h"
 #include "tensor/tensor.h"
 
 namespace ft {
@@ -110,13 +110,19 @@ using ScanFn =
 ScanResult scan(const ScanFn& f, const TensorList& init, const TensorList& xs,
                 ScanOptions options = {});
 
-// checkpoint(f) returns a function equal to f whose backward pass keeps only f's inputs and
-// runs f again to get its intermediates (torch.utils.checkpoint, jax.checkpoint with the
-// default policy: save nothing). Random ops in f replay the same draws in the rerun: the
-// calling thread's DefaultGenerator() and every generator listed in the options are set back
-// to where they were when f first ran, then restored.
+// checkpoint(f) returns a function equal to f whose backward pass keeps only what f read
+// from outside (its inputs and captured tensors) and runs f's ops again to get its
+// intermediates (torch.utils.checkpoint, jax.checkpoint). Random ops replay the same draws.
+// Tensors f captures need nothing special. It is built on the grad levels' record and replay
+// (NOTE: [Rematerialization] in interpreters/grad/grad_interpreter.h), so it composes with
+// vmap, jvp, hessian and functionalize in any order; without a grad level it simply runs f.
+enum class CheckpointPolicy {
+  kSaveNothing,   // recompute everything (the default)
+  kSaveMatmuls,   // keep matrix products' outputs (matmul, mm, bmm, linear, dot, outer,
+                  // conv2d, einsum): recompute only the cheap ops between them
+};
 struct CheckpointOptions {
-  std::vector<Generator*> generators = {};  // besides the thread's DefaultGenerator()
+  CheckpointPolicy policy = CheckpointPolicy::kSaveNothing;
 };
 TensorListFn checkpoint(TensorListFn f, CheckpointOptions options = {});
 

@@ -503,5 +503,64 @@ TEST(DocsApi, AdvancedIndexing) {
                    ft::tensor({4.0f, 0.0f, 2.0f}));
 }
 
+// docs/api.md, "Control flow and checkpoint".
+TEST(ApiControlFlow, HostReadsAndPerExampleBranchesAndLoops) {
+  const ft::Tensor x = ft::tensor({0.5, -0.25, 1.0});
+  auto f = [](const ft::Tensor& v) {
+    return ft::sum(v).item<double>() > 0 ? ft::sum(v * v) : ft::sum(v * v * v);
+  };
+  ft::Tensor g = ft::grad(ft::TensorFn(f))(x);   // 2x where sum(x) > 0, else 3x^2
+  EXPECT_TENSOR_NEAR(g, x * 2.0, 1e-15);
+
+  const ft::Tensor xs = ft::tensor({0.5, 0.9, 0.1, 0.2, 1.0, 2.0, 0.3, 0.1}, {2, 4});
+  auto loss = [](const ft::TensorList& a) {
+    ft::TensorList out = ft::cond(
+        ft::gt(ft::sum(a[0]), 2.0),
+        [](const ft::TensorList& b) { return ft::TensorList{ft::sqrt(b[0])}; },
+        [](const ft::TensorList& b) { return ft::TensorList{b[0] * b[0]}; }, {a[0]});
+    return ft::sum(out[0]);
+  };
+  ft::Tensor per_example = ft::vmap(ft::grad(ft::ScalarFn(loss)))({xs})[0];
+  EXPECT_TENSOR_NEAR(ft::select(per_example, 0, 0), ft::select(xs, 0, 0) * 2.0, 1e-15);
+  EXPECT_TENSOR_NEAR(ft::select(per_example, 0, 1), 0.5 / ft::sqrt(ft::select(xs, 0, 1)),
+                     1e-15);  // row 0 sums to 1.7 (x^2), row 1 to 3.4 (sqrt)
+
+  auto doubling = [](const ft::TensorList& a) {
+    ft::TensorList r = ft::while_loop(
+        [](const ft::TensorList& c) { return ft::le(ft::sum(c[0]), 10.0); },
+        [](const ft::TensorList& c) { return ft::TensorList{c[0] * 2.0}; }, {a[0]});
+    return ft::sum(r[0] * a[0]);
+  };
+  ft::Tensor g2 = ft::vmap(ft::grad(ft::ScalarFn(doubling)))({xs})[0];   // 2^(k+1) x per row
+  // Row 0 sums to 1.7: 3 doublings to 13.6; row 1 sums to 3.4: 2 doublings to 13.6.
+  EXPECT_TENSOR_NEAR(ft::select(g2, 0, 0), ft::select(xs, 0, 0) * 16.0, 1e-15);
+  EXPECT_TENSOR_NEAR(ft::select(g2, 0, 1), ft::select(xs, 0, 1) * 8.0, 1e-15);
+
+  const ft::Tensor w = ft::eye(3, ft::kFloat64) * 0.5, u = ft::ones({2, 3}, ft::kFloat64);
+  const ft::Tensor h0 = ft::zeros({3}, ft::kFloat64), seq = ft::ones({4, 2}, ft::kFloat64);
+  ft::ScanResult r = ft::scan(
+      [&](const ft::TensorList& h, const ft::TensorList& x) {
+        ft::Tensor next = ft::tanh(ft::matmul(h[0], w) + ft::matmul(x[0], u));
+        return std::pair(ft::TensorList{next}, ft::TensorList{ft::sum(next)});
+      },
+      {h0}, {seq});
+  EXPECT_EQ(r.ys[0].sizes(), ft::IntArrayRef({4}));
+  EXPECT_TENSOR_NEAR(ft::select(r.ys[0], 0, 0), ft::scalar_tensor(3 * std::tanh(2.0), ft::kFloat64),
+                     1e-15);
+
+  const ft::Tensor xm = ft::tensor({0.3, -0.2, 0.1}, {1, 3});
+  ft::TensorListFn block = ft::checkpoint([&](const ft::TensorList& a) {
+    return ft::TensorList{ft::tanh(ft::matmul(a[0], w))};   // w captured: gets its gradient too
+  });
+  ft::Tensor gx = ft::grad(ft::ScalarFn([&](const ft::TensorList& a) {
+    return ft::sum(block(block(a))[0]);
+  }))({xm})[0];
+  ft::Tensor plain = ft::grad(ft::ScalarFn([&](const ft::TensorList& a) {
+    ft::Tensor h = ft::tanh(ft::matmul(ft::tanh(ft::matmul(a[0], w)), w));
+    return ft::sum(h);
+  }))({xm})[0];
+  EXPECT_TENSOR_NEAR(gx, plain, 1e-15);
+}
+
 }  // namespace
 }  // namespace ft

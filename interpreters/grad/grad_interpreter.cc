@@ -1,9 +1,12 @@
 #include "interpreters/grad/grad_interpreter.h"
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "autograd/formulas.h"
@@ -11,6 +14,7 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
 #include "tensor/block_pool.h"
+#include "tensor/generator.h"
 #include "tensor/print.h"
 
 namespace ft {
@@ -62,6 +66,243 @@ int GradientSlots(const ValueList& outputs) {
   return n;
 }
 
+}  // namespace
+
+// RematRecord: the ops one grad level saw in a RematScope, replayable (NOTE:
+// [Rematerialization] in grad_interpreter.h).
+class RematRecord {
+ public:
+  RematRecord(std::function<bool(const Operator&)> save_outputs, bool no_grad)
+      : save_outputs_(std::move(save_outputs)), no_grad_(no_grad) {}
+
+  // Record notes `op` on `inner` (the arguments one level down) before it runs; returns its
+  // index. Throws when an in-place op writes a tensor the region did not make.
+  int Record(const Operator& op, const ValueList& inner) {
+    const int index = static_cast<int>(entries_.size());
+    Entry e;
+    e.op = &op;
+    e.no_grad = no_grad_ || !GradMode::is_enabled();
+    e.args = inner;
+    const int written = op.schema().mutated_arg.value_or(-1);
+    for (size_t i = 0; i < e.args.size(); ++i) {
+      Value& v = e.args[i];
+      if (v.is_tensor()) {
+        Reference(e, v.mutable_tensor(), i, -1);
+      } else if (v.is_tensor_list()) {
+        TensorList& list = v.mutable_tensor_list();
+        for (size_t k = 0; k < list.size(); ++k) Reference(e, list[k], i, static_cast<int>(k));
+      } else if (i < op.schema().args.size() &&
+                 op.schema().args[i].kind == ArgKind::kGenerator) {
+        // No generator (None) is the thread's default one.
+        e.generator = v.is_none() ? &DefaultGenerator() : v.generator();
+        e.offset = e.generator->offset();
+      }
+    }
+    if (written >= 0) {
+      const bool self_is_ref = std::any_of(e.refs.begin(), e.refs.end(), [&](const Ref& r) {
+        return r.arg == static_cast<size_t>(written) && r.elem < 0;
+      });
+      if (!self_is_ref) ThrowExternalWrite(op);
+      e.written = written;
+    }
+    entries_.push_back(std::move(e));
+    return index;
+  }
+
+  // Produced notes the outputs of entry `index` (the region made them).
+  void Produced(int index, const ValueList& outputs) {
+    Entry& e = entries_[index];
+    e.num_outputs = outputs.size();
+    if (save_outputs_ && save_outputs_(*e.op)) e.saved_outputs = outputs;
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      if (outputs[j].is_tensor()) {
+        Note(outputs[j].tensor(), index, j, -1);
+      } else if (outputs[j].is_tensor_list()) {
+        const TensorList& list = outputs[j].tensor_list();
+        for (size_t k = 0; k < list.size(); ++k) Note(list[k], index, j, static_cast<int>(k));
+      }
+    }
+  }
+
+  void AddNode() { ++nodes_; }
+
+  // Values: entry `index`'s inputs and outputs as the forward computed them, replaying the
+  // record first when it is not replayed.
+  std::pair<ValueList, ValueList> Values(int index) {
+    if (!replayed_) {
+      Replay();
+      replayed_ = true;
+      pending_ = nodes_;
+    }
+    return {replayed_args_[index], replayed_outputs_[index]};
+  }
+
+  // Done: one node finished its backward; after the last, the values are released.
+  void Done() {
+    if (--pending_ > 0) return;
+    replayed_ = false;
+    replayed_args_.clear();
+    replayed_outputs_.clear();
+  }
+
+ private:
+  struct Ref {
+    size_t arg;
+    int elem;  // -1: the argument itself; else its element in a TensorList
+    int entry;
+    size_t output;
+    int output_elem;
+  };
+  struct Entry {
+    const Operator* op = nullptr;
+    bool no_grad = false;  // ran with grad mode off (replayed so)
+    ValueList args;  // made tensors replaced by undefined ones (refs say which)
+    std::vector<Ref> refs;
+    std::vector<std::pair<Tensor, int64_t>> held;  // tensors from outside, their versions
+    Generator* generator = nullptr;
+    uint64_t offset = 0;
+    int written = -1;
+    size_t num_outputs = 0;
+    ValueList saved_outputs;  // kept by the policy
+  };
+  struct Producer {
+    std::weak_ptr<TensorImpl> impl;
+    int entry;
+    size_t output;
+    int output_elem;
+  };
+
+  // Reference: `t` (argument `arg`, element `elem`) is an earlier entry's output, recorded
+  // as a reference (and not held), or a tensor from outside, held with its version.
+  void Reference(Entry& e, Tensor& t, size_t arg, int elem) {
+    if (!t.defined()) return;
+    auto it = producers_.find(t.impl());
+    if (it != producers_.end() && it->second.impl.lock().get() == t.impl()) {
+      e.refs.push_back({arg, elem, it->second.entry, it->second.output, it->second.output_elem});
+      t = Tensor();
+      return;
+    }
+    e.held.emplace_back(t, t.data_version());
+  }
+
+  void Note(const Tensor& t, int entry, size_t output, int elem) {
+    if (t.defined()) producers_[t.impl()] = {t.impl_ptr(), entry, output, elem};
+  }
+
+  [[noreturn]] static void ThrowExternalWrite(const Operator& op) {
+    ThrowError("checkpoint: in-place op '", op.name(), "' writes a tensor the checkpointed ",
+               "function did not make; the backward pass replays the function's ops, so the ",
+               "write would happen twice. Write into a tensor made inside (clone it first), ",
+               "or use the out-of-place op");
+  }
+
+  Value& Slot(std::vector<ValueList>& lists, int entry, size_t output) {
+    return lists[entry][output];
+  }
+  static Tensor Get(const Value& v, int elem) {
+    return elem < 0 ? v.tensor() : v.tensor_list()[elem];
+  }
+  static void Set(Value& v, int elem, Tensor t) {
+    if (elem < 0) {
+      v = Value(std::move(t));
+    } else {
+      v.mutable_tensor_list()[elem] = std::move(t);
+    }
+  }
+
+  void Replay() {
+    replayed_args_.assign(entries_.size(), {});
+    replayed_outputs_.assign(entries_.size(), {});
+    std::vector<std::pair<Generator*, uint64_t>> restore;
+    struct RestoreGenerators {
+      std::vector<std::pair<Generator*, uint64_t>>& r;
+      ~RestoreGenerators() {
+        for (auto it = r.rbegin(); it != r.rend(); ++it) it->first->set_offset(it->second);
+      }
+    } restore_generators{restore};
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      const Entry& e = entries_[i];
+      for (const auto& [held, version] : e.held) {
+        if (held.data_version() != version) {
+          ThrowError("checkpoint: a tensor of shape ", ShapeToString(held.sizes()), " that '",
+                     e.op->name(), "' read in the checkpointed function was modified in ",
+                     "place after the function ran, so the backward pass cannot recompute ",
+                     "the function's values; clone it before modifying it");
+        }
+      }
+      ValueList args = e.args;
+      for (const Ref& r : e.refs) {
+        Set(args[r.arg], r.elem, Get(replayed_outputs_[r.entry][r.output], r.output_elem));
+      }
+      if (!e.saved_outputs.empty()) {
+        replayed_args_[i] = std::move(args);
+        replayed_outputs_[i] = e.saved_outputs;
+        continue;
+      }
+      if (e.written >= 0) KeepBeforeWrite(args[e.written].tensor(), i);
+      if (e.generator != nullptr) {
+        restore.emplace_back(e.generator, e.generator->offset());
+        e.generator->set_offset(e.offset);
+      }
+      ValueList call_args = args;
+      std::optional<NoGradGuard> no_grad;
+      if (e.no_grad) no_grad.emplace();
+      replayed_outputs_[i] = DispatchBoxed(*e.op, call_args);
+      replayed_args_[i] = std::move(args);
+    }
+  }
+
+  // KeepBeforeWrite: entry `writer` is about to write `target` in place; the entries before
+  // it that read or made `target` read it before the write, so they get a copy.
+  void KeepBeforeWrite(const Tensor& target, size_t writer) {
+    Tensor before;
+    auto swap = [&](Tensor& t) {
+      if (!t.defined() || !t.is_same(target)) return;
+      if (!before.defined()) before = clone(target);
+      t = before;
+    };
+    for (size_t i = 0; i < writer; ++i) {
+      for (ValueList* list : {&replayed_args_[i], &replayed_outputs_[i]}) {
+        for (Value& v : *list) {
+          if (v.is_tensor()) {
+            swap(v.mutable_tensor());
+          } else if (v.is_tensor_list()) {
+            for (Tensor& t : v.mutable_tensor_list()) swap(t);
+          }
+        }
+      }
+    }
+  }
+
+  std::function<bool(const Operator&)> save_outputs_;
+  bool no_grad_;
+  std::vector<Entry> entries_;
+  absl::flat_hash_map<const TensorImpl*, Producer> producers_;
+  std::vector<ValueList> replayed_args_, replayed_outputs_;
+  bool replayed_ = false;
+  int nodes_ = 0;
+  int pending_ = 0;
+};
+
+RematScope::RematScope(std::function<bool(const Operator&)> save_outputs) {
+  for (int i = 0; i < LayerStack::size(); ++i) {
+    Interpreter* layer = LayerStack::At(i);
+    if (layer->key() != TransformType::kGrad) continue;
+    auto* grad = dynamic_cast<GradInterpreter*>(layer);
+    if (grad == nullptr || grad->remat_ != nullptr) continue;
+    grad->remat_ = std::make_shared<RematRecord>(save_outputs, !grad->prev_grad_mode());
+    covered_.push_back(grad);
+  }
+}
+
+RematScope::~RematScope() {
+  for (GradInterpreter* grad : covered_) grad->remat_.reset();
+}
+
+GradInterpreter::~GradInterpreter() = default;
+
+namespace {
+
 // OpNode: the backward of one op call: the op's vjp formula over the values it saved (one
 // level down). Inputs that carry no gradient at the recording level are skipped
 // (VjpContext::needs); missing output gradients become zeros of the output's shape.
@@ -69,12 +310,19 @@ class OpNode : public autograd::Node {
  public:
   // `d` is op's derivative entry, with a formula (checked by the caller).
   OpNode(autograd::EdgeList edges, int num_slots, const Operator& op,
-         const autograd::OpDerivatives& d, ValueList inputs, ValueList outputs)
+         const autograd::OpDerivatives& d, ValueList inputs, ValueList outputs,
+         std::shared_ptr<RematRecord> remat = nullptr, int remat_entry = -1)
       : Node(std::move(edges), num_slots),
         op_(op),
         derivatives_(d),
         inputs_(std::move(inputs)),
-        outputs_(std::move(outputs)) {
+        outputs_(std::move(outputs)),
+        remat_(std::move(remat)),
+        remat_entry_(remat_entry) {
+    if (remat_ != nullptr) {
+      remat_->AddNode();  // keeps no values: the record replays them (NOTE: [Rematerialization])
+      return;
+    }
     // NOTE: [Saved tensor versions] Remember the version of every dense input the formula
     // may read, so that an in-place write after the op ran (e.g. to a constant buffer made
     // inside the function) is an error at backward time, not a silently wrong gradient.
@@ -98,6 +346,12 @@ class OpNode : public autograd::Node {
   std::string name() const override { return derivatives_.backward_name; }
 
   TensorList Apply(TensorList g) override {
+    if (remat_ != nullptr) {
+      auto [inputs, outputs] = remat_->Values(remat_entry_);
+      TensorList result = ApplyTo(inputs, outputs, std::move(g));
+      remat_->Done();
+      return result;
+    }
     for (const auto& [i, version] : output_versions_) {
       const int64_t now = outputs_[i].tensor().data_version();
       if (now != version) {
@@ -115,9 +369,14 @@ class OpNode : public autograd::Node {
                    "); clone it before modifying it");
       }
     }
+    return ApplyTo(inputs_, outputs_, std::move(g));
+  }
+
+ private:
+  TensorList ApplyTo(const ValueList& inputs, const ValueList& outputs, TensorList g) const {
     g.resize(static_cast<size_t>(num_inputs()));
     size_t slot = 0;
-    for (const Value& v : outputs_) {
+    for (const Value& v : outputs) {
       if (v.is_tensor_list()) {
         for (const Tensor& t : v.tensor_list()) {
           if (!g[slot].defined()) g[slot] = zeros_like(t);
@@ -136,7 +395,7 @@ class OpNode : public autograd::Node {
       for (const autograd::Edge& e : edges) needs.push_back(e.valid());
     }
     TensorList result =
-        derivatives_.vjp(autograd::VjpContext{op_, inputs_, outputs_, std::move(needs)}, g);
+        derivatives_.vjp(autograd::VjpContext{op_, inputs, outputs, std::move(needs)}, g);
     if (result.size() != next_edges().size()) {
       ThrowError("grad: the derivative formula of '", op_.name(), "' returned ", result.size(),
                  " gradients for ", next_edges().size(), " tensor inputs");
@@ -144,7 +403,6 @@ class OpNode : public autograd::Node {
     return result;
   }
 
- private:
   const Operator& op_;
   const autograd::OpDerivatives& derivatives_;  // the registry's entry: lives forever
   ValueList inputs_;
@@ -152,6 +410,8 @@ class OpNode : public autograd::Node {
   // Inline: one allocation fewer per recorded op (most ops save one or two tensors).
   absl::InlinedVector<std::pair<size_t, int64_t>, 2> versions_;  // (input index, version)
   absl::InlinedVector<std::pair<size_t, int64_t>, 1> output_versions_;  // likewise, outputs
+  std::shared_ptr<RematRecord> remat_;  // set: the values come from the record's replay
+  int remat_entry_;
 };
 
 }  // namespace
@@ -192,6 +452,9 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     return t;
   };
   ValueList inner = MapTensorArgs(args, unwrap);
+  // In a RematScope every op is recorded for the replay, tracked or not (NOTE:
+  // [Rematerialization]).
+  const int remat_entry = remat_ != nullptr ? remat_->Record(op, inner) : -1;
   // Ops run with grad mode off are not recorded (NOTE in autograd/grad_mode.h).
   tracked = tracked && GradMode::is_enabled();
   // A level entered with grad mode off passes its ops down with grad mode off.
@@ -217,7 +480,8 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     ValueList out;
     out.push_back(args[m]);  // the very object that was passed
     if (!tracked || nondifferentiable) {
-      lower_and_run(inner);
+      ValueList written = lower_and_run(inner);
+      if (remat_ != nullptr) remat_->Produced(remat_entry, written);
       if (w != nullptr) w->set_history(w->grad_edge());  // a constant change: no new history
       return out;
     }
@@ -243,17 +507,26 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
       saved[m] = Value(clone(w->value()));
     }
     ValueList outputs = lower_and_run(inner);
+    if (remat_ != nullptr) remat_->Produced(remat_entry, outputs);
     auto node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(), std::move(edges),
                                              1, op, d, std::move(saved), std::move(outputs));
     w->set_history(autograd::Edge{node, 0});
     return out;
   }
   ValueList outputs = lower_and_run(inner);
+  if (remat_ != nullptr) remat_->Produced(remat_entry, outputs);
   if (!tracked || nondifferentiable) return outputs;  // constants here
   const autograd::OpDerivatives& d = formula_for();
   const int num_slots = GradientSlots(outputs);
-  auto node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(), std::move(edges),
-                                           num_slots, op, d, std::move(inner), outputs);
+  std::shared_ptr<autograd::Node> node;
+  if (remat_ != nullptr) {
+    node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(), std::move(edges),
+                                        num_slots, op, d, ValueList(), ValueList(), remat_,
+                                        remat_entry);
+  } else {
+    node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(), std::move(edges),
+                                        num_slots, op, d, std::move(inner), outputs);
+  }
   int slot = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].is_tensor_list()) {

@@ -28,6 +28,7 @@
 #ifndef FT_INTERPRETERS_GRAD_GRAD_INTERPRETER_H_
 #define FT_INTERPRETERS_GRAD_GRAD_INTERPRETER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,16 +86,53 @@ GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level);
 // rule (the property test found the rule without it returning wrong gradients).
 void CheckHistoryCurrent(const GradWrapperImpl& w, absl::string_view user);
 
+class RematRecord;  // grad_interpreter.cc
+
 class GradInterpreter : public Interpreter {
  public:
   // prev_grad_mode: grad mode when the transform was entered (autograd/grad_mode.h): when
   // it was off, this level passes ops down with grad mode off.
   GradInterpreter(int64_t level, bool prev_grad_mode);
+  ~GradInterpreter() override;
   bool prev_grad_mode() const { return prev_grad_mode_; }
   ValueList Process(const Operator& op, ValueList& args) override;
 
  private:
+  friend class RematScope;
   bool prev_grad_mode_;
+  std::shared_ptr<RematRecord> remat_;  // set while a RematScope covers this level
+};
+
+// NOTE: [Rematerialization]
+// While a RematScope lives, every grad level on this thread's stack records the ops that
+// reach it (the op, its arguments one level down: outputs of earlier recorded ops by
+// reference, other tensors and values as they are, and the offset of the generator a random
+// op draws from) and builds backward nodes that keep none of their inputs and outputs. The
+// first such node a backward pass runs replays the record at its own position in the stack
+// (the same kernels on the same tensors, each random op with its generator set back, which
+// is restored after), so every node gets the values the forward computed; they are released
+// when the pass has run every node of the record, and a later pass replays again. This is
+// torch's non-reentrant checkpoint placed in the grad interpreter: captured tensors need
+// nothing (the record holds them as they are), and because the replay is of the ops each
+// level saw, it composes with vmap, jvp, functionalize and other grad levels around or
+// inside. ft::checkpoint (//control_flow) is built on it.
+//   - `save_outputs(op)`: ops whose outputs the record keeps (a checkpoint policy, e.g.
+//     matrix products): the replay takes them instead of running the op again.
+//   - In-place ops inside: the write is replayed on the replayed tensor, after a copy of it
+//     is kept for the ops that read it before the write; an in-place write into a tensor the
+//     region did not make is an ft::Error (the replay would write it twice).
+//   - A tensor the record holds that is written in place after the region ran makes the
+//     replay an ft::Error (its values would no longer be the forward's).
+// Nested scopes: a level a scope already covers stays with that scope's record.
+class RematScope {
+ public:
+  explicit RematScope(std::function<bool(const Operator&)> save_outputs = nullptr);
+  ~RematScope();
+  RematScope(const RematScope&) = delete;
+  RematScope& operator=(const RematScope&) = delete;
+
+ private:
+  std::vector<GradInterpreter*> covered_;
 };
 
 }  // namespace ft
