@@ -7,8 +7,9 @@
 //     the same call where every example takes 64 steps (<= 1.15x: finished examples cost
 //     little) and against a loop over the examples one by one (<= 0.2x);
 //   - checkpoint_mlp: the gradient of a 16-block residual MLP (width 1024, B = 256) with
-//     checkpoint around every block, against the same without (time <= 1.4x; the peak memory
-//     is measured by //examples:checkpoint_mlp --width 1024 --batch 256).
+//     checkpoint around every block, against the same without (time <= 1.4x), also with the
+//     save-matmuls policy; the peak memory is measured by
+//     //examples:checkpoint_mlp --width 1024 --batch 256.
 //   bazel run -c opt //benchmarks:control_flow
 #include <cmath>
 #include <string>
@@ -194,7 +195,8 @@ Tensor MlpBlock(const Tensor& h, const Tensor& w, const Tensor& b) {
   return h + gelu(linear(layer_norm(h, {w.size(0)}), w, b));
 }
 
-void BM_CheckpointMlp(benchmark::State& state, bool use_checkpoint) {
+// variant: 0 plain, 1 checkpoint, 2 checkpoint keeping matrix products.
+void BM_CheckpointMlp(benchmark::State& state, int variant) {
   const MlpSizes s = Mlp();
   TensorList params;
   for (int64_t k = 0; k < s.depth; ++k) {
@@ -202,16 +204,16 @@ void BM_CheckpointMlp(benchmark::State& state, bool use_checkpoint) {
     params.push_back(zeros({s.width}));
   }
   const Tensor x = Uniform({s.batch, s.width}, 7, 1.0);
-  const TensorListFn block = checkpoint([](const TensorList& a) {
-    return TensorList{MlpBlock(a[0], a[1], a[2])};
-  });
+  const TensorListFn block = checkpoint(
+      [](const TensorList& a) { return TensorList{MlpBlock(a[0], a[1], a[2])}; },
+      {.policy = variant == 2 ? CheckpointPolicy::kSaveMatmuls : CheckpointPolicy::kSaveNothing});
   std::vector<int64_t> all(params.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
   TensorListFn g = grad(ScalarFn([&](const TensorList& p) {
     Tensor h = x;
     for (int64_t k = 0; k < s.depth; ++k) {
-      h = use_checkpoint ? block({h, p[2 * k], p[2 * k + 1]})[0]
-                         : MlpBlock(h, p[2 * k], p[2 * k + 1]);
+      h = variant > 0 ? block({h, p[2 * k], p[2 * k + 1]})[0]
+                      : MlpBlock(h, p[2 * k], p[2 * k + 1]);
     }
     return mean(square(h));
   }), all);
@@ -250,8 +252,11 @@ void Register() {
   Add("vmap_while_vs_loop_over_examples/ft", &BM_VmapWhile, true);
   Add("vmap_while_vs_loop_over_examples/baseline", &BM_LoopOverExamples);
   SetFigure("checkpoint_mlp_time", "<= 1.4x");
-  Add("checkpoint_mlp_time/ft", &BM_CheckpointMlp, true);
-  Add("checkpoint_mlp_time/baseline", &BM_CheckpointMlp, false);
+  Add("checkpoint_mlp_time/ft", &BM_CheckpointMlp, 1);
+  Add("checkpoint_mlp_time/baseline", &BM_CheckpointMlp, 0);
+  SetFigure("checkpoint_save_matmuls_mlp_time", "<= 1.4x");
+  Add("checkpoint_save_matmuls_mlp_time/ft", &BM_CheckpointMlp, 2);
+  Add("checkpoint_save_matmuls_mlp_time/baseline", &BM_CheckpointMlp, 0);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ft.h"
@@ -33,16 +34,26 @@ ft::Tensor Block(const ft::Tensor& h, const ft::Tensor& w, const ft::Tensor& b) 
   return h + ft::gelu(ft::linear(ft::layer_norm(h, {kWidth}), w, b));
 }
 
+// How a step treats each block: plainly, checkpointed, or checkpointed keeping the outputs
+// of matrix products (CheckpointPolicy::kSaveMatmuls).
+enum class Variant { kPlain, kCheckpoint, kSaveMatmuls };
+const char* const kVariantNames[] = {"plain", "checkpoint", "save_matmuls"};
+
 // The mean squared error of the network on (x, y); params: W_0, b_0, W_1, b_1, ...
 ft::Tensor Loss(const ft::TensorList& params, const ft::Tensor& x, const ft::Tensor& y,
-                bool use_checkpoint) {
-  static const ft::TensorListFn checkpointed = ft::checkpoint([](const ft::TensorList& a) {
-    return ft::TensorList{Block(a[0], a[1], a[2])};
-  });
+                Variant variant) {
+  auto block = [](const ft::TensorList& a) { return ft::TensorList{Block(a[0], a[1], a[2])}; };
+  static const ft::TensorListFn checkpointed = ft::checkpoint(block);
+  static const ft::TensorListFn saving =
+      ft::checkpoint(block, {.policy = ft::CheckpointPolicy::kSaveMatmuls});
   ft::Tensor h = x;
   for (int64_t k = 0; k < kDepth; ++k) {
     const ft::Tensor &w = params[2 * k], &b = params[2 * k + 1];
-    h = use_checkpoint ? checkpointed({h, w, b})[0] : Block(h, w, b);
+    switch (variant) {
+      case Variant::kPlain: h = Block(h, w, b); break;
+      case Variant::kCheckpoint: h = checkpointed({h, w, b})[0]; break;
+      case Variant::kSaveMatmuls: h = saving({h, w, b})[0]; break;
+    }
   }
   return ft::mean(ft::square(h - y));
 }
@@ -71,9 +82,9 @@ std::vector<int64_t> AllParams() {
   return all;
 }
 
-ft::GradAndValue Step(const Problem& p, bool use_checkpoint) {
-  auto loss = [&p, use_checkpoint](const ft::TensorList& params) {
-    return Loss(params, p.x, p.y, use_checkpoint);
+ft::GradAndValue Step(const Problem& p, Variant variant) {
+  auto loss = [&p, variant](const ft::TensorList& params) {
+    return Loss(params, p.x, p.y, variant);
   };
   return ft::grad_and_value(ft::ScalarFn(loss), AllParams())(p.params);
 }
@@ -88,8 +99,9 @@ int64_t StatusKb(const char* name) {
   return -1;
 }
 
-// Measure: one training step in this process; prints the peak increase of resident memory.
-int Measure(bool use_checkpoint) {
+// Measure: one training step in this process; prints the peak increase of resident memory
+// and the size of the gradients the step returns (kB).
+int Measure(Variant variant) {
   Problem p = MakeProblem();
   // Every block above 64 KiB is its own mapping, returned to the system when freed (ft keeps
   // large blocks in the heap for speed, NOTE: [Allocator settings] in tensor/storage.cc; set
@@ -99,26 +111,30 @@ int Measure(bool use_checkpoint) {
   mallopt(M_TRIM_THRESHOLD, 64 * 1024);
   ft::SetCachedMemoryLimit(0);
   Problem tiny = p;
-  (void)Step(tiny, use_checkpoint);  // registries and one-time initialization
+  (void)Step(tiny, variant);  // registries and one-time initialization
   ft::ReleaseCachedMemory();
   std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM := VmRSS
   const int64_t before = StatusKb("VmRSS");
-  ft::GradAndValue gv = Step(p, use_checkpoint);
+  ft::GradAndValue gv = Step(p, variant);
   const int64_t peak = StatusKb("VmHWM");
-  std::printf("%lld\n", static_cast<long long>(peak - before));
+  int64_t grad_bytes = 0;
+  for (const ft::Tensor& g : gv.grads) grad_bytes += g.numel() * 4;
+  std::printf("%lld %lld\n", static_cast<long long>(peak - before),
+              static_cast<long long>(grad_bytes / 1024));
   return gv.grads.size() == 2 * kDepth ? 0 : 1;
 }
 
-int64_t RunMeasure(const std::string& self, bool use_checkpoint) {
+// RunMeasure: Measure(variant) in a fresh process: {peak kB, gradients kB}, or -1s.
+std::pair<int64_t, int64_t> RunMeasure(const std::string& self, Variant variant) {
   const std::string cmd = self + " --width " + std::to_string(kWidth) + " --batch " +
                           std::to_string(kBatch) + " --measure " +
-                          (use_checkpoint ? "checkpoint" : "plain");
+                          kVariantNames[static_cast<int>(variant)];
   FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  long long kb = -1;
-  if (std::fscanf(pipe, "%lld", &kb) != 1) kb = -1;
+  if (pipe == nullptr) return {-1, -1};
+  long long kb = -1, grads = -1;
+  if (std::fscanf(pipe, "%lld %lld", &kb, &grads) != 2) kb = -1;
   if (pclose(pipe) != 0) kb = -1;
-  return kb;
+  return {kb, grads};
 }
 
 }  // namespace
@@ -139,20 +155,29 @@ int main(int argc, char** argv) {
     }
   }
   if (kWidth <= 0 || kBatch <= 0) return 2;
-  if (measure != nullptr) return Measure(std::string(measure) == "checkpoint");
+  if (measure != nullptr) {
+    for (int v = 0; v < 3; ++v) {
+      if (std::string(measure) == kVariantNames[v]) return Measure(static_cast<Variant>(v));
+    }
+    return 2;
+  }
   Problem p = MakeProblem();
   // The same loss and gradients with and without checkpoint.
-  ft::GradAndValue plain = Step(p, false), ckpt = Step(p, true);
-  bool same = ft::allclose(plain.value, ckpt.value, 0, 0);
-  for (size_t i = 0; i < plain.grads.size(); ++i) {
-    same = same && ft::allclose(plain.grads[i], ckpt.grads[i], 1e-6, 1e-7);
+  ft::GradAndValue plain = Step(p, Variant::kPlain);
+  bool same = true;
+  for (Variant v : {Variant::kCheckpoint, Variant::kSaveMatmuls}) {
+    ft::GradAndValue ckpt = Step(p, v);
+    same = same && ft::allclose(plain.value, ckpt.value, 0, 0);
+    for (size_t i = 0; i < plain.grads.size(); ++i) {
+      same = same && ft::allclose(plain.grads[i], ckpt.grads[i], 1e-6, 1e-7);
+    }
   }
   std::printf("%lld blocks of width %lld, batch %lld: checkpointed gradients == plain: %s\n",
               static_cast<long long>(kDepth), static_cast<long long>(kWidth),
               static_cast<long long>(kBatch), same ? "yes" : "NO");
   // A few steps of gradient descent with checkpointing.
   for (int it = 0; it < 5; ++it) {
-    ft::GradAndValue gv = Step(p, true);
+    ft::GradAndValue gv = Step(p, Variant::kCheckpoint);
     for (size_t i = 0; i < p.params.size(); ++i) p.params[i] = p.params[i] - gv.grads[i] * 0.5;
     std::printf("step %d  loss %.5f\n", it, gv.value.item<double>());
   }
@@ -160,13 +185,22 @@ int main(int argc, char** argv) {
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return 1;
   self[n] = '\0';
-  const int64_t without = RunMeasure(self, false), with = RunMeasure(self, true);
-  if (without <= 0 || with <= 0) {
-    std::printf("peak memory: measurement failed\n");
-    return 1;
+  // Peak memory of one step, and beyond the gradients it returns (the saved activations
+  // and the backward pass's work space), per variant.
+  int64_t peaks[3], beyond[3];
+  for (int v = 0; v < 3; ++v) {
+    const auto [kb, grads] = RunMeasure(self, static_cast<Variant>(v));
+    if (kb <= 0) {
+      std::printf("peak memory: measurement failed (%s)\n", kVariantNames[v]);
+      return 1;
+    }
+    peaks[v] = kb;
+    beyond[v] = kb - grads;
+    std::printf("peak memory of one step, %-12s %7.1f MB (%.2fx); beyond its %.1f MB of "
+                "gradients %7.1f MB (%.2fx)\n",
+                kVariantNames[v], kb / 1024.0, static_cast<double>(kb) / peaks[0],
+                grads / 1024.0, beyond[v] / 1024.0, static_cast<double>(beyond[v]) / beyond[0]);
   }
-  std::printf("peak memory of one step: %.1f MB without checkpoint, %.1f MB with (%.2fx)\n",
-              without / 1024.0, with / 1024.0,
-              static_cast<double>(with) / static_cast<double>(without));
+  const int64_t without = peaks[0], with = peaks[1];
   return same && with < without ? 0 : 1;
 }
