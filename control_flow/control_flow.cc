@@ -83,14 +83,31 @@ TensorList MaskedFor(const Tensor& take, const TensorList& xs) {
 // op's output in the branch) to where(take, c, stop_gradient(c)), once per tensor: each
 // example's use of the capture is then selected, and the examples that did not take the
 // branch send it exactly zero. Dense tensors are constants at every level and are left
-// alone, as are the arguments an in-place op writes.
-class CaptureMask final : public DispatchArgumentHook {
+// alone.
+//
+// The same hook keeps branches pure under every transform: an in-place op whose target the
+// branch did not make (a captured tensor) is an ft::Error, as in torch. Under a batched
+// predicate the write would reach every example, taken or not; under functionalize it
+// would be a hidden effect of a branch. (With no transform active ops take the typed fast
+// path, which the hook does not see, and such a write simply happens once.)
+class BranchRegion final : public DispatchArgumentHook {
  public:
-  CaptureMask(const Tensor& take, const TensorList& operands) : take_(take) {
+  // take: where the branch is taken, when its captures must be masked (else undefined).
+  BranchRegion(const char* op, const std::string& who, Tensor take, const TensorList& operands)
+      : op_(op), who_(who), take_(std::move(take)) {
     for (const Tensor& x : operands) made_.insert(x.impl());
   }
   void BeforeOp(const Operator& op, ValueList& args) override {
     const int written = op.schema().mutated_arg.value_or(-1);
+    if (written >= 0) {
+      const Tensor& target = args[written].tensor();
+      if (target.defined() && !made_.contains(target.impl())) {
+        ThrowError(op_, ": ", who_, " wrote a tensor it did not make (in-place op '",
+                   op.name(), "' on ", Describe(target), "); branches and loop bodies must "
+                   "not modify tensors captured from outside (return the new value instead)");
+      }
+    }
+    if (!take_.defined()) return;
     for (size_t i = 0; i < args.size(); ++i) {
       if (static_cast<int>(i) == written) continue;
       if (args[i].is_tensor()) {
@@ -111,6 +128,9 @@ class CaptureMask final : public DispatchArgumentHook {
   }
 
  private:
+  static std::string Describe(const Tensor& t) {
+    return absl::StrCat(DTypeName(t.dtype()), " ", ShapeToString(t.sizes()));
+  }
   void Substitute(Tensor& t) {
     if (!t.defined() || t.is_dense() || !IsFloating(t.dtype()) || made_.contains(t.impl())) {
       return;
@@ -123,6 +143,8 @@ class CaptureMask final : public DispatchArgumentHook {
     t = it->second;
   }
 
+  const char* op_;
+  const std::string& who_;
   Tensor take_;
   absl::flat_hash_set<const TensorImpl*> made_;  // operands and the branch's op outputs
   absl::flat_hash_map<const TensorImpl*, Tensor> masked_;  // capture -> its masked use
@@ -200,7 +222,14 @@ class PurityGuard {
 TensorList CallChecked(const char* op, const std::string& who, const TensorListFn& fn,
                        const TensorList& operands) {
   PurityGuard purity(operands);
-  TensorList out = fn(operands);
+  TensorList out;
+  if (LayerStack::empty()) {
+    out = fn(operands);
+  } else {
+    BranchRegion region(op, who, Tensor(), operands);
+    DispatchArgumentHookScope scope(&region);
+    out = fn(operands);
+  }
   purity.Check(op, who);
   return out;
 }
@@ -215,10 +244,10 @@ TensorList CallMasked(const char* op, const std::string& who, const TensorListFn
   // The masked operands are the branch's to read only, like the operands: a write into one
   // is refused in every mode, so a branch behaves the same batched or not.
   PurityGuard purity(operands), masked_purity(masked);
-  CaptureMask mask(take, masked);
+  BranchRegion region(op, who, take, masked);
   TensorList out;
   {
-    DispatchArgumentHookScope scope(&mask);
+    DispatchArgumentHookScope scope(&region);
     out = fn(masked);
   }
   purity.Check(op, who);

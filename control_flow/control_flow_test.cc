@@ -200,6 +200,25 @@ TEST(Cond, Errors) {
                   "cond: false_fn wrote operand 0 (float64 [2]) in place");
 }
 
+TEST(Cond, WritingACapturedTensorInsideABranchIsAnErrorUnderTransforms) {
+  Tensor captured = tensor({1.0, 2.0});
+  auto f = [&captured](const TensorList& a) {
+    return cond(gt(sum(a[0]), 0.0),
+                [&captured](const TensorList& b) {
+                  add_(captured, 1.0);
+                  return TensorList{b[0] * captured};
+                },
+                [](const TensorList& b) { return TensorList{b[0]}; }, {a[0]});
+  };
+  EXPECT_FT_ERROR(functionalize(f)({tensor({1.0, 1.0})}),
+                  "cond: true_fn wrote a tensor it did not make (in-place op 'add_' on float64 "
+                  "[2])");
+  EXPECT_FT_ERROR(vmap(TensorListFn(f))({tensor({1.0, 1.0, -1.0, -1.0}, {2, 2})}),
+                  "branches and loop bodies must not modify tensors captured from outside");
+  EXPECT_TENSOR_EQ(captured, tensor({1.0, 2.0}));  // refused before the write
+  EXPECT_EQ(LayerStack::size(), 0);
+}
+
 TEST(Cond, FunctionalizeWritesInsideABranchOnItsOwnBuffers) {
   auto f = [](const TensorList& a) {
     return cond(gt(sum(a[0]), 0.0),
