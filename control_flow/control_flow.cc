@@ -17,6 +17,7 @@
 #include "dispatch/interpreter.h"
 #include "dispatch/ops.h"
 #include "interpreters/grad/grad_interpreter.h"
+#include "interpreters/jit/trace.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 
@@ -349,9 +350,42 @@ TensorList Branches(const char* op, std::optional<int64_t> taken,
   return result;
 }
 
+// CheckedBranches: the branches as a traced cond runs them (NOTE: [Control flow in traces]
+// in interpreters/jit/trace.h), with the checks of an eager call.
+std::vector<std::function<TensorList(const TensorList&)>> CheckedBranches(
+    const char* op, const std::vector<TensorListFn>& branches) {
+  std::vector<std::function<TensorList(const TensorList&)>> checked;
+  for (size_t k = 0; k < branches.size(); ++k) {
+    checked.push_back([op, k, &branches](const TensorList& operands) {
+      TensorList out = CallChecked(op, BranchName(op, k), branches[k], operands);
+      CheckDefinedOutputs(op, BranchName(op, k), out);
+      return out;
+    });
+  }
+  return checked;
+}
+
 // ---- while_loop ----
 
 TensorList WhileLoop(const CondFn& cond_fn, const TensorListFn& body_fn, const TensorList& init) {
+  if (ControlFlowTraceable()) {
+    // A jit trace records the loop as a step (NOTE: [Control flow in traces]).
+    int64_t cond_it = 0, body_it = 0;
+    return TraceWhile(
+        [&](const TensorList& c) {
+          Tensor p = cond_fn(c);
+          CheckPredicate("while_loop", absl::StrCat("cond_fn's result at iteration ", cond_it++),
+                         p, false);
+          return p;
+        },
+        [&](const TensorList& c) {
+          const std::string who = absl::StrCat("body_fn at iteration ", body_it++);
+          TensorList next = CallChecked("while_loop", who, body_fn, c);
+          CheckSameOutputs("while_loop", who, next, "init", init, "carry");
+          return next;
+        },
+        init);
+  }
   TensorList carry = init;
   bool batched = false;
   for (int64_t it = 0;; ++it) {
@@ -503,6 +537,10 @@ TensorList cond(const Tensor& pred, const TensorListFn& true_fn, const TensorLis
       kCond,
       [&branches](const TensorList& a) {
         const Tensor& p = a[0];
+        if (ControlFlowTraceable()) {
+          return TraceSwitch(p, /*bool_index=*/true, CheckedBranches("cond", branches),
+                             TensorList(a.begin() + 1, a.end()));
+        }
         std::optional<int64_t> taken;
         if (std::optional<int64_t> v = ConcreteScalar(p)) taken = *v != 0 ? 0 : 1;
         auto takes = [&p] {
@@ -528,6 +566,10 @@ TensorList switch_case(const Tensor& index, const std::vector<TensorListFn>& bra
       kSwitchCase,
       [&branches](const TensorList& a) {
         const int64_t n = static_cast<int64_t>(branches.size());
+        if (ControlFlowTraceable()) {
+          return TraceSwitch(a[0], /*bool_index=*/false, CheckedBranches("switch_case", branches),
+                             TensorList(a.begin() + 1, a.end()));
+        }
         std::optional<int64_t> taken;
         if (n == 1) {
           taken = 0;  // one branch: taken in every example, whatever the index

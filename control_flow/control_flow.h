@@ -19,8 +19,11 @@
 //   - jvp, jacfwd, hessian: forward mode through the same path; higher orders compose;
 //   - functionalize: writes inside a branch or body are functionalized like any other;
 //   - jit: scan and fori_loop (trip counts are shapes or integers) trace as straight-line
-//     programs; a cond or while_loop whose predicate is read at run time makes the trace
-//     untraceable, so the call runs eagerly (correct, not replayed).
+//     programs; jit(f) records a cond, switch_case or while_loop as one step with a
+//     sub-program per branch (or for the predicate and the body), and the replay evaluates
+//     the predicate and runs the real trip count (NOTE: [Control flow in traces] in
+//     interpreters/jit/trace.h). Under grad, jvp, functionalize or vmap inside the jit the
+//     predicate is read instead: the trace is untraceable and the call runs eagerly.
 // checkpoint(f) keeps only what f read from outside for the backward pass and replays f's
 // ops there (with the same random draws); it composes with vmap, grad, jvp, hessian and
 // functionalize.

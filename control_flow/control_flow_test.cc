@@ -4,6 +4,7 @@
 // grad and jvp.
 #include "control_flow/control_flow.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -550,6 +551,127 @@ TEST(Scan, Errors) {
     return std::pair(TensorList{to(carry[0] + x[0], kFloat32)}, TensorList{});
   }, {c}, {zeros({2}, kFloat64)}), "scan: carry 0 of f at step 0 is float32 [], but init's is "
                                    "float64 []");
+}
+
+// ---- jit: the predicate is evaluated at replay time (NOTE: [Control flow in traces]) ----
+
+TEST(JitControlFlow, CondReplaysTheBranchTheNewInputsChoose) {
+  const Tensor w = tensor({2.0, 3.0});
+  JitFunction f = jit([&w](const TensorList& a) {
+    Tensor scaled = a[0] * w;  // a step of the trace that both branches read
+    TensorList r = cond(gt(sum(a[0]), 0.0),
+                        [&scaled](const TensorList& b) { return TensorList{sin(b[0]) + scaled}; },
+                        [&scaled](const TensorList& b) { return TensorList{cos(b[0]) - scaled}; },
+                        {a[0]});
+    return TensorList{r[0] * 2.0};
+  });
+  const Tensor pos = tensor({0.5, 0.25}), neg = tensor({-0.5, 0.25}), pos2 = tensor({1.0, 2.0});
+  EXPECT_TENSOR_NEAR(f({pos})[0], (sin(pos) + pos * w) * 2.0, 1e-15);
+  ASSERT_NE(f.program({pos}), nullptr) << f.untraceable_reason({pos});
+  EXPECT_NE(f.program({pos})->DebugString().find("switch("), std::string::npos);
+  EXPECT_TENSOR_NEAR(f({neg})[0], (cos(neg) - neg * w) * 2.0, 1e-15);
+  EXPECT_TENSOR_NEAR(f({pos2})[0], (sin(pos2) + pos2 * w) * 2.0, 1e-15);
+  EXPECT_EQ(f.stats().replays, 2);
+}
+
+TEST(JitControlFlow, SwitchCaseReplaysEveryIndex) {
+  auto branches = ThreeBranches();
+  JitFunction f = jit([&branches](const TensorList& a) {
+    return switch_case(a[1], branches, {a[0]});
+  });
+  const Tensor x = tensor({0.5, 2.0});
+  for (int64_t k : {1, 0, 2, -4, 9}) {
+    const Tensor expected = branches[std::clamp<int64_t>(k, 0, 2)]({x})[0];
+    EXPECT_TENSOR_NEAR(f({x, scalar_tensor(k, kInt64)})[0], expected, 1e-15) << k;
+  }
+  EXPECT_EQ(f.stats().traces, 1);
+  EXPECT_EQ(f.stats().replays, 4);
+}
+
+TEST(JitControlFlow, WhileLoopReplaysItsRealTripCount) {
+  JitFunction f = jit([](const TensorList& a) {
+    return DoublingUntil({a[0], zeros({}, kInt64)}, 10.0);
+  });
+  for (const std::vector<double>& start : {std::vector<double>{1.0, 0.5},  // traced: 3 trips
+                                           {6.0, 6.0},                       // none
+                                           {0.01, 0.02},                     // 9
+                                           {3.0, 3.0}}) {                    // 1
+    const Tensor x = tensor(start);
+    TensorList expected = DoublingUntil({x, zeros({}, kInt64)}, 10.0);
+    TensorList got = f({x});
+    EXPECT_TENSOR_NEAR(got[0], expected[0], 0);
+    EXPECT_TENSOR_EQ(got[1], expected[1]);
+  }
+  EXPECT_EQ(f.stats().replays, 3);
+  // Traced where the loop does not run: the body is traced on init all the same.
+  JitFunction g = jit([](const TensorList& a) {
+    return DoublingUntil({a[0], zeros({}, kInt64)}, 10.0);
+  });
+  EXPECT_TENSOR_EQ(g({tensor({6.0, 6.0})})[1], scalar_tensor(int64_t{0}, kInt64));
+  EXPECT_TENSOR_EQ(g({tensor({1.0, 1.0})})[1], scalar_tensor(int64_t{3}, kInt64));
+  EXPECT_EQ(g.stats().replays, 1);
+}
+
+TEST(JitControlFlow, NestedControlFlowAndCapturedTensorsInsideTheBody) {
+  const Tensor w = tensor({0.5, -1.0});
+  // A loop whose body branches; the body reads a weight and a tensor computed in f.
+  JitFunction f = jit([&w](const TensorList& a) {
+    const Tensor offset = a[0] * 0.0 + 1.0;
+    return while_loop([](const TensorList& c) { return lt(c[1], 5); },
+                      [&](const TensorList& c) {
+                        TensorList next = cond(gt(sum(c[0]), 0.0),
+                                               [&](const TensorList& b) {
+                                                 return TensorList{b[0] * w};
+                                               },
+                                               [&](const TensorList& b) {
+                                                 return TensorList{b[0] + offset};
+                                               },
+                                               {c[0]});
+                        return TensorList{next[0], c[1] + 1};
+                      },
+                      {a[0], zeros({}, kInt64)});
+  });
+  auto eager = [&w](const Tensor& x) {
+    Tensor c = x;
+    for (int i = 0; i < 5; ++i) c = sum(c).item<double>() > 0 ? c * w : c + 1.0;
+    return c;
+  };
+  for (const Tensor& x : {tensor({1.0, 0.5}), tensor({-3.0, 0.5}), tensor({0.25, -2.0})}) {
+    EXPECT_TENSOR_NEAR(f({x})[0], eager(x), 1e-15);
+  }
+  EXPECT_EQ(f.stats().replays, 2);
+}
+
+TEST(JitControlFlow, WhatStaysUntraceableRunsEagerlyAndRight) {
+  // An untaken branch that throws on the trace's inputs.
+  JitFunction throwing = jit([](const TensorList& a) {
+    return cond(ge(sum(a[0]), 0.0), [](const TensorList& b) { return TensorList{b[0] * 2.0}; },
+                [](const TensorList& b) { return TensorList{cat({b[0], reshape(b[0], {3})})}; },
+                {a[0]});
+  });
+  const Tensor x = tensor({1.0, 2.0});
+  EXPECT_TENSOR_NEAR(throwing({x})[0], x * 2.0, 0);
+  EXPECT_NE(throwing.untraceable_reason({x}).find("not taken at trace time, threw"),
+            std::string::npos)
+      << throwing.untraceable_reason({x});
+  // Branches whose results have different layouts.
+  JitFunction layouts = jit([](const TensorList& a) {
+    return cond(ge(sum(a[0]), 0.0), [](const TensorList& b) { return TensorList{b[0] * 2.0}; },
+                [](const TensorList& b) { return TensorList{transpose(b[0] * 3.0, 0, 1)}; },
+                {a[0]});
+  });
+  const Tensor m = tensor({1.0, 2.0, 3.0, 4.0}, {2, 2});
+  EXPECT_TENSOR_NEAR(layouts({m})[0], m * 2.0, 0);
+  EXPECT_NE(layouts.untraceable_reason({m}).find("different layouts"), std::string::npos);
+  // Under grad the predicate is read: untraceable, eager, right for both branches.
+  JitFunction g = jit([](const TensorList& a) {
+    return grad(ScalarFn([](const TensorList& b) { return BranchyLoss(b); }))(a);
+  });
+  for (const Tensor& v : {tensor({0.9, 0.4, 0.3}), tensor({0.2, -0.4, 0.1})}) {
+    EXPECT_TENSOR_NEAR(g({v})[0], grad(ScalarFn(BranchyLoss))({v})[0], 1e-15);
+  }
+  EXPECT_NE(g.untraceable_reason({tensor({0.9, 0.4, 0.3})}).find("read tensor elements"),
+            std::string::npos);
 }
 
 }  // namespace

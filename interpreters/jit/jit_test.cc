@@ -539,5 +539,49 @@ TEST(JitTest, ConcurrentCallersShareOneCache) {
   EXPECT_EQ(j.stats().replays, 80);
 }
 
+// NOTE: [Control flow in traces]: the hooks //control_flow calls, used directly.
+TEST(JitTest, ControlFlowStepsEvaluateThePredicateAtReplay) {
+  EXPECT_FALSE(ControlFlowTraceable());  // no trace recording
+  int traced_branch_runs = 0;
+  const Tensor w = tensor({3.0, 4.0});
+  auto f = [&](const TensorList& a) {
+    EXPECT_TRUE(ControlFlowTraceable());
+    const Tensor shifted = a[0] + 1.0;  // read by branch 0: an extra input of its program
+    TensorList r = TraceSwitch(
+        gt(sum(a[0]), 0.0), /*bool_index=*/true,
+        {[&](const TensorList& b) {
+           ++traced_branch_runs;
+           return TensorList{b[0] * w + shifted};
+         },
+         [&](const TensorList& b) {
+           ++traced_branch_runs;
+           return TensorList{b[0] - w};
+         }},
+        {a[0]});
+    // Halve until the sum drops under 1.
+    TensorList l = TraceWhile([](const TensorList& c) { return ge(sum(c[0]), 1.0); },
+                              [](const TensorList& c) { return TensorList{c[0] * 0.5}; }, {r[0]});
+    return TensorList{l[0]};
+  };
+  auto eager = [&w](const Tensor& x) {
+    Tensor r = sum(x).item<double>() > 0 ? x * w + (x + 1.0) : x - w;
+    while (sum(r).item<double>() >= 1.0) r = r * 0.5;
+    return r;
+  };
+  JitFunction j = jit(f);
+  const Tensor x = tensor({0.5, 1.0});
+  EXPECT_TENSOR_NEAR(j({x})[0], eager(x), 1e-15);
+  EXPECT_EQ(traced_branch_runs, 2);  // both branches traced
+  ASSERT_NE(j.program({x}), nullptr) << j.untraceable_reason({x});
+  const std::string program = j.program({x})->DebugString();
+  EXPECT_NE(program.find("switch("), std::string::npos) << program;
+  EXPECT_NE(program.find("while("), std::string::npos) << program;
+  for (const Tensor& y : {tensor({-0.5, -1.0}), tensor({4.0, 8.0}), tensor({0.1, 0.1})}) {
+    EXPECT_TENSOR_NEAR(j({y})[0], eager(y), 1e-15);
+  }
+  EXPECT_EQ(traced_branch_runs, 2);  // replays run no branch function
+  EXPECT_EQ(j.stats().replays, 3);
+}
+
 }  // namespace
 }  // namespace ft

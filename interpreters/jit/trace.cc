@@ -10,6 +10,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/interpreter.h"
 #include "dispatch/ops.h"
@@ -42,16 +43,79 @@ void ForEachTensor(ValueList& values, Fn&& fn) {
   }
 }
 
+// The innermost trace recording on this thread (NOTE: [Control flow in traces]).
+constinit thread_local Tracer* tls_tracer = nullptr;
+
 }  // namespace
 
 // Tracer records base-kernel calls (as a BaseCallObserver) and watches element reads (as a
 // ValueReadObserver) while f runs; Finish turns the record into a Program.
 class Tracer final : public BaseCallObserver, public ValueReadObserver {
  public:
-  Tracer(const TensorList& inputs, const TraceOptions& options)
-      : options_(options), start_(Storage::Mark()) {
+  // parent: the trace a sub-program is recorded for (NOTE: [Control flow in traces]).
+  Tracer(const TensorList& inputs, const TraceOptions& options, Tracer* parent = nullptr)
+      : options_(options), start_(Storage::Mark()), parent_(parent) {
     for (const Tensor& t : inputs) NewSlot(t, SlotKind::kInput);
     num_inputs_ = static_cast<int>(inputs.size());
+  }
+
+  // ---- Control flow (NOTE: [Control flow in traces]) ----
+  // A sub-program's trace: the function's eager outputs, its program (null: untraceable,
+  // `reason` says why), and the enclosing trace's slots its extra inputs are bound to.
+  struct ChildTrace {
+    TensorList outputs;
+    std::shared_ptr<const Program> program;
+    std::string reason;
+    std::vector<int> parent_slots;
+  };
+  ChildTrace TraceChild(const std::function<TensorList(const TensorList&)>& fn,
+                        const TensorList& inputs);
+  // SlotFor: the slot of a tensor the enclosing function passes to a control-flow step.
+  int SlotFor(const Tensor& t) {
+    if (!t.is_dense()) {
+      Taint("a control-flow operand is not a plain tensor (", t.impl()->WrapperRepr(), ")");
+      return -1;
+    }
+    auto it = slot_of_impl_.find(t.impl());
+    if (it != slot_of_impl_.end()) return it->second;
+    if (parent_ != nullptr) {
+      const int ps = parent_->LookupForChild(t);
+      if (ps >= 0) return AddExtraInput(t, ps);
+    }
+    if (!t.storage().AllocatedAfter(start_)) return NewSlot(t, SlotKind::kCaptured);
+    fresh_constants_.insert(t.storage().id());
+    return NewSlot(t, SlotKind::kFresh);
+  }
+  // ReadUntraced: an element read the trace does not count (a predicate the replay reads).
+  template <typename T>
+  T ReadUntraced(const Tensor& t) {
+    ++in_kernel_;
+    struct Leave {
+      int& depth;
+      ~Leave() { --depth; }
+    } leave{in_kernel_};
+    return t.item<T>();
+  }
+  // RecordControl appends a control-flow step reading `args` (slots) and producing
+  // `outputs` (the eager results, which become new slots).
+  void RecordControl(std::shared_ptr<const Program::ControlFlow> control,
+                     const std::vector<int>& args, const TensorList& outputs) {
+    if (!reason_.empty()) return;
+    Call call{nullptr, {}, {}, {}, {}, {}};
+    call.control = std::move(control);
+    for (size_t i = 0; i < args.size(); ++i) {
+      call.tensor_args.push_back(Program::TensorRef{static_cast<int>(i), -1, args[i]});
+    }
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const int slot = NewSlot(outputs[j], SlotKind::kStep);
+      step_storages_.insert(outputs[j].storage().id());
+      call.outputs.push_back(Program::TensorRef{static_cast<int>(j), -1, slot});
+    }
+    calls_.push_back(std::move(call));
+  }
+  template <typename... Args>
+  void TaintWith(const Args&... args) {
+    Taint(args...);
   }
 
   ValueList RunBaseKernel(const Operator& op, ValueList& args) override {
@@ -135,6 +199,12 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
   int Resolve(const Operator& op, const Tensor& t) {
     auto it = slot_of_impl_.find(t.impl());
     if (it != slot_of_impl_.end()) return it->second;
+    if (parent_ != nullptr) {
+      // A tensor of an enclosing trace that changes from replay to replay (an input or a
+      // step's result there) is an input of this sub-program.
+      const int ps = parent_->LookupForChild(t);
+      if (ps >= 0) return AddExtraInput(t, ps);
+    }
     if (step_storages_.contains(t.storage().id())) {
       Taint(op.name(), ": an argument shares memory with a result of an earlier op but was "
             "not made by an op, so a replay could not rebuild it");
@@ -235,8 +305,30 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
     return true;
   }
 
+  // LookupForChild: this trace's slot for `t` when it is an input or a step's result here
+  // (made one of this trace's extra inputs when an enclosing trace has it), else -1.
+  int LookupForChild(const Tensor& t) {
+    auto it = slot_of_impl_.find(t.impl());
+    if (it != slot_of_impl_.end()) {
+      const SlotKind kind = slots_[it->second].kind;
+      return kind == SlotKind::kInput || kind == SlotKind::kStep ? it->second : -1;
+    }
+    if (parent_ == nullptr) return -1;
+    const int ps = parent_->LookupForChild(t);
+    return ps >= 0 ? AddExtraInput(t, ps) : -1;
+  }
+  int AddExtraInput(const Tensor& t, int parent_slot) {
+    const int slot = NewSlot(t, SlotKind::kInput);
+    extra_slots_.push_back(slot);
+    extra_parent_slots_.push_back(parent_slot);
+    return slot;
+  }
+
   const TraceOptions options_;
   const Storage::AllocationMark start_;  // buffers this thread allocates later are fresh
+  Tracer* parent_;
+  std::vector<int> extra_slots_;         // inputs found while tracing (bound by the parent)
+  std::vector<int> extra_parent_slots_;  // the parent's slot for each
   int num_inputs_ = 0;
   int num_calls_ = 0;
   int in_kernel_ = 0;
@@ -277,6 +369,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   // the next; a result written later must be recomputed, not folded.
   absl::flat_hash_set<const void*> written;
   for (const Call& call : calls_) {
+    if (call.op == nullptr) continue;  // a control-flow step writes nothing
     const std::optional<int> mutated = call.op->schema().mutated_arg;
     if (!mutated) continue;
     for (const Program::TensorRef& ref : call.tensor_args) {
@@ -305,7 +398,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   std::vector<bool> folded(calls_.size(), false);
   for (size_t c = 0; c < calls_.size(); ++c) {
     const Call& call = calls_[c];
-    if (call.op->schema().mutated_arg) continue;
+    if (call.control != nullptr || call.op->schema().mutated_arg) continue;
     bool foldable = std::all_of(call.tensor_args.begin(), call.tensor_args.end(), constant);
     for (const Program::TensorRef& r : call.outputs) {
       foldable &= !written.contains(slots_[r.slot].value.storage().id());
@@ -325,7 +418,8 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     if (folded[c]) continue;
     Call& call = calls_[c];
     for (Program::TensorRef& r : call.tensor_args) r.slot = forward[r.slot];
-    if (call.op->schema().mutated_arg || !RewriteAsViews(call, forward, view_base, steps)) {
+    if (call.control != nullptr || call.op->schema().mutated_arg ||
+        !RewriteAsViews(call, forward, view_base, steps)) {
       steps.push_back(std::move(call));
     }
   }
@@ -340,7 +434,9 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   {
     const absl::flat_hash_set<int> returned(output_slots.begin(), output_slots.end());
     const auto captured_view = [&](const Call& step) {
-      if (step.op != nullptr || returned.contains(step.outputs[0].slot)) return false;
+      if (step.op != nullptr || step.control != nullptr || returned.contains(step.outputs[0].slot)) {
+        return false;
+      }
       const Slot& base = slots_[step.tensor_args[0].slot];
       return base.kind == SlotKind::kCaptured && !frozen(base);
     };
@@ -367,7 +463,8 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     absl::flat_hash_set<int> returned;
     for (int s : output_slots) returned.insert(s);
     for (const Call& step : steps) {
-      if (step.op == nullptr && returned.contains(step.outputs[0].slot)) {
+      if (step.op == nullptr && step.control == nullptr &&
+          returned.contains(step.outputs[0].slot)) {
         returned.insert(step.tensor_args[0].slot);
       }
     }
@@ -414,12 +511,16 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   }
 
   // Number the slots the program uses: inputs first, then constants, then step results.
+  // Inputs found while tracing a sub-program follow the given ones.
   auto program = std::shared_ptr<Program>(new Program());
-  program->num_inputs_ = num_inputs_;
+  program->num_inputs_ = num_inputs_ + static_cast<int>(extra_slots_.size());
   program->num_traced_calls_ = num_calls_;
   std::vector<int> renumbered(slots_.size(), -1);
-  int next = num_inputs_;
+  int next = program->num_inputs_;
   for (int s = 0; s < num_inputs_; ++s) renumbered[s] = s;
+  for (size_t i = 0; i < extra_slots_.size(); ++i) {
+    renumbered[extra_slots_[i]] = num_inputs_ + static_cast<int>(i);
+  }
   for (size_t s = num_inputs_; s < slots_.size(); ++s) {
     const SlotKind kind = slots_[s].kind;
     if (live[s] && (kind == SlotKind::kCaptured || kind == SlotKind::kFresh)) {
@@ -520,6 +621,36 @@ void Program::RunDirect(const Step& step, Tensor* slots) {
   for (int s : step.release) slots[s] = Tensor();
 }
 
+// RunControl runs a control-flow step (NOTE: [Control flow in traces]): the predicate is
+// read now, and the chosen sub-program (or the loop's) runs on the step's slots.
+void Program::RunControl(const Step& step, Tensor* slots) {
+  const ControlFlow& cf = *step.control;
+  const auto inputs_for = [&](size_t k, TensorList carries) {
+    for (int e : cf.extras[k]) carries.push_back(slots[step.tensor_args[e].slot]);
+    return carries;
+  };
+  TensorList results;
+  if (!cf.is_while) {
+    const int64_t n = static_cast<int64_t>(cf.programs.size());
+    const int64_t value = slots[step.tensor_args[0].slot].item<int64_t>();
+    const int64_t k = cf.bool_index ? (value != 0 ? 0 : 1) : std::clamp<int64_t>(value, 0, n - 1);
+    results = cf.programs[k]->Run(inputs_for(k, {}));
+  } else {
+    TensorList carries;
+    for (int i = 0; i < cf.num_carries; ++i) carries.push_back(slots[step.tensor_args[i].slot]);
+    for (;;) {
+      if (!cf.programs[0]->Run(inputs_for(0, carries))[0].item<bool>()) break;
+      carries = cf.programs[1]->Run(inputs_for(1, std::move(carries)));
+      for (Tensor& c : carries) c = contiguous(c);  // the layout the body was traced in
+    }
+    results = std::move(carries);
+  }
+  for (const TensorRef& r : step.outputs) {
+    if (r.slot >= 0) slots[r.slot] = std::move(results[r.value]);
+  }
+  for (int s : step.release) slots[s] = Tensor();
+}
+
 TensorList Program::Run(absl::Span<const Tensor> inputs) const {
   if (static_cast<int>(inputs.size()) != num_inputs_) {
     ThrowError("jit: the program was traced with ", num_inputs_, " inputs but got ",
@@ -541,6 +672,10 @@ TensorList Program::Run(absl::Span<const Tensor> inputs) const {
       step.fused->Run(in.data(), out.data(), reuse);
       for (const TensorRef& r : step.outputs) slots[r.slot] = std::move(out[r.value]);
       for (int s : step.release) slots[s] = Tensor();
+      continue;
+    }
+    if (step.control != nullptr) {
+      RunControl(step, slots.data());
       continue;
     }
     if (step.op == nullptr) {
@@ -595,6 +730,24 @@ std::string Program::DebugString() const {
         absl::StrAppend(&out, " (in %", step.donor_slot, "'s buffer when unshared)");
       }
       absl::StrAppend(&out, "\n");
+      continue;
+    }
+    if (step.control != nullptr) {
+      std::vector<std::string> ins, outs;
+      for (const TensorRef& r : step.tensor_args) ins.push_back(absl::StrCat("%", r.slot));
+      for (const TensorRef& r : step.outputs) {
+        outs.push_back(r.slot < 0 ? std::string("_") : absl::StrCat("%", r.slot));
+      }
+      absl::StrAppend(&out, absl::StrJoin(outs, ", "), " = ",
+                      step.control->is_while ? "while" : "switch", "(", absl::StrJoin(ins, ", "),
+                      ") {");
+      for (size_t k = 0; k < step.control->programs.size(); ++k) {
+        absl::StrAppend(&out, "\n  program ", k, ":\n    ",
+                        absl::StrJoin(absl::StrSplit(step.control->programs[k]->DebugString(),
+                                                     '\n'),
+                                      "\n    "));
+      }
+      absl::StrAppend(&out, "\n}\n");
       continue;
     }
     if (step.op == nullptr) {
@@ -654,14 +807,239 @@ TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
   {
     BaseCallObserverScope observe(&tracer);
     struct WatchReads {
-      explicit WatchReads(ValueReadObserver* o) { internal::tls_value_read_observer = o; }
-      ~WatchReads() { internal::tls_value_read_observer = nullptr; }
+      explicit WatchReads(Tracer* t) {
+        internal::tls_value_read_observer = t;
+        tls_tracer = t;
+      }
+      ~WatchReads() {
+        internal::tls_value_read_observer = nullptr;
+        tls_tracer = nullptr;
+      }
     } watch(&tracer);
     result.outputs = f(handles);
   }
   CheckDefined("jit", "f's output", result.outputs);
   result.program = tracer.Finish(result.outputs);
   if (result.program == nullptr) result.reason = tracer.reason();
+  return result;
+}
+
+// ---- Control flow (NOTE: [Control flow in traces]) ----
+
+namespace {
+
+// ObserveAs installs `tracer` as the thread's trace (base calls, element reads) for a scope.
+class ObserveAs {
+ public:
+  explicit ObserveAs(Tracer* tracer)
+      : observe_(tracer), read_(internal::tls_value_read_observer), tracer_(tls_tracer) {
+    internal::tls_value_read_observer = tracer;
+    tls_tracer = tracer;
+  }
+  ~ObserveAs() {
+    internal::tls_value_read_observer = read_;
+    tls_tracer = tracer_;
+  }
+  ObserveAs(const ObserveAs&) = delete;
+  ObserveAs& operator=(const ObserveAs&) = delete;
+
+ private:
+  BaseCallObserverScope observe_;
+  ValueReadObserver* read_;
+  Tracer* tracer_;
+};
+
+// Unobserved runs code as the eager program would, seen by no trace (the later iterations of
+// a traced loop: the step replays them).
+class Unobserved {
+ public:
+  Unobserved()
+      : observe_(nullptr), read_(internal::tls_value_read_observer), tracer_(tls_tracer) {
+    internal::tls_value_read_observer = nullptr;
+    tls_tracer = nullptr;
+  }
+  ~Unobserved() {
+    internal::tls_value_read_observer = read_;
+    tls_tracer = tracer_;
+  }
+  Unobserved(const Unobserved&) = delete;
+  Unobserved& operator=(const Unobserved&) = delete;
+
+ private:
+  BaseCallObserverScope observe_;
+  ValueReadObserver* read_;
+  Tracer* tracer_;
+};
+
+// SameLayouts: whether `a` and `b` hold tensors of the same dtypes, sizes and strides.
+bool SameLayouts(const TensorList& a, const TensorList& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].defined() != b[i].defined()) return false;
+    if (!a[i].defined()) continue;
+    if (a[i].dtype() != b[i].dtype() || a[i].sizes() != b[i].sizes() ||
+        a[i].strides() != b[i].strides()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Extras: the union of the children's parent slots as step arguments after `args`, and each
+// child's extra inputs as indices into them.
+std::vector<std::vector<int>> BindExtras(const std::vector<const Tracer::ChildTrace*>& children,
+                                         std::vector<int>& args) {
+  std::vector<std::vector<int>> extras;
+  for (const Tracer::ChildTrace* child : children) {
+    std::vector<int> indices;
+    for (int slot : child->parent_slots) {
+      auto it = std::find(args.begin(), args.end(), slot);
+      if (it == args.end()) {
+        args.push_back(slot);
+        it = args.end() - 1;
+      }
+      indices.push_back(static_cast<int>(it - args.begin()));
+    }
+    extras.push_back(std::move(indices));
+  }
+  return extras;
+}
+
+}  // namespace
+
+Tracer::ChildTrace Tracer::TraceChild(const std::function<TensorList(const TensorList&)>& fn,
+                                      const TensorList& inputs) {
+  Tracer child(inputs, options_, this);
+  ChildTrace result;
+  {
+    ObserveAs observe(&child);
+    result.outputs = fn(inputs);
+  }
+  for (const Tensor& t : result.outputs) {
+    if (t.defined() && !t.is_dense()) {
+      result.reason = "a control-flow function returned a wrapper";
+      return result;
+    }
+  }
+  result.program = child.Finish(result.outputs);
+  if (result.program == nullptr) result.reason = child.reason();
+  result.parent_slots = child.extra_parent_slots_;
+  return result;
+}
+
+bool ControlFlowTraceable() {
+  return tls_tracer != nullptr && LayerStack::empty() &&
+         static_cast<BaseCallObserver*>(tls_tracer) == CurrentBaseCallObserver();
+}
+
+TensorList TraceSwitch(const Tensor& index, bool bool_index,
+                       const std::vector<std::function<TensorList(const TensorList&)>>& branches,
+                       const TensorList& operands) {
+  FT_CHECK(ControlFlowTraceable());
+  Tracer* outer = tls_tracer;
+  const int64_t n = static_cast<int64_t>(branches.size());
+  const int64_t value = outer->ReadUntraced<int64_t>(index);
+  const int64_t taken = bool_index ? (value != 0 ? 0 : 1) : std::clamp<int64_t>(value, 0, n - 1);
+  std::vector<int> args{outer->SlotFor(index)};
+  // The taken branch first: its results are the call's, and its errors are the call's.
+  std::vector<Tracer::ChildTrace> children(n);
+  const auto trace = [&](int64_t k) {
+    return outer->TraceChild([&](const TensorList&) { return branches[k](operands); }, {});
+  };
+  children[taken] = trace(taken);
+  for (int64_t k = 0; k < n; ++k) {
+    if (k == taken) continue;
+    try {
+      children[k] = trace(k);
+    } catch (const Error& e) {
+      outer->TaintWith("branch ", k, " of a traced cond or switch_case, not taken at trace ",
+                       "time, threw there: ", e.what());
+      return children[taken].outputs;
+    }
+  }
+  std::vector<const Tracer::ChildTrace*> traced;
+  for (int64_t k = 0; k < n; ++k) {
+    if (children[k].program == nullptr) {
+      outer->TaintWith("branch ", k, " of a cond or switch_case: ", children[k].reason);
+      return children[taken].outputs;
+    }
+    if (!SameLayouts(children[k].outputs, children[taken].outputs)) {
+      outer->TaintWith("the branches of a cond or switch_case return tensors of different "
+                       "layouts (strides), which later steps could not read alike");
+      return children[taken].outputs;
+    }
+    traced.push_back(&children[k]);
+  }
+  auto control = std::make_shared<Program::ControlFlow>();
+  control->bool_index = bool_index;
+  control->extras = BindExtras(traced, args);
+  for (const Tracer::ChildTrace& c : children) control->programs.push_back(c.program);
+  outer->RecordControl(std::move(control), args, children[taken].outputs);
+  return children[taken].outputs;
+}
+
+TensorList TraceWhile(const std::function<Tensor(const TensorList&)>& cond_fn,
+                      const std::function<TensorList(const TensorList&)>& body_fn,
+                      const TensorList& init) {
+  FT_CHECK(ControlFlowTraceable());
+  Tracer* outer = tls_tracer;
+  // The carries in buffers of their own, contiguous, made by an op the trace records: the
+  // body is traced on them (nothing else can hold them), and every iteration's carries are
+  // brought to that layout.
+  TensorList carries;
+  for (const Tensor& t : init) carries.push_back(clone(t));
+  std::vector<int> args;
+  for (const Tensor& t : carries) args.push_back(outer->SlotFor(t));
+  Tracer::ChildTrace cond = outer->TraceChild(
+      [&](const TensorList& c) { return TensorList{cond_fn(c)}; }, carries);
+  const bool go = outer->ReadUntraced<bool>(cond.outputs[0]);
+  Tracer::ChildTrace body;
+  if (go) {
+    body = outer->TraceChild(body_fn, carries);
+  } else {
+    try {
+      body = outer->TraceChild(body_fn, carries);  // traced only; the loop does not run
+    } catch (const Error& e) {
+      outer->TaintWith("the body of a traced while_loop, which did not run at trace time, "
+                       "threw when traced on the initial carries: ", e.what());
+      return carries;
+    }
+  }
+  TensorList result = carries;
+  if (go) {
+    result = body.outputs;
+    Unobserved eager;
+    for (Tensor& c : result) c = contiguous(c);
+    while (cond_fn(result).item<bool>()) {
+      result = body_fn(result);
+      for (Tensor& c : result) c = contiguous(c);
+    }
+  }
+  for (const Tracer::ChildTrace* c : {&cond, &body}) {
+    if (c->program == nullptr) {
+      outer->TaintWith("a while_loop's ", c == &cond ? "cond_fn" : "body_fn", ": ", c->reason);
+      return result;
+    }
+  }
+  TensorList contiguous_body;
+  for (const Tensor& t : body.outputs) contiguous_body.push_back(contiguous(t));
+  if (!SameLayouts(contiguous_body, carries)) {
+    outer->TaintWith("a while_loop's body returns carries whose layouts differ from init's");
+    return result;
+  }
+  auto control = std::make_shared<Program::ControlFlow>();
+  control->is_while = true;
+  control->num_carries = static_cast<int>(carries.size());
+  // The sub-programs' inputs are the carries and then their extras.
+  std::vector<int> extra_args;
+  std::vector<const Tracer::ChildTrace*> traced{&cond, &body};
+  control->extras = BindExtras(traced, extra_args);
+  for (std::vector<int>& e : control->extras) {
+    for (int& i : e) i += static_cast<int>(args.size());
+  }
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  control->programs = {cond.program, body.program};
+  outer->RecordControl(std::move(control), args, result);
   return result;
 }
 

@@ -45,6 +45,10 @@
 //     f accessed a fresh constant's elements after an op had used it;
 //   - a tensor shares a buffer with a recorded result but was not made by an op;
 //   - an output is a transform's wrapper, not a plain tensor.
+// Control flow (//control_flow) is the exception to the first case: a cond, switch_case or
+// while_loop called with no transform active becomes one step with a sub-program per branch
+// (or for the predicate and the body), and the replay evaluates the predicate (NOTE:
+// [Control flow in traces]).
 // In every one of these cases the traced run itself is still an ordinary eager run: its
 // outputs are right.
 //
@@ -77,6 +81,7 @@
 namespace ft {
 
 class FusedKernel;  // fuse.h
+class Tracer;       // trace.cc
 
 class Program {
  public:
@@ -98,6 +103,13 @@ class Program {
  private:
   friend class Tracer;
   friend void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& traced);
+  friend TensorList TraceSwitch(
+      const Tensor& index, bool bool_index,
+      const std::vector<std::function<TensorList(const TensorList&)>>& branches,
+      const TensorList& operands);
+  friend TensorList TraceWhile(const std::function<Tensor(const TensorList&)>& cond_fn,
+                               const std::function<TensorList(const TensorList&)>& body_fn,
+                               const TensorList& init);
 
   // A tensor in a step's arguments or results: argument (or result) index, element of a
   // TensorList (-1: the value itself), and slot.
@@ -119,9 +131,22 @@ class Program {
   // kMaxDirectResults tensors.
   static constexpr int kMaxDirectArgs = 8;
   static constexpr int kMaxDirectResults = 4;
-  // A step is one of: a kernel call (op set); a view (op null, fused null: tensor_args[0] is
-  // the base, `view` the view); a fused pointwise run (op null, fused set: tensor_args are
-  // its inputs in register order, outputs its results; fuse.h).
+  // A control-flow step (NOTE: [Control flow in traces]): switch runs programs[k] for the
+  // index in tensor_args[0] (clamped; a bool is 0 for true); while runs programs[0] (the
+  // predicate) and programs[1] (the body) over the carries, the first num_carries
+  // tensor_args. Program k's inputs are the carries (while) and then the tensor_args at
+  // extras[k].
+  struct ControlFlow {
+    bool is_while = false;
+    bool bool_index = false;
+    int num_carries = 0;
+    std::vector<std::shared_ptr<const Program>> programs;
+    std::vector<std::vector<int>> extras;
+  };
+  // A step is one of: a kernel call (op set); a view (op null, fused null, control null:
+  // tensor_args[0] is the base, `view` the view); a fused pointwise run (op null, fused set:
+  // tensor_args are its inputs in register order, outputs its results; fuse.h); a
+  // control-flow step (op null, control set).
   struct Step {
     const Operator* op;
     ValueList args;      // the traced arguments with every tensor cleared; refs fill them
@@ -131,6 +156,7 @@ class Program {
     View view;
     DirectKernel direct = nullptr;  // set when the op's DirectKernel can run this step
     std::shared_ptr<const FusedKernel> fused = nullptr;
+    std::shared_ptr<const ControlFlow> control = nullptr;
     // A fused step's donor input slot, when this step is its last use (-1: none): if the
     // replay then holds the only reference to its buffer, the fused result is written into
     // it (FusedKernel::donor).
@@ -142,6 +168,7 @@ class Program {
   };
 
   static void RunDirect(const Step& step, Tensor* slots);
+  static void RunControl(const Step& step, Tensor* slots);
 
   int num_inputs_ = 0;
   int num_slots_ = 0;
@@ -174,6 +201,34 @@ struct TraceResult {
 // active and no other trace recording (throws ft::Error otherwise), on dense inputs.
 TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
                   const TensorList& inputs, const TraceOptions& options = {});
+
+// NOTE: [Control flow in traces]
+// For //control_flow. While a trace records, a cond, switch_case or while_loop asks
+// ControlFlowTraceable() before it reads its predicate; when true, it calls TraceSwitch or
+// TraceWhile instead, which run it eagerly (the traced call's results are the eager ones)
+// and record one step with a sub-program traced per function:
+//   - every branch is traced, the ones not taken too (run once on the operands, results
+//     dropped; a branch that throws there makes the trace untraceable instead);
+//   - a tensor of the enclosing trace that a function reads (an operand, a weight computed
+//     in f) becomes an input of its sub-program, bound to the enclosing slot;
+//   - the while body is traced on the first iteration (or once on init when the loop does
+//     not run) with the carries as inputs, copied to contiguous buffers, and the replay
+//     feeds each iteration's carries in that layout;
+//   - every branch must give results with the same dtypes, sizes and strides (the replay's
+//     later steps read them), and the body its carries', else the trace is untraceable.
+// ControlFlowTraceable is true when a trace records on this thread and no transform is
+// active. Under grad a branch's derivative work happens outside the call, where one branch's
+// steps would be replayed whatever the predicate says; under vmap, jvp or functionalize the
+// values the trace sees are wrapped. There the op reads its predicate, and the trace stays
+// untraceable (the call runs eagerly). The functions must not read element values (their
+// sub-traces would be untraceable).
+bool ControlFlowTraceable();
+TensorList TraceSwitch(const Tensor& index, bool bool_index,
+                       const std::vector<std::function<TensorList(const TensorList&)>>& branches,
+                       const TensorList& operands);
+TensorList TraceWhile(const std::function<Tensor(const TensorList&)>& cond_fn,
+                      const std::function<TensorList(const TensorList&)>& body_fn,
+                      const TensorList& init);
 
 }  // namespace ft
 
