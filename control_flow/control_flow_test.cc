@@ -553,6 +553,99 @@ TEST(Scan, Errors) {
                                    "float64 []");
 }
 
+// ---- Random programs: nests of cond and while_loop over a catalog of functions ----
+
+// A random program: cond(sum(x * a) > t, while-branch, plain branch) where the while branch
+// loops body(x) (capped by a counter) while sum(x) stays above a bound, every function from
+// the catalog, and a weight w captured throughout. Per-example gradients by vmap(grad)
+// (both branch masking and capture masking at work) must equal a loop of single gradients,
+// where every branch is a real branch; forward mode must agree with reverse mode.
+TEST(RandomPrograms, VmapOfGradAndJvpMatchTheLoopOverExamples) {
+  const std::vector<std::function<Tensor(const Tensor&)>> catalog = {
+      [](const Tensor& x) { return sin(x); },
+      [](const Tensor& x) { return sqrt(abs(x) + 1e-3); },
+      [](const Tensor& x) { return log(abs(x) + 0.1); },
+      [](const Tensor& x) { return x * x; },
+      [](const Tensor& x) { return exp(x * 0.5); },
+      [](const Tensor& x) { return tanh(x * 3.0); },
+      [](const Tensor& x) { return reciprocal(x); },  // infinite derivative near 0
+      [](const Tensor& x) { return sqrt(relu(x)); },  // infinite derivative wherever x <= 0
+      [](const Tensor& x) { return sqrt(x); },        // NaN below 0: only where not taken
+      [](const Tensor& x) { return log(x); },
+  };
+  int checked = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Generator gen(seed);
+    auto pick = [&gen](int64_t n) {
+      return static_cast<size_t>(Generator::Uniform(gen.seed(), gen.Reserve(1)) * n);
+    };
+    const int64_t batch = 1 + static_cast<int64_t>(pick(5));
+    const int64_t dim = 1 + static_cast<int64_t>(pick(4));
+    const auto& body = catalog[pick(catalog.size())];
+    const auto& other = catalog[pick(catalog.size())];
+    const auto& after = catalog[pick(catalog.size())];
+    const int64_t cap = 1 + static_cast<int64_t>(pick(4));
+    const double threshold = Generator::Uniform(seed, 99) - 0.5;
+    const Tensor a = Rand({dim}, seed * 7 + 1);
+    const Tensor w = Rand({dim}, seed * 7 + 2);
+    const Tensor xs = Rand({batch, dim}, seed * 7 + 3, -1.5, 1.5);
+    auto f = [&](const TensorList& args) {
+      const Tensor& x = args[0];
+      TensorList r = cond(
+          gt(sum(x * a), threshold),
+          [&](const TensorList& b) {
+            TensorList l = while_loop(
+                [&](const TensorList& c) {
+                  return logical_and(lt(c[1], cap), gt(sum(abs(c[0])), 0.2));
+                },
+                [&](const TensorList& c) {
+                  // The captured w inside the function: an example that finished still
+                  // runs the body, and its d/dw there may be 0 * inf.
+                  return TensorList{body(c[0] * w) * 0.9, c[1] + 1};
+                },
+                {b[0], zeros({}, kInt64)});
+            return TensorList{after(l[0])};
+          },
+          [&](const TensorList& b) { return TensorList{other(b[0] * w)}; }, {x});
+      return sum(r[0] * w);
+    };
+    const Tensor vs = Rand({batch, dim}, seed * 7 + 4);
+    Tensor per_example, tangents;
+    try {
+      per_example = vmap(grad(ScalarFn(f)))({xs})[0];
+      tangents = vmap(TensorListFn([&](const TensorList& b) {
+        return jvp([&](const TensorList& c) { return TensorList{f(c)}; }, {b[0]}, {b[1]})
+            .tangents;
+      }))({xs, vs})[0];
+    } catch (const Error& e) {
+      FAIL() << e.what();
+    }
+    for (int64_t i = 0; i < batch; ++i) {
+      const Tensor x = Row(xs, i);
+      const Tensor expected = grad(ScalarFn(f))({x})[0];
+      // Where the true derivative is finite, exactly the loop's (never NaN from a branch or
+      // iteration the example did not take).
+      if (std::isfinite(sum(expected).item<double>())) {
+        EXPECT_TENSOR_NEAR(Row(per_example, i), expected, 1e-12);
+        // jvp along a random direction equals <grad, v> (where forward mode is finite:
+        // sqrt(relu(x)) at x <= 0 has tangent 0/0 while reverse mode selects 0 there).
+        const Tensor v = Row(vs, i);
+        const Tensor t = jvp([&](const TensorList& b) { return TensorList{f(b)}; }, {x}, {v})
+                             .tangents[0];
+        if (std::isfinite(t.item<double>())) {
+          EXPECT_NEAR(t.item<double>(), sum(expected * v).item<double>(),
+                      1e-10 * (1 + std::abs(t.item<double>())));
+        }
+        // Batched forward mode equals the example's own, NaN for NaN.
+        EXPECT_TENSOR_NEAR(Row(tangents, i), t, 1e-12);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 60);
+}
+
 // ---- jit: the predicate is evaluated at replay time (NOTE: [Control flow in traces]) ----
 
 TEST(JitControlFlow, CondReplaysTheBranchTheNewInputsChoose) {
