@@ -1,11 +1,13 @@
 // checkpoint(f) against closed forms and float64 central differences, under every transform
 // and in several orders; the replay in the backward pass (counted at the kernels), captured
-// tensors, replayed random draws, the save-matmuls policy, and its errors.
+// tensors, replayed random draws, the save-matmuls and save-named policies, and its errors.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "control_flow/control_flow.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/interpreter.h"
@@ -200,6 +202,37 @@ TEST(Checkpoint, SaveMatmulsPolicyRunsEachProductOnce) {
     EXPECT_TENSOR_EQ(grads[CheckpointPolicy::kSaveMatmuls][k],
                      grads[CheckpointPolicy::kSaveNothing][k]);
   }
+}
+
+TEST(Checkpoint, SaveNamedPolicyKeepsTheTaggedValues) {
+  const Tensor x = Rand({5}, 12);
+  auto block = [](const TensorList& a) {
+    Tensor s = checkpoint_name(sin(a[0]), "s");
+    Tensor c = checkpoint_name(cos(a[0]), "c");
+    return TensorList{exp(s * c)};
+  };
+  for (const std::vector<std::string>& names :
+       {std::vector<std::string>{}, {"s"}, {"s", "c"}, {"other"}}) {
+    SCOPED_TRACE(absl::StrJoin(names, ","));
+    TensorListFn f = checkpoint(block, {.policy = CheckpointPolicy::kSaveNamed, .names = names});
+    KernelCount count;
+    Tensor g;
+    {
+      BaseCallObserverScope scope(&count);
+      g = grad(ScalarFn([&](const TensorList& a) { return sum(f(a)[0]); }))({x})[0];
+    }
+    // d/dx exp(sin x cos x) = exp(...) * cos(2x).
+    EXPECT_TENSOR_NEAR(g, exp(sin(x) * cos(x)) * cos(x * 2.0), 1e-14);
+    const bool keeps_s = std::count(names.begin(), names.end(), "s") > 0;
+    const bool keeps_c = std::count(names.begin(), names.end(), "c") > 0;
+    // The forward's call, the replay's unless kept; the backward reads cos(x) and sin(x)
+    // for the formulas of sin and cos (one each).
+    EXPECT_EQ(count.calls["sin"], (keeps_s ? 1 : 2) + 1);
+    EXPECT_EQ(count.calls["cos"], (keeps_c ? 1 : 2) + 1);
+    EXPECT_EQ(count.calls["exp"], 2);  // never tagged: recomputed
+  }
+  // Outside a checkpoint, or without a grad level, it returns its argument.
+  EXPECT_TRUE(checkpoint_name(x, "s").is_same(x));
 }
 
 TEST(Checkpoint, IntegerOutputsPassThroughAndErrors) {

@@ -514,7 +514,7 @@ ScanResult Scan(const ScanFn& f, const TensorList& init, const TensorList& xs,
 
 // SavesOutputs: the ops whose outputs a checkpoint policy keeps.
 std::function<bool(const ft::Operator&)> SavesOutputs(CheckpointPolicy policy) {
-  if (policy == CheckpointPolicy::kSaveNothing) return nullptr;
+  if (policy != CheckpointPolicy::kSaveMatmuls) return nullptr;
   return [](const ft::Operator& op) {
     static const absl::flat_hash_set<std::string>* products =
         new absl::flat_hash_set<std::string>{"matmul", "mm",    "bmm",    "linear",
@@ -629,13 +629,21 @@ TensorListFn checkpoint(TensorListFn f, CheckpointOptions options) {
         [&f, &options](const TensorList& xs) {
           // Every grad level on the stack records f's ops for a replay instead of keeping
           // their values (NOTE: [Rematerialization] in interpreters/grad/grad_interpreter.h).
-          RematScope remat(SavesOutputs(options.policy));
+          RematScope remat(SavesOutputs(options.policy),
+                           options.policy == CheckpointPolicy::kSaveNamed
+                               ? options.names
+                               : std::vector<std::string>{});
           TensorList out = f(xs);
           CheckDefined("checkpoint", "output", out);
           return out;
         },
         inputs);
   };
+}
+
+Tensor checkpoint_name(const Tensor& x, const std::string& name) {
+  if (x.defined() && !LayerStack::empty()) RematScope::KeepNamed(x, name);
+  return x;
 }
 
 ScanResult scan(const ScanFn& f, const TensorList& init, const TensorList& xs,

@@ -63,6 +63,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -123,10 +124,17 @@ enum class CheckpointPolicy {
   kSaveNothing,   // recompute everything (the default)
   kSaveMatmuls,   // keep matrix products' outputs (matmul, mm, bmm, linear, dot, outer,
                   // conv2d, einsum): recompute only the cheap ops between them
+  kSaveNamed,     // keep the values f tags with checkpoint_name(x, n), n in `names`
 };
 struct CheckpointOptions {
   CheckpointPolicy policy = CheckpointPolicy::kSaveNothing;
+  std::vector<std::string> names = {};  // for kSaveNamed
 };
+
+// checkpoint_name(x, name) returns x. Inside a checkpoint whose policy is kSaveNamed with
+// `name` among its names, the backward pass reuses the value x holds instead of
+// recomputing it (JAX's checkpoint_name). Anywhere else it does nothing.
+Tensor checkpoint_name(const Tensor& x, const std::string& name);
 TensorListFn checkpoint(TensorListFn f, CheckpointOptions options = {});
 
 }  // namespace ft

@@ -72,8 +72,23 @@ int GradientSlots(const ValueList& outputs) {
 // [Rematerialization] in grad_interpreter.h).
 class RematRecord {
  public:
-  RematRecord(std::function<bool(const Operator&)> save_outputs, bool no_grad)
-      : save_outputs_(std::move(save_outputs)), no_grad_(no_grad) {}
+  RematRecord(std::function<bool(const Operator&)> save_outputs, std::vector<std::string> names,
+              bool no_grad)
+      : save_outputs_(std::move(save_outputs)), names_(std::move(names)), no_grad_(no_grad) {}
+
+  bool SavesName(const std::string& name) const {
+    return std::find(names_.begin(), names_.end(), name) != names_.end();
+  }
+
+  // Keep: the replay takes `inner` (a value the region made) instead of running the op that
+  // made it, when that op made nothing else.
+  void Keep(const Tensor& inner) {
+    auto it = producers_.find(inner.impl());
+    if (it == producers_.end() || it->second.impl.lock().get() != inner.impl()) return;
+    Entry& e = entries_[it->second.entry];
+    if (e.num_outputs != 1 || it->second.output_elem >= 0 || e.written >= 0) return;
+    e.saved_outputs = ValueList{Value(inner)};
+  }
 
   // Record notes `op` on `inner` (the arguments one level down) before it runs; returns its
   // index. Throws when an in-place op writes a tensor the region did not make.
@@ -275,6 +290,7 @@ class RematRecord {
   }
 
   std::function<bool(const Operator&)> save_outputs_;
+  std::vector<std::string> names_;
   bool no_grad_;
   std::vector<Entry> entries_;
   absl::flat_hash_map<const TensorImpl*, Producer> producers_;
@@ -284,19 +300,37 @@ class RematRecord {
   int pending_ = 0;
 };
 
-RematScope::RematScope(std::function<bool(const Operator&)> save_outputs) {
+RematScope::RematScope(std::function<bool(const Operator&)> save_outputs,
+                       std::vector<std::string> names) {
   for (int i = 0; i < LayerStack::size(); ++i) {
     Interpreter* layer = LayerStack::At(i);
     if (layer->key() != TransformType::kGrad) continue;
     auto* grad = dynamic_cast<GradInterpreter*>(layer);
     if (grad == nullptr || grad->remat_ != nullptr) continue;
-    grad->remat_ = std::make_shared<RematRecord>(save_outputs, !grad->prev_grad_mode());
+    grad->remat_ = std::make_shared<RematRecord>(save_outputs, names, !grad->prev_grad_mode());
     covered_.push_back(grad);
   }
 }
 
 RematScope::~RematScope() {
   for (GradInterpreter* grad : covered_) grad->remat_.reset();
+}
+
+void RematScope::KeepNamed(const Tensor& t, const std::string& name) {
+  for (int i = 0; i < LayerStack::size(); ++i) {
+    Interpreter* layer = LayerStack::At(i);
+    if (layer->key() != TransformType::kGrad) continue;
+    auto* grad = dynamic_cast<GradInterpreter*>(layer);
+    if (grad == nullptr || grad->remat_ == nullptr || !grad->remat_->SavesName(name)) continue;
+    // The value this level holds: under the wrapper of this level in t's chain.
+    for (const Tensor* p = &t; p->defined() && !p->is_dense(); p = p->impl()->wrapped_value()) {
+      if (const GradWrapperImpl* w = MaybeGradWrapperAt(*p, grad->level())) {
+        grad->remat_->Keep(w->value());
+        break;
+      }
+      if (p->impl()->wrapped_value() == nullptr) break;
+    }
+  }
 }
 
 GradInterpreter::~GradInterpreter() = default;

@@ -118,6 +118,9 @@ class GradInterpreter : public Interpreter {
 // inside. ft::checkpoint (//control_flow) is built on it.
 //   - `save_outputs(op)`: ops whose outputs the record keeps (a checkpoint policy, e.g.
 //     matrix products): the replay takes them instead of running the op again.
+//   - `names`: KeepNamed(t, name) with one of them keeps the value t holds at each covered
+//     level (JAX's checkpoint_name with save_only_these_names); the replay takes it instead
+//     of running the op that made it (when that op made t alone).
 //   - In-place ops inside: the write is replayed on the replayed tensor, after a copy of it
 //     is kept for the ops that read it before the write; an in-place write into a tensor the
 //     region did not make is an ft::Error (the replay would write it twice).
@@ -126,8 +129,12 @@ class GradInterpreter : public Interpreter {
 // Nested scopes: a level a scope already covers stays with that scope's record.
 class RematScope {
  public:
-  explicit RematScope(std::function<bool(const Operator&)> save_outputs = nullptr);
+  explicit RematScope(std::function<bool(const Operator&)> save_outputs = nullptr,
+                      std::vector<std::string> names = {});
   ~RematScope();
+  // KeepNamed: the records of the levels on this thread's stack whose scope saves `name`
+  // keep the value `t` holds there (no-op elsewhere, and for a value not made in a scope).
+  static void KeepNamed(const Tensor& t, const std::string& name);
   RematScope(const RematScope&) = delete;
   RematScope& operator=(const RematScope&) = delete;
 
