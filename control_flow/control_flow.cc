@@ -30,7 +30,9 @@ namespace {
 // dual wrappers (the primal), or nullopt when a vmap level batches it (its value differs per
 // example). A functionalize wrapper is read through a clone at the current level, whose
 // value is up to date.
-std::optional<int64_t> ConcreteScalar(const Tensor& t) {
+// Under a jit trace the read becomes a guard (NOTE: [Guards] in interpreters/jit/trace.h):
+// `clamp_to` >= 0 guards the clamped index, -1 the truth of the value.
+std::optional<int64_t> ConcreteScalar(const Tensor& t, int64_t clamp_to = -1) {
   Tensor read = t;
   for (const Tensor* p = &t; !p->is_dense(); p = p->impl()->wrapped_value()) {
     if (p->kind() == TensorKind::kBatched) return std::nullopt;
@@ -38,14 +40,30 @@ std::optional<int64_t> ConcreteScalar(const Tensor& t) {
   }
   const Tensor* p = &read;
   while (!p->is_dense()) p = p->impl()->wrapped_value();
+  if (TraceGuard(*p, clamp_to < 0, std::max<int64_t>(clamp_to, 0))) {
+    const int64_t v = p->impl()->numel() == 1 ? internal::ReadElement<int64_t>(*p->impl(), 0)
+                                              : p->item<int64_t>();
+    return v;
+  }
   return p->item<int64_t>();
 }
 
 // AnyTrue: whether some example of a batched predicate is true (every vmap level's examples:
 // the physical value under all wrappers).
+// Under a jit trace the answer becomes a guard on a count the trace computes.
 bool AnyTrue(const Tensor& t) {
   const Tensor* p = &t;
   while (!p->is_dense()) p = p->impl()->wrapped_value();
+  if (CurrentBaseCallObserver() != nullptr) {
+    Tensor count;
+    {
+      ExcludeAllGuard base;  // a kernel call the trace records, on the physical value
+      count = sum(to(*p, kInt64));
+    }
+    if (TraceGuard(count, /*truth=*/true)) {
+      return internal::ReadElement<int64_t>(*count.impl(), 0) != 0;
+    }
+  }
   for (bool b : p->to_vector<bool>()) {
     if (b) return true;
   }
@@ -461,7 +479,9 @@ ScanResult Scan(const ScanFn& f, const TensorList& init, const TensorList& xs,
 
   ScanResult result;
   result.carry = init;
-  std::vector<TensorList> ys(length);
+  // In the order the steps run (reversed at the end for a reverse scan): grown step by step,
+  // so a huge `length` costs nothing before its steps do.
+  std::vector<TensorList> ys;
   auto run_step = [&](int64_t t, const TensorList& x) {
     TensorList flat = result.carry;
     flat.insert(flat.end(), x.begin(), x.end());
@@ -480,13 +500,13 @@ ScanResult Scan(const ScanFn& f, const TensorList& init, const TensorList& xs,
     for (const Tensor& xi : xs) x.push_back(select(xi, 0, t));
     auto [next, y] = run_step(t, x);
     if (i > 0) {
-      const TensorList& ref = ys[options.reverse ? t + 1 : t - 1];
-      CheckSameOutputs("scan", absl::StrCat("f at step ", t), y, "the previous step", ref,
+      CheckSameOutputs("scan", absl::StrCat("f at step ", t), y, "the previous step", ys.back(),
                        "output");
     }
     result.carry = std::move(next);
-    ys[t] = std::move(y);
+    ys.push_back(std::move(y));
   }
+  if (options.reverse) std::reverse(ys.begin(), ys.end());  // ys[t] is step t's
   if (length == 0) {
     // No step ran: f runs once on zeros shaped like one step, only to learn the ys' dtypes
     // and shapes (JAX learns them by tracing); its results are dropped.
@@ -573,7 +593,7 @@ TensorList switch_case(const Tensor& index, const std::vector<TensorListFn>& bra
         std::optional<int64_t> taken;
         if (n == 1) {
           taken = 0;  // one branch: taken in every example, whatever the index
-        } else if (std::optional<int64_t> v = ConcreteScalar(a[0])) {
+        } else if (std::optional<int64_t> v = ConcreteScalar(a[0], n - 1)) {
           taken = std::clamp<int64_t>(*v, 0, n - 1);
         }
         auto takes = [&a, n] {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -538,6 +539,18 @@ TEST(Scan, JitTracesTheStepsAndReplays) {
   EXPECT_TENSOR_NEAR(second[1], expected[1], 1e-13);
 }
 
+TEST(Scan, AHugeLengthCostsNothingBeforeItsSteps) {
+  // Found by control_flow_fuzzer: scan allocated a slot per step up front, so a huge length
+  // with no xs ran out of memory before the first step. Steps now run as they come; this
+  // one stops the scan at its fourth step.
+  int steps = 0;
+  EXPECT_FT_ERROR(scan([&steps](const TensorList& c, const TensorList&) {
+                    if (++steps == 4) ThrowError("stop: step ", steps);
+                    return std::pair(TensorList{c[0] + 1.0}, TensorList{c[0]});
+                  }, {zeros({}, kFloat64)}, {}, {.length = INT64_MAX}),
+                  "stop: step 4");
+}
+
 TEST(Scan, Errors) {
   auto id = [](const TensorList& c, const TensorList& x) {
     return std::pair(TensorList{c[0]}, TensorList{x[0]});
@@ -756,16 +769,59 @@ TEST(JitControlFlow, WhatStaysUntraceableRunsEagerlyAndRight) {
   const Tensor m = tensor({1.0, 2.0, 3.0, 4.0}, {2, 2});
   EXPECT_TENSOR_NEAR(layouts({m})[0], m * 2.0, 0);
   EXPECT_NE(layouts.untraceable_reason({m}).find("different layouts"), std::string::npos);
-  // Under grad the predicate is read: untraceable, eager, right for both branches.
-  JitFunction g = jit([](const TensorList& a) {
-    return grad(ScalarFn([](const TensorList& b) { return BranchyLoss(b); }))(a);
-  });
-  for (const Tensor& v : {tensor({0.9, 0.4, 0.3}), tensor({0.2, -0.4, 0.1})}) {
+}
+
+// NOTE: [Guards]: under a transform the predicate is read, and the trace keeps the read as a
+// guard: one program per path, each replayed when its guards hold.
+TEST(JitControlFlow, GuardsReplayEachBranchOfACondUnderGrad) {
+  JitFunction g = jit([](const TensorList& a) { return grad(ScalarFn(BranchyLoss))(a); });
+  const Tensor p1 = tensor({0.9, 0.4, 0.3}), n1 = tensor({0.2, -0.4, 0.1});
+  const Tensor p2 = tensor({0.5, 0.5, 0.5}), n2 = tensor({0.1, 0.1, -0.3});
+  for (const Tensor& v : {p1, n1, p2, n2, p1}) {
     EXPECT_TENSOR_NEAR(g({v})[0], grad(ScalarFn(BranchyLoss))({v})[0], 1e-15);
   }
-  EXPECT_NE(g.untraceable_reason({tensor({0.9, 0.4, 0.3})}).find("read tensor elements"),
-            std::string::npos);
+  EXPECT_EQ(g.stats().traces, 2);
+  EXPECT_EQ(g.stats().replays, 3);
+  EXPECT_EQ(g.num_paths({p1}), 2);
+  const auto program = g.program({p1});
+  ASSERT_NE(program, nullptr);
+  EXPECT_NE(program->DebugString().find("guard("), std::string::npos);
+  EXPECT_EQ(program->num_guards(), 1);
+  // Run (not through ft::jit) on the other path: an ft::Error, not another branch's result.
+  EXPECT_FT_ERROR(program->Run({n1}), "a guard of the program does not hold");
 }
+
+TEST(JitControlFlow, GuardsOnTripCountsUnderGradAndVmap) {
+  // grad of an unbatched while_loop: one path per trip count.
+  auto loss = [](const TensorList& a) {
+    return sum(DoublingUntil({a[0], zeros({}, kInt64)}, 10.0)[0] * a[0]);
+  };
+  JitFunction g = jit([&loss](const TensorList& a) { return grad(ScalarFn(loss))(a); });
+  for (const Tensor& v : {tensor({0.25, 0.5}), tensor({0.5, 0.25}), tensor({3.0, 3.0}),
+                          tensor({0.2, 0.6})}) {
+    EXPECT_TENSOR_NEAR(g({v})[0], grad(ScalarFn(loss))({v})[0], 1e-15);
+  }
+  EXPECT_EQ(g.stats().traces, 2);  // 4 trips (three times) and 1 trip
+  // vmap of a while_loop with a batched predicate: the guards are "some example still runs",
+  // so a batch with the same longest trip count replays.
+  JitFunction v = jit(vmap(TensorListFn([](const TensorList& a) {
+    return DoublingUntil({a[0], zeros({}, kInt64)}, 10.0);
+  })));
+  const Tensor b1 = tensor({6.0, 6.0, 3.0, 3.0, 0.1, 0.1}, {3, 2});   // 0, 1 and 6 trips
+  const Tensor b2 = tensor({0.1, 0.1, 1.0, 1.0, 0.2, 0.1}, {3, 2});   // 6, 3 and 6
+  const Tensor b3 = tensor({1.0, 1.0, 1.0, 1.0, 1.0, 1.0}, {3, 2});   // 3 each
+  for (const Tensor& b : {b1, b2, b3, b1}) {
+    TensorList got = v({b});
+    for (int64_t i = 0; i < 3; ++i) {
+      TensorList one = DoublingUntil({Row(b, i), zeros({}, kInt64)}, 10.0);
+      EXPECT_TENSOR_NEAR(Row(got[0], i), one[0], 0);
+      EXPECT_TENSOR_EQ(Row(got[1], i), one[1]);
+    }
+  }
+  EXPECT_EQ(v.stats().traces, 2);
+  EXPECT_EQ(v.stats().replays, 2);
+}
+
 
 }  // namespace
 }  // namespace ft

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -66,19 +67,35 @@ bool Matches(absl::Span<const Tensor> inputs, const Signature& sig) {
   return traceable && same && i == sig.size();
 }
 
+// An entry: a signature's programs, one per path through its control-flow guards (NOTE:
+// [Guards] in trace.h; one program without guards), or none (untraceable: reason).
 struct Entry {
   Signature signature;
-  std::shared_ptr<const Program> program;  // null: untraceable
+  std::vector<std::shared_ptr<const Program>> programs;
   std::string reason;
+  bool traceable() const { return !programs.empty(); }
 };
+
+// A signature keeps at most this many guarded paths; a call on another path runs eagerly.
+constexpr size_t kMaxPaths = 16;
+
+// TryPrograms: the outputs of the first program whose guards hold, or nothing.
+std::optional<TensorList> TryPrograms(const Entry& entry, absl::Span<const Tensor> inputs) {
+  for (const auto& program : entry.programs) {
+    if (std::optional<TensorList> out = program->TryRun(inputs)) return out;
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
 struct JitFunction::State {
   Fn f;
   TraceOptions options;
-  std::mutex mu;  // guards `cache`; entries are never erased, so pointers to them stay valid
+  std::mutex mu;  // guards `cache` and `retired`
   absl::flat_hash_map<Signature, std::shared_ptr<const Entry>> cache;
+  // Entries a new path replaced: kept, so pointers to entries stay valid.
+  std::vector<std::shared_ptr<const Entry>> retired;
   // The last call's entry, tried first without the lock (a loop calls with one signature).
   std::atomic<const Entry*> last{nullptr};
   std::atomic<int64_t> traces{0}, replays{0}, eager_calls{0}, programs{0}, untraceable{0},
@@ -109,39 +126,71 @@ TensorList JitFunction::operator()(absl::Span<const Tensor> inputs) const {
   CheckDefined("jit", "argument", inputs);
   State& s = *state_;
   const Entry* last = s.last.load(std::memory_order_acquire);
-  if (last != nullptr && last->program != nullptr && Matches(inputs, last->signature)) {
-    s.replays.fetch_add(1, std::memory_order_relaxed);
-    return last->program->Run(inputs);
+  if (last != nullptr && last->traceable() && Matches(inputs, last->signature)) {
+    if (std::optional<TensorList> out = TryPrograms(*last, inputs)) {
+      s.replays.fetch_add(1, std::memory_order_relaxed);
+      return *std::move(out);
+    }
   }
   Signature sig;
   if (!MakeSignature(inputs, sig)) {
     s.eager_calls.fetch_add(1, std::memory_order_relaxed);
     return RunEager(s.f, inputs);
   }
-  if (const Entry* entry = s.Find(sig)) {
-    s.last.store(entry, std::memory_order_release);
-    if (entry->program != nullptr) {
-      s.replays.fetch_add(1, std::memory_order_relaxed);
-      return entry->program->Run(inputs);
+  const Entry* known = s.Find(sig);
+  if (known != nullptr) {
+    s.last.store(known, std::memory_order_release);
+    if (!known->traceable() || known->programs.size() >= kMaxPaths) {
+      if (known->traceable()) {
+        if (std::optional<TensorList> out = TryPrograms(*known, inputs)) {
+          s.replays.fetch_add(1, std::memory_order_relaxed);
+          return *std::move(out);
+        }
+      }
+      s.eager_calls.fetch_add(1, std::memory_order_relaxed);
+      return RunEager(s.f, inputs);
     }
-    s.eager_calls.fetch_add(1, std::memory_order_relaxed);
-    return RunEager(s.f, inputs);
+    if (std::optional<TensorList> out = TryPrograms(*known, inputs)) {
+      s.replays.fetch_add(1, std::memory_order_relaxed);
+      return *std::move(out);
+    }
+    // A path of the control flow no program of this signature has taken: trace it.
   }
 
   TraceResult traced = Trace(s.f, TensorList(inputs.begin(), inputs.end()), s.options);
-  auto fresh = std::make_shared<const Entry>(
-      Entry{sig, std::move(traced.program), std::move(traced.reason)});
   const Entry* entry;
   {
-    // Another thread may have traced this signature meanwhile: the first entry stays.
     std::lock_guard<std::mutex> lock(s.mu);
-    auto [it, inserted] = s.cache.try_emplace(std::move(sig), fresh);
-    entry = it->second.get();
-    if (inserted) {
-      s.traces.fetch_add(1, std::memory_order_relaxed);
-      (entry->program ? s.programs : s.untraceable).fetch_add(1, std::memory_order_relaxed);
-    } else {
+    auto it = s.cache.find(sig);
+    const Entry* current = it == s.cache.end() ? nullptr : it->second.get();
+    if (current != known) {
+      // Another thread added this signature or a path meanwhile: its entry stays.
       s.raced_traces.fetch_add(1, std::memory_order_relaxed);
+      entry = current;
+    } else if (current == nullptr) {
+      Entry fresh{sig, {}, std::move(traced.reason)};
+      if (traced.program != nullptr) fresh.programs.push_back(std::move(traced.program));
+      auto made = std::make_shared<const Entry>(std::move(fresh));
+      entry = made.get();
+      s.cache.emplace(std::move(sig), std::move(made));
+      s.traces.fetch_add(1, std::memory_order_relaxed);
+      (entry->traceable() ? s.programs : s.untraceable).fetch_add(1, std::memory_order_relaxed);
+    } else {
+      // A new path of a traced signature: its program joins the others (an untraceable
+      // path leaves the entry as it was; calls on that path run eagerly after the tries).
+      s.traces.fetch_add(1, std::memory_order_relaxed);
+      entry = current;
+      if (traced.program != nullptr) {
+        Entry grown = *current;
+        grown.programs.push_back(std::move(traced.program));
+        auto made = std::make_shared<const Entry>(std::move(grown));
+        s.retired.push_back(std::move(it->second));
+        it->second = std::move(made);
+        entry = it->second.get();
+        s.programs.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        s.untraceable.fetch_add(1, std::memory_order_relaxed);
+      }
     }
   }
   s.last.store(entry, std::memory_order_release);
@@ -164,7 +213,14 @@ std::shared_ptr<const Program> JitFunction::program(absl::Span<const Tensor> inp
   Signature sig;
   if (!MakeSignature(inputs, sig)) return nullptr;
   const Entry* entry = state_->Find(sig);
-  return entry == nullptr ? nullptr : entry->program;
+  return entry == nullptr || !entry->traceable() ? nullptr : entry->programs.front();
+}
+
+int JitFunction::num_paths(absl::Span<const Tensor> inputs) const {
+  Signature sig;
+  if (!MakeSignature(inputs, sig)) return 0;
+  const Entry* entry = state_->Find(sig);
+  return entry == nullptr ? 0 : static_cast<int>(entry->programs.size());
 }
 
 std::string JitFunction::untraceable_reason(absl::Span<const Tensor> inputs) const {

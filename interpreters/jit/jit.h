@@ -13,6 +13,10 @@
 //   - A trace that cannot be replayed (f reads element values, draws random numbers, ...:
 //     trace.h lists the cases) is remembered as such, and calls with that signature run f
 //     eagerly every time; untraceable_reason() says why.
+//   - A control-flow op whose predicate is read under a transform (jit(grad(f)) with a
+//     cond) leaves a guard in the program (NOTE: [Guards] in trace.h): a call whose
+//     predicates take another path is traced again, and the signature keeps one program per
+//     path (up to 16; further paths run eagerly).
 //   - Inside a transform (jit(f) called under vmap or grad), on wrapped or undefined inputs,
 //     or while another trace is recording, f runs eagerly: the outer transform or trace
 //     sees its ops as usual.
@@ -73,10 +77,12 @@ class JitFunction {
 
   JitStats stats() const;
 
-  // program returns the replayable program for the signature of `inputs`, or null (not
-  // traced yet, or untraceable). untraceable_reason returns why that signature's trace
-  // cannot be replayed, or "" if it can or was not traced.
+  // program returns the replayable program for the signature of `inputs` (its first path),
+  // or null (not traced yet, or untraceable). num_paths: how many programs (guarded paths)
+  // the signature has. untraceable_reason returns why that signature's trace cannot be
+  // replayed, or "" if it can or was not traced.
   std::shared_ptr<const Program> program(absl::Span<const Tensor> inputs) const;
+  int num_paths(absl::Span<const Tensor> inputs) const;
   std::string untraceable_reason(absl::Span<const Tensor> inputs) const;
 
  private:

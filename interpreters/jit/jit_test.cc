@@ -539,6 +539,36 @@ TEST(JitTest, ConcurrentCallersShareOneCache) {
   EXPECT_EQ(j.stats().replays, 80);
 }
 
+// NOTE: [Guards]: a guard records a read; the replay stops where it does not hold, and
+// ft::jit traces that path too.
+TEST(JitTest, GuardsKeepOneProgramPerPath) {
+  EXPECT_FALSE(TraceGuard(ones({}), true));  // no trace recording
+  Tensor buffer = zeros({2}, kFloat64);
+  auto f = [&buffer](const TensorList& a) {
+    const Tensor p = gt(sum(a[0]), 0.0);
+    const bool guarded = TraceGuard(p, /*truth=*/true);
+    // Once guarded, a read the trace does not count (what //control_flow does).
+    const bool positive = guarded ? internal::ReadElement<bool>(*p.impl(), 0) : p.item<bool>();
+    if (a.size() > 1) add_(buffer, a[1]);  // a write: guards are refused with it
+    return TensorList{positive ? a[0] * 2.0 : a[0] * -3.0};
+  };
+  JitFunction j = jit(f);
+  const Tensor pos = tensor({1.0, 2.0}), neg = tensor({-1.0, -2.0});
+  for (const Tensor& x : {pos, neg, pos * 3.0, neg * 3.0}) {
+    EXPECT_TENSOR_NEAR(j({x})[0], sum(x).item<double>() > 0 ? x * 2.0 : x * -3.0, 0);
+  }
+  EXPECT_EQ(j.stats().traces, 2);
+  EXPECT_EQ(j.stats().replays, 2);
+  EXPECT_EQ(j.num_paths({pos}), 2);
+  EXPECT_NE(j.program({pos})->DebugString().find("guard(%"), std::string::npos);
+  EXPECT_FT_ERROR(j.program({pos})->Run({neg}), "a guard of the program does not hold");
+  // A guarded program that writes a buffer could not undo the write when a guard stops it.
+  JitFunction w = jit(f);
+  (void)w({pos, ones({2}, kFloat64)});
+  EXPECT_NE(w.untraceable_reason({pos, ones({2}, kFloat64)}).find("writes a buffer"),
+            std::string::npos);
+}
+
 // NOTE: [Control flow in traces]: the hooks //control_flow calls, used directly.
 TEST(JitTest, ControlFlowStepsEvaluateThePredicateAtReplay) {
   EXPECT_FALSE(ControlFlowTraceable());  // no trace recording

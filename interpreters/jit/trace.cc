@@ -117,6 +117,20 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
   void TaintWith(const Args&... args) {
     Taint(args...);
   }
+  // RecordGuard appends a guard on `value` (read now, untraced).
+  bool RecordGuard(const Tensor& value, bool truth, int64_t clamp_to) {
+    if (!reason_.empty() || !value.is_dense() || value.numel() != 1) return false;
+    Program::Guard guard;
+    guard.truth = truth;
+    guard.clamp_to = clamp_to;
+    const int64_t v = ReadUntraced<int64_t>(value);
+    guard.expected = truth ? (v != 0) : std::clamp<int64_t>(v, 0, clamp_to);
+    Call call{nullptr, {}, {}, {}, {}, {}};
+    call.guard = guard;
+    call.tensor_args.push_back(Program::TensorRef{0, -1, SlotFor(value)});
+    calls_.push_back(std::move(call));
+    return true;
+  }
 
   ValueList RunBaseKernel(const Operator& op, ValueList& args) override {
     ++num_calls_;
@@ -365,6 +379,18 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   }
   if (!reason_.empty()) return nullptr;
 
+  // A guard stops a replay that has not yet done anything visible: none in a program that
+  // writes a buffer (NOTE: [Guards]).
+  const bool guarded = std::any_of(calls_.begin(), calls_.end(),
+                                   [](const Call& c) { return c.guard.has_value(); });
+  const bool writes_buffers = std::any_of(calls_.begin(), calls_.end(), [](const Call& c) {
+    return c.op != nullptr && c.op->schema().mutated_arg.has_value();
+  });
+  if (guarded && writes_buffers) {
+    Taint("f reads a control-flow predicate under a transform (a guard) and writes a buffer in "
+          "place: a replay stopped by the guard could not undo the write");
+    return nullptr;
+  }
   // Buffers some op writes. A fresh constant among them would carry one replay's writes into
   // the next; a result written later must be recomputed, not folded.
   absl::flat_hash_set<const void*> written;
@@ -398,7 +424,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   std::vector<bool> folded(calls_.size(), false);
   for (size_t c = 0; c < calls_.size(); ++c) {
     const Call& call = calls_[c];
-    if (call.control != nullptr || call.op->schema().mutated_arg) continue;
+    if (call.op == nullptr || call.op->schema().mutated_arg) continue;
     bool foldable = std::all_of(call.tensor_args.begin(), call.tensor_args.end(), constant);
     for (const Program::TensorRef& r : call.outputs) {
       foldable &= !written.contains(slots_[r.slot].value.storage().id());
@@ -418,7 +444,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     if (folded[c]) continue;
     Call& call = calls_[c];
     for (Program::TensorRef& r : call.tensor_args) r.slot = forward[r.slot];
-    if (call.control != nullptr || call.op->schema().mutated_arg ||
+    if (call.op == nullptr || call.op->schema().mutated_arg ||
         !RewriteAsViews(call, forward, view_base, steps)) {
       steps.push_back(std::move(call));
     }
@@ -434,7 +460,8 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   {
     const absl::flat_hash_set<int> returned(output_slots.begin(), output_slots.end());
     const auto captured_view = [&](const Call& step) {
-      if (step.op != nullptr || step.control != nullptr || returned.contains(step.outputs[0].slot)) {
+      if (step.op != nullptr || step.control != nullptr || step.guard.has_value() ||
+          returned.contains(step.outputs[0].slot)) {
         return false;
       }
       const Slot& base = slots_[step.tensor_args[0].slot];
@@ -463,7 +490,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     absl::flat_hash_set<int> returned;
     for (int s : output_slots) returned.insert(s);
     for (const Call& step : steps) {
-      if (step.op == nullptr && step.control == nullptr &&
+      if (step.op == nullptr && step.control == nullptr && !step.guard.has_value() &&
           returned.contains(step.outputs[0].slot)) {
         returned.insert(step.tensor_args[0].slot);
       }
@@ -503,7 +530,8 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   std::vector<bool> kept(steps.size(), false);
   for (size_t c = steps.size(); c-- > 0;) {
     const Call& call = steps[c];
-    bool keep = call.op != nullptr && call.op->schema().mutated_arg.has_value();
+    bool keep = (call.op != nullptr && call.op->schema().mutated_arg.has_value()) ||
+                call.guard.has_value();
     for (const Program::TensorRef& r : call.outputs) keep |= live[r.slot];
     if (!keep) continue;
     kept[c] = true;
@@ -541,6 +569,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     for (Program::TensorRef& r : step.outputs) {
       r.slot = live[r.slot] ? (renumbered[r.slot] = next++) : -1;
     }
+    if (step.guard.has_value()) ++program->num_guards_;
     program->steps_.push_back(std::move(step));
   }
   program->num_slots_ = next;
@@ -652,6 +681,16 @@ void Program::RunControl(const Step& step, Tensor* slots) {
 }
 
 TensorList Program::Run(absl::Span<const Tensor> inputs) const {
+  std::optional<TensorList> outputs = TryRun(inputs);
+  if (!outputs.has_value()) {
+    ThrowError("jit: a guard of the program does not hold for these inputs (it was traced for "
+               "another branch or trip count of a control-flow op); call it through ft::jit, "
+               "which traces that path");
+  }
+  return *std::move(outputs);
+}
+
+std::optional<TensorList> Program::TryRun(absl::Span<const Tensor> inputs) const {
   if (static_cast<int>(inputs.size()) != num_inputs_) {
     ThrowError("jit: the program was traced with ", num_inputs_, " inputs but got ",
                inputs.size());
@@ -676,6 +715,14 @@ TensorList Program::Run(absl::Span<const Tensor> inputs) const {
     }
     if (step.control != nullptr) {
       RunControl(step, slots.data());
+      continue;
+    }
+    if (step.guard.has_value()) {
+      const Guard& g = *step.guard;
+      const int64_t v = slots[step.tensor_args[0].slot].item<int64_t>();
+      const int64_t seen = g.truth ? (v != 0) : std::clamp<int64_t>(v, 0, g.clamp_to);
+      if (seen != g.expected) return std::nullopt;
+      for (int s : step.release) slots[s] = Tensor();
       continue;
     }
     if (step.op == nullptr) {
@@ -730,6 +777,11 @@ std::string Program::DebugString() const {
         absl::StrAppend(&out, " (in %", step.donor_slot, "'s buffer when unshared)");
       }
       absl::StrAppend(&out, "\n");
+      continue;
+    }
+    if (step.guard.has_value()) {
+      absl::StrAppend(&out, "guard(%", step.tensor_args[0].slot, step.guard->truth ? " != 0" : "",
+                      " is ", step.guard->expected, ")\n");
       continue;
     }
     if (step.control != nullptr) {
@@ -925,6 +977,10 @@ Tracer::ChildTrace Tracer::TraceChild(const std::function<TensorList(const Tenso
   if (result.program == nullptr) result.reason = child.reason();
   result.parent_slots = child.extra_parent_slots_;
   return result;
+}
+
+bool TraceGuard(const Tensor& value, bool truth, int64_t clamp_to) {
+  return tls_tracer != nullptr && tls_tracer->RecordGuard(value, truth, clamp_to);
 }
 
 bool ControlFlowTraceable() {

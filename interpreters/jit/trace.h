@@ -68,6 +68,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,8 +87,13 @@ class Tracer;       // trace.cc
 class Program {
  public:
   // Run replays the program on `inputs` and returns the outputs. Throws ft::Error when the
-  // input count differs; kernels throw as they would eagerly (e.g. an index out of range).
+  // input count differs or a guard does not hold (NOTE: [Guards]); kernels throw as they
+  // would eagerly (e.g. an index out of range).
   TensorList Run(absl::Span<const Tensor> inputs) const;
+  // TryRun: Run, or nothing when a guard does not hold (the program was traced for another
+  // branch or trip count; no step with an effect ran).
+  std::optional<TensorList> TryRun(absl::Span<const Tensor> inputs) const;
+  int num_guards() const { return num_guards_; }
 
   int num_inputs() const { return num_inputs_; }
   // num_steps: the kernel calls one Run makes (after folding and dead-code removal).
@@ -136,6 +142,13 @@ class Program {
   // predicate) and programs[1] (the body) over the carries, the first num_carries
   // tensor_args. Program k's inputs are the carries (while) and then the tensor_args at
   // extras[k].
+  // A guard (NOTE: [Guards]): the value in tensor_args[0]'s slot must say what it said when
+  // traced, or the replay stops (TryRun returns nothing).
+  struct Guard {
+    bool truth = true;        // compare (value != 0) with expected != 0
+    int64_t expected = 0;     // else compare clamp(value, 0, clamp_to) with expected
+    int64_t clamp_to = 0;
+  };
   struct ControlFlow {
     bool is_while = false;
     bool bool_index = false;
@@ -146,7 +159,7 @@ class Program {
   // A step is one of: a kernel call (op set); a view (op null, fused null, control null:
   // tensor_args[0] is the base, `view` the view); a fused pointwise run (op null, fused set:
   // tensor_args are its inputs in register order, outputs its results; fuse.h); a
-  // control-flow step (op null, control set).
+  // control-flow step (op null, control set); a guard (op null, guard set).
   struct Step {
     const Operator* op;
     ValueList args;      // the traced arguments with every tensor cleared; refs fill them
@@ -157,6 +170,7 @@ class Program {
     DirectKernel direct = nullptr;  // set when the op's DirectKernel can run this step
     std::shared_ptr<const FusedKernel> fused = nullptr;
     std::shared_ptr<const ControlFlow> control = nullptr;
+    std::optional<Guard> guard = std::nullopt;
     // A fused step's donor input slot, when this step is its last use (-1: none): if the
     // replay then holds the only reference to its buffer, the fused result is written into
     // it (FusedKernel::donor).
@@ -171,6 +185,7 @@ class Program {
   static void RunControl(const Step& step, Tensor* slots);
 
   int num_inputs_ = 0;
+  int num_guards_ = 0;
   int num_slots_ = 0;
   int num_traced_calls_ = 0;
   std::vector<std::pair<int, Tensor>> constants_;  // slot, value
@@ -223,6 +238,18 @@ TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
 // untraceable (the call runs eagerly). The functions must not read element values (their
 // sub-traces would be untraceable).
 bool ControlFlowTraceable();
+
+// NOTE: [Guards]
+// Under a transform, a control-flow op reads its predicate (or, for a batched while_loop,
+// whether any example is still running), and what follows in the trace, the branch's
+// backward included, holds only for that value. TraceGuard records the read as a guard
+// instead of making the trace untraceable: the replay checks the guard's slot, and when it
+// says otherwise TryRun stops and ft::jit traces that call again, keeping one program per
+// path (up to a bound, then eager). `value` must be a plain tensor of one element, the
+// predicate under every wrapper; `truth`: the guard compares value != 0, else
+// clamp(value, 0, clamp_to). Returns false when no trace is recording or the trace cannot
+// take a guard (it already writes a buffer): the caller's read then counts as usual.
+bool TraceGuard(const Tensor& value, bool truth, int64_t clamp_to = 0);
 TensorList TraceSwitch(const Tensor& index, bool bool_index,
                        const std::vector<std::function<TensorList(const TensorList&)>>& branches,
                        const TensorList& operands);
