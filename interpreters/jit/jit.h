@@ -54,11 +54,11 @@
 namespace ft {
 
 struct JitStats {
-  int64_t traces = 0;       // signatures traced (first calls)
+  int64_t traces = 0;       // calls that traced: a new signature, or a new guarded path of one
   int64_t replays = 0;      // calls that replayed a program
   int64_t eager_calls = 0;  // calls that ran f eagerly without tracing (see Semantics)
-  int64_t programs = 0;     // signatures with a replayable program
-  int64_t untraceable = 0;  // signatures whose trace could not be replayed
+  int64_t programs = 0;     // replayable programs kept (one per signature, or per path)
+  int64_t untraceable = 0;  // traces that could not be replayed
   // Calls that traced a signature another thread finished tracing first: their outputs are
   // returned, their trace is dropped. Every call counts once in traces, replays,
   // eager_calls or raced_traces.
