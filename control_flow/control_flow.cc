@@ -104,11 +104,11 @@ TensorList MaskedFor(const Tensor& take, const TensorList& xs) {
 // branch send it exactly zero. Dense tensors are constants at every level and are left
 // alone.
 //
-// The same hook keeps branches pure under every transform: an in-place op whose target the
-// branch did not make (a captured tensor) is an ft::Error, as in torch. Under a batched
-// predicate the write would reach every example, taken or not; under functionalize it
-// would be a hidden effect of a branch. (With no transform active ops take the typed fast
-// path, which the hook does not see, and such a write simply happens once.)
+// The same hook keeps branches pure where it matters: an in-place op whose target the branch
+// did not make (a captured tensor) is an ft::Error, as in torch, under a batched predicate
+// (the write would reach every example, taken or not) and under functionalize (it would be
+// a hidden effect of a branch). A branch that runs alone, a loop body or a scan step writes
+// what it writes, as the same code unrolled would.
 class BranchRegion final : public DispatchArgumentHook {
  public:
   // take: where the branch is taken, when its captures must be masked (else undefined).
@@ -238,11 +238,23 @@ class PurityGuard {
   std::vector<int64_t> versions_;
 };
 
+// FunctionalizeActive: whether a functionalize level is on the stack (there a branch's
+// write into a captured tensor would be a hidden effect, refused as in torch).
+bool FunctionalizeActive() {
+  for (int i = 0; i < LayerStack::size(); ++i) {
+    if (LayerStack::At(i)->key() == TransformType::kFunctionalize) return true;
+  }
+  return false;
+}
+
+// CallChecked: fn on its operands, refusing writes into them; under functionalize also into
+// the tensors fn captured (BranchRegion). Elsewhere a branch that runs alone, a loop body or
+// a scan step writes what it writes, as the same code unrolled would, at no cost per op.
 TensorList CallChecked(const char* op, const std::string& who, const TensorListFn& fn,
                        const TensorList& operands) {
   PurityGuard purity(operands);
   TensorList out;
-  if (LayerStack::empty()) {
+  if (!FunctionalizeActive()) {
     out = fn(operands);
   } else {
     BranchRegion region(op, who, Tensor(), operands);
@@ -253,17 +265,18 @@ TensorList CallChecked(const char* op, const std::string& who, const TensorListF
   return out;
 }
 
-// CallMasked: fn on its operands masked for the examples where `take` is true (MaskedFor),
-// with its captured tensors masked the same way (NOTE: [Masking captured tensors]). Without a
-// grad level nothing can carry a gradient, and fn runs as is.
+// CallMasked: fn, a branch or body that runs for the examples where `take` is true, on its
+// operands masked for them (MaskedFor), with its captured tensors masked the same way (NOTE:
+// [Masking captured tensors]; without a grad level nothing can carry a gradient, and only
+// writes into captured tensors are refused: they would reach every example).
 TensorList CallMasked(const char* op, const std::string& who, const TensorListFn& fn,
                       const Tensor& take, const TensorList& operands) {
-  if (!GradActive()) return CallChecked(op, who, fn, operands);
-  const TensorList masked = MaskedFor(take, operands);
+  const bool grad = GradActive();
+  const TensorList masked = grad ? MaskedFor(take, operands) : operands;
   // The masked operands are the branch's to read only, like the operands: a write into one
   // is refused in every mode, so a branch behaves the same batched or not.
   PurityGuard purity(operands), masked_purity(masked);
-  BranchRegion region(op, who, take, masked);
+  BranchRegion region(op, who, grad ? take : Tensor(), masked);
   TensorList out;
   {
     DispatchArgumentHookScope scope(&region);

@@ -45,7 +45,8 @@
 //   - branches return the same number of outputs with the same dtypes and shapes when both
 //     run (batched predicate); a body returns carries with its init's dtypes and shapes;
 //   - a branch or body that writes one of its operands in place is an error (under a batched
-//     predicate the write would reach every example).
+//     predicate the write would reach every example); so is one that writes a tensor it
+//     captured, under a batched predicate or functionalize.
 //
 // Example (a per-example branch under vmap, differentiable):
 //   auto f = [](const ft::Tensor& x) {
