@@ -23,7 +23,8 @@
 //     sub-program per branch (or for the predicate and the body), and the replay evaluates
 //     the predicate and runs the real trip count (NOTE: [Control flow in traces] in
 //     interpreters/jit/trace.h). Under grad, jvp, functionalize or vmap inside the jit the
-//     predicate is read instead: the trace is untraceable and the call runs eagerly.
+//     predicate is read instead, as a guard: jit keeps one program per path (NOTE:
+//     [Guards] there).
 // checkpoint(f) keeps only what f read from outside for the backward pass and replays f's
 // ops there (with the same random draws); it composes with vmap, grad, jvp, hessian and
 // functionalize.

@@ -234,9 +234,9 @@ TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
 // ControlFlowTraceable is true when a trace records on this thread and no transform is
 // active. Under grad a branch's derivative work happens outside the call, where one branch's
 // steps would be replayed whatever the predicate says; under vmap, jvp or functionalize the
-// values the trace sees are wrapped. There the op reads its predicate, and the trace stays
-// untraceable (the call runs eagerly). The functions must not read element values (their
-// sub-traces would be untraceable).
+// values the trace sees are wrapped. There the op reads its predicate as a guard (NOTE:
+// [Guards] below). The functions must not read element values (their sub-traces would be
+// untraceable).
 bool ControlFlowTraceable();
 
 // NOTE: [Guards]
