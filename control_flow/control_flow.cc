@@ -41,9 +41,8 @@ std::optional<int64_t> ConcreteScalar(const Tensor& t, int64_t clamp_to = -1) {
   const Tensor* p = &read;
   while (!p->is_dense()) p = p->impl()->wrapped_value();
   if (TraceGuard(*p, clamp_to < 0, std::max<int64_t>(clamp_to, 0))) {
-    const int64_t v = p->impl()->numel() == 1 ? internal::ReadElement<int64_t>(*p->impl(), 0)
-                                              : p->item<int64_t>();
-    return v;
+    // Guarded (one element): a read the trace does not count.
+    return internal::ReadElement<int64_t>(*p->impl(), 0);
   }
   return p->item<int64_t>();
 }
@@ -70,14 +69,16 @@ bool AnyTrue(const Tensor& t) {
   return false;
 }
 
-// GradActive: whether a grad level is on the stack. Only then can the branch an example did
-// not take send it a gradient, so only then are its operands masked.
-bool GradActive() {
+// OnStack: whether a level of `kind` is on the stack. Only under a grad level can the branch
+// an example did not take send it a gradient, so only then are its operands masked; only
+// under functionalize is an unbatched branch's write into a captured tensor refused.
+bool OnStack(TransformType kind) {
   for (int i = 0; i < LayerStack::size(); ++i) {
-    if (LayerStack::At(i)->key() == TransformType::kGrad) return true;
+    if (LayerStack::At(i)->key() == kind) return true;
   }
   return false;
 }
+bool GradActive() { return OnStack(TransformType::kGrad); }
 
 // MaskedFor: the operands a branch (or body) sees, where `take` is false in an example, as
 // constants there: where(take, x, stop_gradient(x)). The values are x's in every example,
@@ -91,6 +92,11 @@ TensorList MaskedFor(const Tensor& take, const TensorList& xs) {
     out.push_back(IsFloating(x.dtype()) ? where(take, x, stop_gradient(x)) : x);
   }
   return out;
+}
+
+// Describe: "float64 [2, 3]", for messages.
+std::string Describe(const Tensor& t) {
+  return absl::StrCat(DTypeName(t.dtype()), " ", ShapeToString(t.sizes()));
 }
 
 // NOTE: [Masking captured tensors]
@@ -147,9 +153,6 @@ class BranchRegion final : public DispatchArgumentHook {
   }
 
  private:
-  static std::string Describe(const Tensor& t) {
-    return absl::StrCat(DTypeName(t.dtype()), " ", ShapeToString(t.sizes()));
-  }
   void Substitute(Tensor& t) {
     if (!t.defined() || t.is_dense() || !IsFloating(t.dtype()) || made_.contains(t.impl())) {
       return;
@@ -170,10 +173,6 @@ class BranchRegion final : public DispatchArgumentHook {
 };
 
 // ---- Checks ----
-
-std::string Describe(const Tensor& t) {
-  return absl::StrCat(DTypeName(t.dtype()), " ", ShapeToString(t.sizes()));
-}
 
 // CheckPredicate: a one-element tensor of the expected kind (bool for a predicate, an
 // integer dtype for an index).
@@ -238,15 +237,6 @@ class PurityGuard {
   std::vector<int64_t> versions_;
 };
 
-// FunctionalizeActive: whether a functionalize level is on the stack (there a branch's
-// write into a captured tensor would be a hidden effect, refused as in torch).
-bool FunctionalizeActive() {
-  for (int i = 0; i < LayerStack::size(); ++i) {
-    if (LayerStack::At(i)->key() == TransformType::kFunctionalize) return true;
-  }
-  return false;
-}
-
 // CallChecked: fn on its operands, refusing writes into them; under functionalize also into
 // the tensors fn captured (BranchRegion). Elsewhere a branch that runs alone, a loop body or
 // a scan step writes what it writes, as the same code unrolled would, at no cost per op.
@@ -254,7 +244,7 @@ TensorList CallChecked(const char* op, const std::string& who, const TensorListF
                        const TensorList& operands) {
   PurityGuard purity(operands);
   TensorList out;
-  if (!FunctionalizeActive()) {
+  if (!OnStack(TransformType::kFunctionalize)) {
     out = fn(operands);
   } else {
     BranchRegion region(op, who, Tensor(), operands);

@@ -211,9 +211,6 @@ class RematRecord {
                "or use the out-of-place op");
   }
 
-  Value& Slot(std::vector<ValueList>& lists, int entry, size_t output) {
-    return lists[entry][output];
-  }
   static Tensor Get(const Value& v, int elem) {
     return elem < 0 ? v.tensor() : v.tensor_list()[elem];
   }
