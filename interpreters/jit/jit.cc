@@ -126,11 +126,13 @@ TensorList JitFunction::operator()(absl::Span<const Tensor> inputs) const {
   CheckDefined("jit", "argument", inputs);
   State& s = *state_;
   const Entry* last = s.last.load(std::memory_order_acquire);
+  const Entry* tried = nullptr;  // an entry whose programs were tried already
   if (last != nullptr && last->traceable() && Matches(inputs, last->signature)) {
     if (std::optional<TensorList> out = TryPrograms(*last, inputs)) {
       s.replays.fetch_add(1, std::memory_order_relaxed);
       return *std::move(out);
     }
+    tried = last;
   }
   Signature sig;
   if (!MakeSignature(inputs, sig)) {
@@ -141,7 +143,7 @@ TensorList JitFunction::operator()(absl::Span<const Tensor> inputs) const {
   if (known != nullptr) {
     s.last.store(known, std::memory_order_release);
     if (!known->traceable() || known->programs.size() >= kMaxPaths) {
-      if (known->traceable()) {
+      if (known->traceable() && known != tried) {
         if (std::optional<TensorList> out = TryPrograms(*known, inputs)) {
           s.replays.fetch_add(1, std::memory_order_relaxed);
           return *std::move(out);
@@ -150,9 +152,11 @@ TensorList JitFunction::operator()(absl::Span<const Tensor> inputs) const {
       s.eager_calls.fetch_add(1, std::memory_order_relaxed);
       return RunEager(s.f, inputs);
     }
-    if (std::optional<TensorList> out = TryPrograms(*known, inputs)) {
-      s.replays.fetch_add(1, std::memory_order_relaxed);
-      return *std::move(out);
+    if (known != tried) {
+      if (std::optional<TensorList> out = TryPrograms(*known, inputs)) {
+        s.replays.fetch_add(1, std::memory_order_relaxed);
+        return *std::move(out);
+      }
     }
     // A path of the control flow no program of this signature has taken: trace it.
   }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/interpreter.h"
 #include "dispatch/ops.h"
@@ -76,15 +77,7 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
       Taint("a control-flow operand is not a plain tensor (", t.impl()->WrapperRepr(), ")");
       return -1;
     }
-    auto it = slot_of_impl_.find(t.impl());
-    if (it != slot_of_impl_.end()) return it->second;
-    if (parent_ != nullptr) {
-      const int ps = parent_->LookupForChild(t);
-      if (ps >= 0) return AddExtraInput(t, ps);
-    }
-    if (!t.storage().AllocatedAfter(start_)) return NewSlot(t, SlotKind::kCaptured);
-    fresh_constants_.insert(t.storage().id());
-    return NewSlot(t, SlotKind::kFresh);
+    return Resolve("a control-flow step", t);
   }
   // ReadUntraced: an element read the trace does not count (a predicate the replay reads).
   template <typename T>
@@ -142,7 +135,7 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
     Call call{&op, args, {}, {}, {}, {}};
     ForEachTensor(call.args, [&](int value, int element, Tensor& t) {
       if (!t.defined()) return;
-      call.tensor_args.push_back(Program::TensorRef{value, element, Resolve(op, t)});
+      call.tensor_args.push_back(Program::TensorRef{value, element, Resolve(op.name(), t)});
       t = Tensor();
     });
     ValueList outputs = RunKernel(op, args);
@@ -208,9 +201,10 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
     return slot;
   }
 
-  // Resolve names the slot of an argument tensor, making a constant slot for a tensor the
-  // trace has not seen.
-  int Resolve(const Operator& op, const Tensor& t) {
+  // Resolve names the slot of an argument tensor of `user` (an op, a control-flow step),
+  // making an extra input for a tensor of an enclosing trace and a constant slot for a tensor
+  // no trace has seen.
+  int Resolve(absl::string_view user, const Tensor& t) {
     auto it = slot_of_impl_.find(t.impl());
     if (it != slot_of_impl_.end()) return it->second;
     if (parent_ != nullptr) {
@@ -220,7 +214,7 @@ class Tracer final : public BaseCallObserver, public ValueReadObserver {
       if (ps >= 0) return AddExtraInput(t, ps);
     }
     if (step_storages_.contains(t.storage().id())) {
-      Taint(op.name(), ": an argument shares memory with a result of an earlier op but was "
+      Taint(user, ": an argument shares memory with a result of an earlier op but was "
             "not made by an op, so a replay could not rebuild it");
     }
     if (!t.storage().AllocatedAfter(start_)) return NewSlot(t, SlotKind::kCaptured);
@@ -880,7 +874,9 @@ TraceResult Trace(const std::function<TensorList(const TensorList&)>& f,
 
 namespace {
 
-// ObserveAs installs `tracer` as the thread's trace (base calls, element reads) for a scope.
+// ObserveAs installs `tracer` as the thread's trace (base calls, element reads) for a scope;
+// nullptr runs code as the eager program would, seen by no trace (the later iterations of a
+// traced loop: the step replays them).
 class ObserveAs {
  public:
   explicit ObserveAs(Tracer* tracer)
@@ -894,28 +890,6 @@ class ObserveAs {
   }
   ObserveAs(const ObserveAs&) = delete;
   ObserveAs& operator=(const ObserveAs&) = delete;
-
- private:
-  BaseCallObserverScope observe_;
-  ValueReadObserver* read_;
-  Tracer* tracer_;
-};
-
-// Unobserved runs code as the eager program would, seen by no trace (the later iterations of
-// a traced loop: the step replays them).
-class Unobserved {
- public:
-  Unobserved()
-      : observe_(nullptr), read_(internal::tls_value_read_observer), tracer_(tls_tracer) {
-    internal::tls_value_read_observer = nullptr;
-    tls_tracer = nullptr;
-  }
-  ~Unobserved() {
-    internal::tls_value_read_observer = read_;
-    tls_tracer = tracer_;
-  }
-  Unobserved(const Unobserved&) = delete;
-  Unobserved& operator=(const Unobserved&) = delete;
 
  private:
   BaseCallObserverScope observe_;
@@ -1064,7 +1038,7 @@ TensorList TraceWhile(const std::function<Tensor(const TensorList&)>& cond_fn,
   TensorList result = carries;
   if (go) {
     result = body.outputs;
-    Unobserved eager;
+    ObserveAs eager(nullptr);
     for (Tensor& c : result) c = contiguous(c);
     while (cond_fn(result).item<bool>()) {
       result = body_fn(result);
