@@ -73,29 +73,20 @@ Tensor UnrolledLoss(const TensorList& a, const Tensor& xs, int64_t batch) {
   return sum(square(h)) * 0.5;
 }
 
-void BM_RnnScan(benchmark::State& state) {
-  RnnProblem p = MakeRnn();
-  TensorListFn g = grad(ScalarFn([&p](const TensorList& a) {
-    return ScanLoss(a, p.xs, p.s.batch);
-  }), {0, 1, 2});
-  for (auto _ : state) benchmark::DoNotOptimize(g({p.w, p.u, p.b})[0].impl());
-}
+using RnnLoss = Tensor (*)(const TensorList& a, const Tensor& xs, int64_t batch);
 
-void BM_RnnUnrolled(benchmark::State& state) {
+// BM_RnnGrad: the gradient of `loss` for the parameters, eagerly or (jitted) replayed.
+void BM_RnnGrad(benchmark::State& state, RnnLoss loss, bool jitted) {
   RnnProblem p = MakeRnn();
-  TensorListFn g = grad(ScalarFn([&p](const TensorList& a) {
-    return UnrolledLoss(a, p.xs, p.s.batch);
+  TensorListFn g = grad(ScalarFn([&p, loss](const TensorList& a) {
+    return loss(a, p.xs, p.s.batch);
   }), {0, 1, 2});
+  if (jitted) g = jit(g);
   for (auto _ : state) benchmark::DoNotOptimize(g({p.w, p.u, p.b})[0].impl());
 }
-
-void BM_RnnJit(benchmark::State& state) {
-  RnnProblem p = MakeRnn();
-  JitFunction g = jit(grad(ScalarFn([&p](const TensorList& a) {
-    return ScanLoss(a, p.xs, p.s.batch);
-  }), {0, 1, 2}));
-  for (auto _ : state) benchmark::DoNotOptimize(g({p.w, p.u, p.b})[0].impl());
-}
+void BM_RnnScan(benchmark::State& state) { BM_RnnGrad(state, &ScanLoss, false); }
+void BM_RnnUnrolled(benchmark::State& state) { BM_RnnGrad(state, &UnrolledLoss, false); }
+void BM_RnnJit(benchmark::State& state) { BM_RnnGrad(state, &ScanLoss, true); }
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
