@@ -551,6 +551,22 @@ TEST(Scan, AHugeLengthCostsNothingBeforeItsSteps) {
                   "stop: step 4");
 }
 
+TEST(ControlFlow, ArgumentErrorsNameTheOp) {
+  const Tensor x = tensor({1.0, 2.0});
+  const TensorListFn id = [](const TensorList& a) { return a; };
+  EXPECT_FT_ERROR(cond(scalar_tensor(true), id, TensorListFn(), {x}),
+                  "cond: true_fn and false_fn must be callable");
+  EXPECT_FT_ERROR(switch_case(scalar_tensor(int64_t{0}), {id, TensorListFn()}, {x}),
+                  "switch_case: branch 1 is not callable");
+  EXPECT_FT_ERROR(while_loop(CondFn(), id, {x}),
+                  "while_loop: cond_fn and body_fn must be callable");
+  EXPECT_FT_ERROR(fori_loop(0, 1, ForiBodyFn(), {x}), "fori_loop: body must be callable");
+  EXPECT_FT_ERROR(scan(ScanFn(), {x}, {x}), "scan: f must be callable");
+  EXPECT_FT_ERROR(cond(scalar_tensor(true),
+                       [](const TensorList&) { return TensorList{Tensor()}; }, id, {x}),
+                  "cond: true_fn returned an undefined tensor as output 0");
+}
+
 TEST(Scan, Errors) {
   auto id = [](const TensorList& c, const TensorList& x) {
     return std::pair(TensorList{c[0]}, TensorList{x[0]});
@@ -559,6 +575,12 @@ TEST(Scan, Errors) {
   EXPECT_FT_ERROR(scan(id, {c}, {zeros({3}), zeros({4})}),
                   "scan: xs[1] has 4 steps along dim 0 but xs[0] has 3");
   EXPECT_FT_ERROR(scan(id, {c}, {}), "scan: no xs and no options.length");
+  EXPECT_FT_ERROR(scan(id, {c}, {zeros({3})}, {.length = 4}),
+                  "scan: options.length is 4 but xs have 3 steps along dim 0");
+  EXPECT_FT_ERROR(scan(id, {c}, {}, {.length = -1}), "scan: length must be >= 0, got -1");
+  EXPECT_FT_ERROR(scan([](const TensorList& carry, const TensorList&) {
+    return std::pair(TensorList{carry[0], carry[0]}, TensorList{});
+  }, {c}, {}, {.length = 1}), "scan: f returned 2 carries, but init has 1");
   EXPECT_FT_ERROR(scan(id, {c}, {scalar_tensor(1.0)}), "scan: xs[0] is float32 []");
   EXPECT_FT_ERROR(scan([](const TensorList& carry, const TensorList& x) {
     return std::pair(TensorList{to(carry[0] + x[0], kFloat32)}, TensorList{});

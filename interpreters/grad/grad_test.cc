@@ -3,6 +3,7 @@
 #include "interpreters/grad/grad.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "autograd/formulas.h"
@@ -12,6 +13,7 @@
 #include "tensor/unary_kernels.h"
 #include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "interpreters/grad/grad_interpreter.h"
 #include "interpreters/gradcheck/gradcheck.h"
 #include "interpreters/vmap/vmap.h"
 #include "tensor/allclose.h"
@@ -679,6 +681,50 @@ TEST(Grad, AVeryLongChainOfOps) {
   };
   const Tensor g = grad(f)(tensor({2.0}));
   EXPECT_NEAR(g.item<double>(), std::pow(c, kSteps), 1e-6);
+}
+
+// stop_gradient: x's values, no derivative at the level (closed forms), batched by vmap.
+TEST(Grad, StopGradientCarriesNoDerivative) {
+  const Tensor x = Rand({4}, 31);
+  EXPECT_TENSOR_EQ(stop_gradient(x), x);
+  EXPECT_FALSE(stop_gradient(x).storage().is_same(x.storage()));  // a copy
+  // d/dx sum(x * stop_gradient(x)) = x, not 2x.
+  EXPECT_TENSOR_NEAR(grad(TensorFn([](const Tensor& t) { return sum(t * stop_gradient(t)); }))(x),
+                     x, 1e-15);
+  // Every level: the inner gradient is stop_gradient(x) itself, so the outer grad of its sum
+  // is 0 (JAX's jax.grad(jax.grad(...)) gives the same).
+  EXPECT_TENSOR_NEAR(grad(TensorFn([](const Tensor& t) {
+    return sum(grad(TensorFn([](const Tensor& u) { return sum(u * stop_gradient(u)); }))(t));
+  }))(x), zeros_like(x), 0);
+  const Tensor xs = Rand({3, 4}, 32);
+  EXPECT_TENSOR_EQ(vmap(TensorFn([](const Tensor& t) { return stop_gradient(t); }))(xs), xs);
+}
+
+// NOTE: [Rematerialization]: in a RematScope the level keeps no values; the backward pass
+// replays the ops (the forward's kernels run again) and gets the same gradient.
+TEST(Grad, RematScopeReplaysTheForwardForTheBackward) {
+  struct Count final : BaseCallObserver {
+    ValueList RunBaseKernel(const Operator& op, ValueList& args) override {
+      if (op.name() == "sin") ++sin_calls;
+      return op.CallBaseKernel(args);
+    }
+    int sin_calls = 0;
+  };
+  const Tensor x = Rand({5}, 33);
+  for (bool remat : {false, true}) {
+    Count count;
+    Tensor g;
+    {
+      BaseCallObserverScope scope(&count);
+      g = grad(TensorFn([remat](const Tensor& t) {
+        std::optional<RematScope> scope;
+        if (remat) scope.emplace();
+        return sum(sin(t) * t);
+      }))(x);
+    }
+    EXPECT_TENSOR_NEAR(g, cos(x) * x + sin(x), 1e-15);
+    EXPECT_EQ(count.sin_calls, remat ? 2 : 1);
+  }
 }
 
 }  // namespace
