@@ -22,13 +22,28 @@ const SavedTensors& FunctionCtx::saved_tensors() const {
   return phase_ == Phase::kBackward ? for_backward_ : for_forward_;
 }
 
-namespace internal {
+namespace {
 
-std::string DemangledName(const std::type_info& type) {
+std::string FullTypeName(const std::type_info& type) {
   int status = 0;
   char* name = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
   std::string result = status == 0 && name != nullptr ? name : type.name();
   std::free(name);
+  return result;
+}
+
+}  // namespace
+
+void FunctionCtx::ThrowStateTypeMismatch(std::string_view name, const std::type_info& held,
+                                         const std::type_info& asked) {
+  ThrowError("state: \"", std::string(name), "\" holds a ", FullTypeName(held), ", asked for a ",
+             FullTypeName(asked), " (a named state keeps the type of its first use)");
+}
+
+namespace internal {
+
+std::string DemangledName(const std::type_info& type) {
+  std::string result = FullTypeName(type);
   // Keep the last component ("ns::Cube" -> "Cube"): the name appears in node names.
   const size_t colon = result.rfind("::");
   return colon == std::string::npos ? result : result.substr(colon + 2);

@@ -29,7 +29,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <typeindex>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -132,11 +134,35 @@ class FunctionCtx {
     return i < needs_input_grad_.size() && needs_input_grad_[i];
   }
 
+  // set_materialize_tangents(false): jvp gets undefined tensors (not zeros) for floating
+  // arguments that carry no tangent, the forward-mode counterpart of set_materialize_grads;
+  // a jvp can then skip the terms of arguments that do not vary. Call it in setup_context.
+  void set_materialize_tangents(bool value) { materialize_tangents_ = value; }
+  bool materialize_tangents() const { return materialize_tangents_; }
+
   // state<T>(): user state of type T stored on the ctx (default-constructed on first use),
-  // e.g. a shape setup_context records for backward (Python's `ctx.x_shape = ...`).
+  // e.g. a shape setup_context records for backward (Python's `ctx.x_shape = ...`). One slot
+  // per type; for two values of one type, name them.
   template <typename T>
   T& state() {
     return keyed_state<T>(nullptr);
+  }
+  // state<T>(name): named user state, one slot per name, so two shapes do not collide
+  // (Python's `ctx.in_shape = ...; ctx.out_shape = ...`):
+  //   ctx.state<Shape>("in_shape") = ...;   ctx.state<Shape>("out_shape") = ...;
+  // The first use of a name fixes its type (default-constructed); asking for it later as
+  // another type is an ft::Error naming the name and both types.
+  template <typename T>
+  T& state(std::string_view name) {
+    if (named_state_ == nullptr) named_state_ = std::make_unique<NamedStateMap>();
+    auto it = named_state_->find(name);
+    if (it == named_state_->end()) {
+      it = named_state_->emplace(std::string(name), std::any()).first;
+      it->second.emplace<T>();
+    }
+    T* value = std::any_cast<T>(&it->second);
+    if (value == nullptr) ThrowStateTypeMismatch(name, it->second.type(), typeid(T));
+    return *value;
   }
 
   // ---- for the transforms' rules ----
@@ -169,12 +195,20 @@ class FunctionCtx {
   TensorList dirty_;
   TensorList non_differentiable_;
   bool materialize_grads_ = true;
+  bool materialize_tangents_ = true;
   std::vector<bool> needs_input_grad_;
   Phase phase_ = Phase::kBackward;
   const SavedTensors* saved_override_ = nullptr;
   // state<T>() and keyed_state<T>(key), by type and key (nullptr for state<T>()).
   using StateMap = std::map<std::pair<std::type_index, const void*>, std::any>;
   std::unique_ptr<StateMap> state_;
+  // state<T>(name), by name.
+  using NamedStateMap = std::map<std::string, std::any, std::less<>>;
+  std::unique_ptr<NamedStateMap> named_state_;
+
+  [[noreturn]] static void ThrowStateTypeMismatch(std::string_view name,
+                                                  const std::type_info& held,
+                                                  const std::type_info& asked);
 };
 
 // FunctionSpec: a Function with its types erased (boxed arguments and outputs). Built from a

@@ -24,7 +24,9 @@
 //   static std::pair<R, OutDims> vmap(const VmapInfo& info, const InDims& in_dims, Args...);
 //                                          optional batching rule: in_dims has one entry per
 //                                          argument (nullopt: not batched at this level; a
-//                                          TensorList's has one dim per element)
+//                                          TensorList's has one dim per element); a template
+//                                          (`template <typename... A> static auto vmap(...)`)
+//                                          works too
 //   static constexpr bool generate_vmap_rule = true;     optional (see the decision table)
 //   static constexpr bool once_differentiable = true;    optional
 //   static constexpr const char* name = "MyCube";         optional (default: the type name)
@@ -32,10 +34,17 @@
 //                                          forward arguments a call may leave out
 // and is called with F::apply(args...), which returns an R.
 //
-// Checks: a Function without setup_context does not compile. At run time, a backward or jvp
-// returning the wrong number of results or a result of the wrong shape, a vmap whose out_dims
-// do not fit its outputs, or a transform needing a rule the Function lacks, is an ft::Error
-// naming the Function.
+// Checks: a Function without setup_context does not compile, and neither does one whose
+// backward, jvp or vmap member cannot be called with the signature above (a static_assert
+// says which signature is expected): a rule is never silently ignored. At run time, a
+// backward or jvp returning the wrong number of results or a result of the wrong shape, a
+// vmap whose out_dims do not fit its outputs, or a transform needing a rule the Function
+// lacks, is an ft::Error naming the Function.
+//
+// The ctx (custom_function_call.h): save_for_backward / save_for_forward, mark_dirty,
+// mark_non_differentiable, set_materialize_grads(false) and set_materialize_tangents(false)
+// (undefined instead of zero grads / tangents), needs_input_grad(i), and user state:
+// ctx.state<T>() (one per type) or ctx.state<T>("name") (one per name).
 //
 // Example (x^3 with its own derivatives, usable under vmap(grad(...))):
 //   struct Cube : ft::Function<Cube> {
@@ -187,8 +196,55 @@ template <typename F>
 concept HasJvp = requires(FunctionCtx& ctx, const TensorList& t) {
   { F::jvp(ctx, t) } -> std::convertible_to<TensorList>;
 };
+// Declares<Member>: whether F declares a member of that name of any kind (a function, a
+// template, an overload set, a variable), by the member-detector idiom: in a class deriving
+// from F and from a probe that declares all three names, a name F also declares is ambiguous.
+// A member that exists but cannot be called as a rule is then a compile-time error (the
+// static_asserts in SpecFor), never a rule silently ignored.
+struct RuleNameProbe {
+  int backward;
+  int jvp;
+  int vmap;
+};
 template <typename F>
-concept HasVmap = requires { &F::vmap; };
+struct RuleNameLookup : F, RuleNameProbe {};
+template <typename F>
+constexpr bool DeclaresRule(int which) {
+  // A final class cannot be derived from: there, only a plain (non-template) member is seen.
+  if constexpr (std::is_final_v<F>) {
+    return which == 0 ? requires { F::backward; }
+                      : which == 1 ? requires { F::jvp; } : requires { F::vmap; };
+  } else {
+    return which == 0 ? !requires { &RuleNameLookup<F>::backward; }
+                      : which == 1 ? !requires { &RuleNameLookup<F>::jvp; }
+                                   : !requires { &RuleNameLookup<F>::vmap; };
+  }
+}
+template <typename F>
+concept DeclaresBackward = DeclaresRule<F>(0);
+template <typename F>
+concept DeclaresJvp = DeclaresRule<F>(1);
+template <typename F>
+concept DeclaresVmap = DeclaresRule<F>(2);
+// HasVmap<F, R, Inputs>: F::vmap can be called as a vmap rule with forward's arguments
+// (`Inputs`, the tuple of their decayed types) and returns a pair of forward's result R and
+// out_dims. A template rule qualifies as well as a plain one.
+template <typename F, typename... Args>
+using VmapResult = decltype(F::vmap(std::declval<const VmapInfo&>(),
+                                    std::declval<const InDims&>(),
+                                    std::declval<const Args&>()...));
+template <typename F, typename R, typename... Args>
+concept VmapRuleFor = requires(VmapResult<F, Args...> result) {
+  R(std::get<0>(result));
+  OutDims(std::get<1>(result));
+};
+template <typename F, typename R, typename Inputs>
+struct HasVmapFor : std::false_type {};
+template <typename F, typename R, typename... Args>
+struct HasVmapFor<F, R, std::tuple<Args...>>
+    : std::bool_constant<VmapRuleFor<F, R, Args...>> {};
+template <typename F, typename R, typename Inputs>
+concept HasVmap = HasVmapFor<F, R, Inputs>::value;
 template <typename F>
 concept HasName = requires { F::name; };
 template <typename F>
@@ -243,6 +299,19 @@ const std::shared_ptr<const FunctionSpec>& SpecFor() {
       F::setup_context(ctx, inputs, out);
       return FlattenOutput<R>(out);
     };
+    static_assert(HasBackward<F> || !DeclaresBackward<F>,
+                  "this Function's backward cannot be called as a backward rule: write "
+                  "static ft::TensorList backward(ft::FunctionCtx& ctx, "
+                  "const ft::TensorList& grads)");
+    static_assert(HasJvp<F> || !DeclaresJvp<F>,
+                  "this Function's jvp cannot be called as a jvp rule: write "
+                  "static ft::TensorList jvp(ft::FunctionCtx& ctx, "
+                  "const ft::TensorList& tangents)");
+    static_assert(HasVmap<F, R, Inputs> || !DeclaresVmap<F>,
+                  "this Function's vmap cannot be called as a vmap rule: write static "
+                  "std::pair<R, ft::OutDims> vmap(const ft::VmapInfo& info, const ft::InDims& "
+                  "in_dims, Args... args), with forward's result type R and forward's "
+                  "argument types (a template taking those works too)");
     if constexpr (HasBackward<F>) {
       s->backward = [](FunctionCtx& ctx, const TensorList& g) -> TensorList {
         return F::backward(ctx, g);
@@ -251,7 +320,7 @@ const std::shared_ptr<const FunctionSpec>& SpecFor() {
     if constexpr (HasJvp<F>) {
       s->jvp = [](FunctionCtx& ctx, const TensorList& t) -> TensorList { return F::jvp(ctx, t); };
     }
-    if constexpr (HasVmap<F>) {
+    if constexpr (HasVmap<F, R, Inputs>) {
       s->vmap = [name](const VmapInfo& info, const InDims& in_dims, const ValueList& args) {
         auto [out, out_dims] = std::apply(
             [&](const auto&... a) { return F::vmap(info, in_dims, a...); },

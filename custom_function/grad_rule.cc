@@ -354,7 +354,9 @@ ValueList JvpRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueLi
   ctx.set_phase(FunctionCtx::Phase::kForward);
   ctx.set_saved_override(&saved);
   TensorList out_tangents = lowered([&] {
-    for (size_t i = 0; i < args.size(); ++i) {
+    // Arguments without a tangent at this level get zeros, unless setup_context asked for
+    // undefined ones (set_materialize_tangents(false)).
+    for (size_t i = 0; ctx.materialize_tangents() && i < args.size(); ++i) {
       if (inner[i].is_tensor() && !tangents[i].defined() && inner[i].tensor().defined() &&
           IsFloating(inner[i].tensor().dtype())) {
         tangents[i] = zeros_like(inner[i].tensor());

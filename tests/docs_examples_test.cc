@@ -336,6 +336,45 @@ TEST(DocsApi, CustomFunctions) {
   EXPECT_TENSOR_NEAR(second, x * 6.0, 1e-15);
 }
 
+// Sum to a scalar, broadcast to `like`'s shape: backward needs two shapes.
+struct SumAndExpand : ft::Function<SumAndExpand> {
+  static ft::Tensor forward(const ft::Tensor& x, const ft::Tensor& like) {
+    return ft::expand(ft::sum(x), like.sizes());
+  }
+  static void setup_context(ft::FunctionCtx& ctx, const std::tuple<ft::Tensor, ft::Tensor>& in,
+                            const ft::Tensor& out) {
+    const ft::Tensor& x = std::get<0>(in);
+    ctx.state<ft::Shape>("in_shape") = ft::Shape(x.sizes().begin(), x.sizes().end());
+    ctx.state<ft::Shape>("out_shape") = ft::Shape(out.sizes().begin(), out.sizes().end());
+    ctx.set_materialize_tangents(false);  // `like` never has a tangent worth zeros
+  }
+  static ft::TensorList backward(ft::FunctionCtx& ctx, const ft::TensorList& g) {
+    return {ft::expand(ft::sum(g[0]), ctx.state<ft::Shape>("in_shape")), ft::Tensor()};
+  }
+  static ft::TensorList jvp(ft::FunctionCtx& ctx, const ft::TensorList& t) {
+    if (!t[0].defined()) return {ft::Tensor()};                  // x does not vary
+    return {ft::expand(ft::sum(t[0]), ctx.state<ft::Shape>("out_shape"))};
+  }
+};
+
+TEST(DocsApi, CustomFunctionCtxNamedStateAndLazyTangents) {
+  ft::Tensor x = ft::reshape(ft::linspace(-1.0, 1.0, 6, ft::kFloat64), {2, 3});
+  ft::Tensor like = ft::zeros({4}, ft::kFloat64), w = ft::tensor({1.0, 2.0, 3.0, 4.0});
+  ft::Tensor g = ft::grad(ft::TensorFn([&](const ft::Tensor& t) {
+    return ft::sum(SumAndExpand::apply(t, like) * w);
+  }))(x);
+  EXPECT_TENSOR_NEAR(g, ft::full({2, 3}, 10.0, ft::kFloat64), 0);
+  // Only `like` varies: jvp sees an undefined tangent for x, and the output's tangent is 0.
+  ft::JvpResult r = ft::jvp(
+      [&x](const ft::TensorList& a) { return ft::TensorList{SumAndExpand::apply(x, a[0])}; },
+      {like}, {ft::ones_like(like)});
+  EXPECT_TENSOR_NEAR(r.tangents[0], ft::zeros({4}, ft::kFloat64), 0);
+  ft::JvpResult rx = ft::jvp(
+      [&like](const ft::TensorList& a) { return ft::TensorList{SumAndExpand::apply(a[0], like)}; },
+      {x}, {ft::ones_like(x)});
+  EXPECT_TENSOR_NEAR(rx.tangents[0], ft::full({4}, 6.0, ft::kFloat64), 0);
+}
+
 TEST(DocsApi, Jit) {
   ft::Generator gen(5);
   ft::Tensor w = ft::randn_like(ft::zeros({16, 16}), &gen);

@@ -660,6 +660,9 @@ TEST(ErrorCatalog, FunctionCtx) {
                                         "save_for_backward, jvp what it passed to "
                                         "save_for_forward)"));
   EXPECT_EQ(saved.stack, absl::StrCat(" (in jvp (level ", jvp_level, "))"));
+  FunctionCtx ctx;
+  ctx.state<int64_t>("k") = 1;
+  EXPECT_ERROR_STARTS(ctx.state<double>("k"), "state: \"k\" holds a long, asked for a double");
 }
 
 // ---- The catalog and the tests are the same set of families.
