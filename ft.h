@@ -9,7 +9,7 @@
 // which traces a (transformed) function once and replays its kernels (//interpreters/jit),
 // ft::functionalize, which makes in-place code pure (//interpreters/functionalize), and
 // control flow the transforms see, cond, switch_case, while_loop, fori_loop, scan and
-// checkpoint (//control_flow).
+// checkpoint (//control_flow), and trees, your own structs of tensors as values (//tree).
 //
 // Example:
 //   #include "ft.h"
@@ -40,5 +40,6 @@
 #include "tensor/scalar.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
+#include "tree/tree.h"
 
 #endif  // FT_FT_H_

@@ -17,6 +17,7 @@ rules=(
   "//interpreters/functionalize|+ //tensor/... + //dispatch/..."
   "//interpreters/jit|+ //tensor/... + //dispatch/... + //autograd/..."
   "//interop|+ //tensor/..."
+  "//tree|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/... + //vmap_rules/... + //custom_function/... + //control_flow/..."
   "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jit/..."
 )
 
