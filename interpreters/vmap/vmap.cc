@@ -13,14 +13,17 @@ namespace ft {
 
 std::vector<std::optional<int64_t>> Dims::Expand(size_t n, const char* what,
                                                  int64_t level) const {
-  if (broadcast_) return std::vector<std::optional<int64_t>>(n, dims_[0]);
-  if (dims_.size() != n) {
-    ThrowError("vmap: ", what, " has ", dims_.size(), " entries but there are ", n,
+  const std::vector<std::optional<int64_t>> computed =
+      compute_ ? compute_(n) : std::vector<std::optional<int64_t>>();
+  if (broadcast_ && !compute_) return std::vector<std::optional<int64_t>>(n, dims_[0]);
+  const std::vector<std::optional<int64_t>>& dims = compute_ ? computed : dims_;
+  if (dims.size() != n) {
+    ThrowError("vmap: ", what, " has ", dims.size(), " entries but there are ", n,
                what[0] == 'i' ? " arguments" : " outputs",
                "; give one entry per item, or a single int/nullopt for all (vmap level ", level,
                ")");
   }
-  return dims_;
+  return dims;
 }
 
 namespace {

@@ -52,6 +52,14 @@ class Dims {
   Dims(std::nullopt_t) : dims_{std::nullopt}, broadcast_(true) {}     // NOLINT
   Dims(std::initializer_list<std::optional<int64_t>> dims) : dims_(dims) {}  // NOLINT
   Dims(std::vector<std::optional<int64_t>> dims) : dims_(std::move(dims)) {}  // NOLINT
+  // Deferred: out_dims computed from the number of outputs once f has run, for a caller that
+  // learns the structure of f's outputs only then (vmap over trees, tree/transforms.h).
+  using Compute = std::function<std::vector<std::optional<int64_t>>(size_t n)>;
+  static Dims Deferred(Compute compute) {
+    Dims d(std::nullopt);
+    d.compute_ = std::move(compute);
+    return d;
+  }
 
   // Expand returns one dim per item (n items); throws naming `what` and the vmap `level`
   // when the count differs.
@@ -60,6 +68,7 @@ class Dims {
  private:
   std::vector<std::optional<int64_t>> dims_;
   bool broadcast_ = false;
+  Compute compute_;
 };
 
 // ValueFn, TensorListFn and TensorFn: dispatch/value.h.
