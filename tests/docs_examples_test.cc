@@ -336,6 +336,45 @@ TEST(DocsApi, CustomFunctions) {
   EXPECT_TENSOR_NEAR(second, x * 6.0, 1e-15);
 }
 
+}  // namespace (docs: trees)
+
+struct DocsMlp {
+  ft::Tensor w1, b1, w2, b2;
+};
+FT_TREE(DocsMlp, w1, b1, w2, b2);
+
+namespace {
+
+ft::Tensor DocsLoss(const DocsMlp& p, const ft::Tensor& x, const ft::Tensor& y) {
+  ft::Tensor h = ft::tanh(ft::matmul(x, p.w1) + p.b1);
+  ft::Tensor d = ft::matmul(h, p.w2) + p.b2 - y;
+  return ft::sum(d * d);
+}
+
+TEST(DocsApi, TreesAndOptimizers) {
+  ft::Generator gen(3);
+  auto r = [&gen](ft::Shape s) { return ft::randn_like(ft::zeros(s, ft::kFloat64), &gen); };
+  DocsMlp params{r({3, 4}), r({4}), r({4, 2}), r({2})};
+  ft::Tensor x = r({3}), y = r({2}), xs = r({5, 3}), ys = r({5, 2});
+  DocsMlp g = ft::grad(&DocsLoss)(params, x, y);
+  auto [gp, gx] = ft::grad(&DocsLoss, ft::argnums<0, 1>)(params, x, y);
+  DocsMlp per_example = ft::vmap(ft::grad(&DocsLoss), {std::nullopt, 0, 0})(params, xs, ys);
+  DocsMlp half = ft::tree_map([](const ft::Tensor& t) { return t * 0.5; }, g);
+  EXPECT_TENSOR_NEAR(gp.w2, g.w2, 0);
+  EXPECT_EQ(gx.sizes(), x.sizes());
+  EXPECT_EQ(per_example.w1.sizes(), (ft::Shape{5, 3, 4}));
+  EXPECT_TENSOR_NEAR(half.b2, g.b2 * 0.5, 0);
+  const double before = DocsLoss(params, x, y).item<double>();
+  ft::optim::Adam opt{.lr = 1e-2};
+  auto state = opt.init(params);
+  for (int step = 0; step < 100; ++step) {
+    auto [updates, next] = opt.update(ft::grad(&DocsLoss)(params, x, y), state, params);
+    params = ft::optim::apply_updates(params, updates);
+    state = next;
+  }
+  EXPECT_LT(DocsLoss(params, x, y).item<double>(), before * 0.5);
+}
+
 // Sum to a scalar, broadcast to `like`'s shape: backward needs two shapes.
 struct SumAndExpand : ft::Function<SumAndExpand> {
   static ft::Tensor forward(const ft::Tensor& x, const ft::Tensor& like) {
