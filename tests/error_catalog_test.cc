@@ -665,6 +665,34 @@ TEST(ErrorCatalog, FunctionCtx) {
   EXPECT_ERROR_STARTS(ctx.state<double>("k"), "state: \"k\" holds a long, asked for a double");
 }
 
+struct CatalogMlp {
+  Tensor w, b;
+  double slope = 0.5;
+};
+FT_TREE(CatalogMlp, w, b, slope);
+
+Tensor CatalogLoss(const CatalogMlp& p, const Tensor& x) { return sum(matmul(x, p.w) + p.b); }
+
+TEST(ErrorCatalog, Tree) {
+  const CatalogMlp p{ones({3, 2}), ones({2})};
+  CatalogMlp other = p;
+  other.slope = 2.0;
+  EXPECT_ERROR_STARTS(tree_map([](const Tensor& a, const Tensor& b) { return a + b; }, p, other),
+                      "tree_map: tree 1 differs from tree 0 at .slope: the double 0.5 vs the "
+                      "double 2; tree 0: CatalogMlp{w: *, b: *, slope: 0.5}");
+  EXPECT_ERROR_STARTS(jvp(&CatalogLoss, std::tuple{p, X()}, std::tuple{other, X()}),
+                      "jvp: the tangents must have the structure of what they pair with; they "
+                      "differ at .slope: the double 0.5 vs the double 2");
+  const Tensor xs = ones({4, 3});
+  EXPECT_ERROR_STARTS(vmap(&CatalogLoss, {TreeDims::Fields({{"w", 0}}), 0})(p, xs),
+                      "vmap: in_dims Fields{w: 0} does not fit arg0: the fields named are not "
+                      "the node's (CatalogMlp has w, b, slope)");
+  EXPECT_ERROR_STARTS(tree_unflatten<Tensor>(tree_structure(p), tree_leaves(p)),
+                      "tree_unflatten: at the root the structure holds CatalogMlp{w, b, slope} "
+                      "where the type holds a Tensor");
+  EXPECT_TRUE(LayerStack::empty());
+}
+
 // ---- The catalog and the tests are the same set of families.
 
 // The ids of docs/errors.md's families: each "## `id` ..." heading.

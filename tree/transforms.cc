@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "tensor/dtype.h"
 
@@ -138,6 +139,27 @@ std::vector<int64_t> LeafIndices(const char* what, const FlatArgs& flat,
                "differentiate)");
   }
   return out;
+}
+
+bool NamesLeafPositions(const Error& e) {
+  return absl::StartsWith(e.message(), "vmap: ") &&
+         e.message().find("argument ") != absl::string_view::npos;
+}
+
+void RethrowWithLeafPaths(const Error& e, const FlatArgs& flat) {
+  std::string paths;
+  constexpr size_t kMaxListed = 16;
+  size_t listed = 0;
+  for (size_t a = 0; a < flat.defs.size() && listed < kMaxListed; ++a) {
+    const std::vector<std::string> leaf_paths = flat.defs[a].LeafPaths();
+    for (size_t i = 0; i < leaf_paths.size() && listed < kMaxListed; ++i, ++listed) {
+      absl::StrAppend(&paths, listed == 0 ? "" : ", ", flat.offsets[a] + i, " is arg", a,
+                      leaf_paths[i]);
+    }
+  }
+  if (listed < flat.leaves.size()) absl::StrAppend(&paths, ", ...");
+  ThrowError(std::string(e.message()), " [over trees, argument i is tensor leaf i: ", paths,
+             "]");
 }
 
 void CheckLike(const char* what, const char* role, const TreeDef& like, const TreeDef& tree) {

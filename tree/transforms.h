@@ -314,6 +314,13 @@ struct AuxSplit<std::pair<Tensor, Aux>> {
   using AuxType = Aux;
 };
 
+// RethrowWithLeafPaths: rethrows `e`, raised by a TensorList form that names its arguments
+// by position ("argument 3"), with the path of each leaf position (`what` names the
+// transform). Only runs on the error path.
+[[noreturn]] void RethrowWithLeafPaths(const Error& e, const FlatArgs& flat);
+// NamesLeafPositions: whether `e` is one of vmap's messages naming an argument by position.
+bool NamesLeafPositions(const Error& e);
+
 // CheckLike: `tree` must have `like`'s structure (tangents, cotangents).
 void CheckLike(const char* what, const char* role, const TreeDef& like, const TreeDef& tree);
 
@@ -547,8 +554,18 @@ auto vmap(F f, TreeDims in_dims = 0, TreeDims out_dims = 0,
           out_dims.Expand(*out_def, 0, path, "out_dims", dims);
           return dims;
         });
-        const TensorList out = vmap(flat_fn, Dims(in_dims.ExpandArguments(flat.defs)),
-                                    leaf_out_dims, randomness, chunk_size)(flat.leaves);
+        const TensorListFn batched = vmap(flat_fn, Dims(in_dims.ExpandArguments(flat.defs)),
+                                          leaf_out_dims, randomness, chunk_size);
+        TensorList out;
+        try {
+          out = batched(flat.leaves);
+        } catch (const Error& e) {
+          // vmap's own checks name leaves by position: say which path each is.
+          if (tree_internal::NamesLeafPositions(e)) {
+            tree_internal::RethrowWithLeafPaths(e, flat);
+          }
+          throw;
+        }
         return tree_unflatten<R>(*out_def, out);
       });
 }

@@ -293,6 +293,9 @@ TEST(TreeTransforms, ErrorsNameThePaths) {
                   "vjp: the cotangents must have the structure of what they pair with; they "
                   "differ at [1]: a vector of 2 vs a vector of 1");
   const Tensor xs = Rand({4, 3}, 102), ys = Rand({4, 2}, 103);
+  EXPECT_FT_ERROR(vmap(&Loss, {std::nullopt, 0, 0})(p, xs, Rand({3, 2}, 105)),
+                  "[over trees, argument i is tensor leaf i: 0 is arg0.w1, 1 is arg0.b1, 2 is "
+                  "arg0.w2, 3 is arg0.b2, 4 is arg1, 5 is arg2]");
   EXPECT_FT_ERROR(vmap(&Loss, {std::nullopt, 0})(p, xs, ys),
                   "vmap: in_dims {nullopt, 0} has 2 entries but f takes 3 arguments");
   EXPECT_FT_ERROR(vmap(&Loss, {TreeDims::Fields({{"w1", 0}}), 0, 0})(p, xs, ys),
