@@ -406,29 +406,41 @@ struct TreeTraits<T> {
 
 // ---- The library ----
 
+// FT_TREE_INTERNAL_REQUIRE: what a library call on a type that is not a tree says.
+#define FT_TREE_INTERNAL_REQUIRE(T)                                                         \
+  static_assert(::ft::Tree<T>,                                                              \
+                "not a tree: a tree is a Tensor, a number, bool or string, an optional, "   \
+                "vector, array, tuple, pair or map<string, _> of trees, or a struct "       \
+                "declared with FT_TREE(Type, fields...) in the struct's own namespace")
+
+
 // tree_flatten: the tensor leaves of `tree`, in order, and its structure.
-template <Tree T>
+template <typename T>
 std::pair<TensorList, TreeDef> tree_flatten(const T& tree) {
+  FT_TREE_INTERNAL_REQUIRE(T);
   tree_internal::Builder b;
   TreeTraits<std::decay_t<T>>::Flatten(tree, b);
   return {std::move(b.leaves), TreeDef(std::move(b.nodes))};
 }
 
 // tree_leaves: the tensor leaves of `tree`, in order.
-template <Tree T>
+template <typename T>
 TensorList tree_leaves(const T& tree) {
+  FT_TREE_INTERNAL_REQUIRE(T);
   return tree_flatten(tree).first;
 }
 
 // tree_structure: the structure of `tree`.
-template <Tree T>
+template <typename T>
 TreeDef tree_structure(const T& tree) {
+  FT_TREE_INTERNAL_REQUIRE(T);
   return tree_flatten(tree).second;
 }
 
 // tree_leaf_paths: the path of each tensor leaf of `tree`, in leaf order.
-template <Tree T>
+template <typename T>
 std::vector<std::string> tree_leaf_paths(const T& tree) {
+  FT_TREE_INTERNAL_REQUIRE(T);
   return tree_structure(tree).LeafPaths();
 }
 
@@ -440,8 +452,9 @@ void CheckSameStructure(const char* what, const TreeDef& first, size_t index,
 
 // tree_unflatten: the T with structure `def` and tensor leaves `leaves` (in order). Throws
 // when `def` is not a structure T holds (naming the path) or the leaf count differs.
-template <Tree T>
+template <typename T>
 T tree_unflatten(const TreeDef& def, const TensorList& leaves) {
+  FT_TREE_INTERNAL_REQUIRE(T);
   if (leaves.size() != def.num_leaves()) {
     tree_internal::ThrowLeafCount("tree_unflatten", def.num_leaves(), leaves.size());
   }
@@ -452,8 +465,9 @@ T tree_unflatten(const TreeDef& def, const TensorList& leaves) {
 // tree_map: a T whose tensor leaf i is fn(leaf i of tree, leaf i of each of rest...); static
 // leaves are tree's. Every tree in rest must have tree's structure (ft::Error naming the first
 // difference otherwise). fn returns a Tensor.
-template <Tree T, typename Fn, Tree... Rest>
+template <typename T, typename Fn, typename... Rest>
 T tree_map(Fn&& fn, const T& tree, const Rest&... rest) {
+  FT_TREE_INTERNAL_REQUIRE(T);
   auto [leaves, def] = tree_flatten(tree);
   std::array<TensorList, sizeof...(Rest)> others;
   if constexpr (sizeof...(Rest) > 0) {
@@ -476,8 +490,9 @@ T tree_map(Fn&& fn, const T& tree, const Rest&... rest) {
 }
 
 // tree_map_with_path: tree_map with the leaf's path first: fn(path, leaf, rest leaves...).
-template <Tree T, typename Fn, Tree... Rest>
+template <typename T, typename Fn, typename... Rest>
 T tree_map_with_path(Fn&& fn, const T& tree, const Rest&... rest) {
+  FT_TREE_INTERNAL_REQUIRE(T);
   const std::vector<std::string> paths = tree_leaf_paths(tree);
   size_t i = 0;
   return tree_map(
