@@ -4,6 +4,7 @@
 #include "tree/transforms.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -245,12 +246,21 @@ TEST(TreeTransforms, JacobiansAndHessianAgainstDifferencesAndClosedForms) {
 TEST(TreeTransforms, JitReplaysPerStructureAndStaticValues) {
   const Mlp p = MakeMlp(5);
   const Tensor x = Rand({3}, 80), y = Rand({2}, 81);
-  auto jitted = jit(grad(&Loss));
-  for (int call = 0; call < 3; ++call) ExpectTreeNear(jitted(p, x, y), grad(&Loss)(p, x, y), 1e-14);
+  auto calls = std::make_shared<int>(0);
+  auto counted = [calls](const Mlp& q, const Tensor& v, const Tensor& t) {
+    ++*calls;
+    return Loss(q, v, t);
+  };
+  auto jitted = jit(grad(counted));
+  for (int call = 0; call < 3; ++call) {
+    ExpectTreeNear(jitted(p, x, y), grad(&Loss)(p, x, y), 1e-14);
+  }
+  EXPECT_EQ(*calls, 1);  // traced once, replayed twice
   // Another static value is another structure: traced again, never the first program.
   Mlp steeper = p;
   steeper.slope = 0.5000001;
   ExpectTreeNear(jitted(steeper, x, y), grad(&Loss)(steeper, x, y), 1e-14);
+  EXPECT_EQ(*calls, 2);
   EXPECT_FALSE(allclose(tree_leaves(jitted(steeper, x, y))[0], tree_leaves(jitted(p, x, y))[0],
                         0, 0));
 }
