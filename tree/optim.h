@@ -168,13 +168,16 @@ AdamState<T> AdamInit(const T& params) {
 
 }  // namespace internal
 
-// Adam: torch.optim.Adam; weight_decay adds weight_decay * p to the gradient (L2).
-struct Adam {
+// AdamOptimizer<kDecoupled>: Adam (false; torch.optim.Adam, weight_decay adds
+// weight_decay * p to the gradient, an L2 penalty) and AdamW (true; torch.optim.AdamW,
+// weight decay decoupled from the moments, default 1e-2).
+template <bool kDecoupled>
+struct AdamOptimizer {
   double lr = 1e-3;
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
-  double weight_decay = 0.0;
+  double weight_decay = kDecoupled ? 1e-2 : 0.0;
 
   template <Tree T>
   AdamState<T> init(const T& params) const {
@@ -183,28 +186,12 @@ struct Adam {
   template <Tree T>
   std::pair<T, AdamState<T>> update(const T& grads, const AdamState<T>& state,
                                     const T& params) const {
-    return internal::AdamUpdate(lr, beta1, beta2, eps, weight_decay, 0.0, grads, state, params);
+    return internal::AdamUpdate(lr, beta1, beta2, eps, kDecoupled ? 0.0 : weight_decay,
+                                kDecoupled ? weight_decay : 0.0, grads, state, params);
   }
 };
-
-// AdamW: torch.optim.AdamW; weight decay decoupled from the gradient's moments.
-struct AdamW {
-  double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 1e-2;
-
-  template <Tree T>
-  AdamState<T> init(const T& params) const {
-    return internal::AdamInit(params);
-  }
-  template <Tree T>
-  std::pair<T, AdamState<T>> update(const T& grads, const AdamState<T>& state,
-                                    const T& params) const {
-    return internal::AdamUpdate(lr, beta1, beta2, eps, 0.0, weight_decay, grads, state, params);
-  }
-};
+using Adam = AdamOptimizer<false>;
+using AdamW = AdamOptimizer<true>;
 
 }  // namespace ft::optim
 
