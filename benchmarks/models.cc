@@ -110,43 +110,36 @@ void BM_ConvOneDnn(benchmark::State& state, ConvShape s) {
 
 // ---- per-sample gradients of the tutorial CNN ----
 
-Tensor CnnExampleLoss(const TensorList& a) {
-  return tutorial::CnnLoss(tutorial::Params(a), unsqueeze(a[8], 0), unsqueeze(a[9], 0));
+Tensor CnnExampleLoss(const tutorial::Cnn& p, const Tensor& x, const Tensor& y) {
+  return tutorial::CnnLoss(p, unsqueeze(x, 0), unsqueeze(y, 0));
 }
 
-std::vector<int64_t> Argnums(int64_t n) {
-  std::vector<int64_t> r;
-  for (int64_t i = 0; i < n; ++i) r.push_back(i);
-  return r;
-}
+struct CnnInputs {
+  tutorial::Cnn params;
+  tutorial::Mnist data;
+};
 
-TensorList CnnArgs(int64_t batch) {
+CnnInputs MakeCnnInputs(int64_t batch) {
   Generator gen(0);
-  TensorList args = tutorial::InitCnn(gen);
-  const tutorial::Mnist data = tutorial::SyntheticMnist(batch, gen);
-  args.push_back(data.x);
-  args.push_back(data.y);
-  return args;
+  CnnInputs in;
+  in.params = tutorial::InitCnn(gen);
+  in.data = tutorial::SyntheticMnist(batch, gen);
+  return in;
 }
 
 void BM_CnnPerSampleFt(benchmark::State& state) {
-  const TensorList args = CnnArgs(state.range(0));
-  std::vector<std::optional<int64_t>> in_dims(tutorial::kCnnParams, std::nullopt);
-  in_dims.push_back(0);
-  in_dims.push_back(0);
-  const TensorListFn f = vmap(grad(ScalarFn(CnnExampleLoss), Argnums(tutorial::kCnnParams)), Dims(in_dims));
-  for (auto _ : state) benchmark::DoNotOptimize(f(args)[0].impl());
+  const CnnInputs in = MakeCnnInputs(state.range(0));
+  const auto f = vmap(grad(&CnnExampleLoss), {std::nullopt, 0, 0});
+  for (auto _ : state) benchmark::DoNotOptimize(f(in.params, in.data.x, in.data.y).conv1.w.impl());
 }
 
 void BM_CnnPerSampleLoop(benchmark::State& state) {
-  const TensorList args = CnnArgs(state.range(0));
-  const TensorListFn g = grad(ScalarFn(CnnExampleLoss), Argnums(tutorial::kCnnParams));
+  const CnnInputs in = MakeCnnInputs(state.range(0));
+  const auto g = grad(&CnnExampleLoss);
   for (auto _ : state) {
     for (int64_t i = 0; i < state.range(0); ++i) {
-      TensorList one(args.begin(), args.begin() + tutorial::kCnnParams);
-      one.push_back(select(args[8], 0, i));
-      one.push_back(select(args[9], 0, i));
-      benchmark::DoNotOptimize(g(one)[0].impl());
+      benchmark::DoNotOptimize(
+          g(in.params, select(in.data.x, 0, i), select(in.data.y, 0, i)).conv1.w.impl());
     }
   }
 }
