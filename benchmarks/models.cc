@@ -152,7 +152,7 @@ struct NtkShape {
 };
 
 struct NtkInputs {
-  TensorList params;
+  ntk::Cnn params;
   Tensor x1, x2;
 };
 
