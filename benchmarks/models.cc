@@ -110,43 +110,36 @@ void BM_ConvOneDnn(benchmark::State& state, ConvShape s) {
 
 // ---- per-sample gradients of the tutorial CNN ----
 
-Tensor CnnExampleLoss(const TensorList& a) {
-  return tutorial::CnnLoss(tutorial::Params(a), unsqueeze(a[8], 0), unsqueeze(a[9], 0));
+Tensor CnnExampleLoss(const tutorial::Cnn& p, const Tensor& x, const Tensor& y) {
+  return tutorial::CnnLoss(p, unsqueeze(x, 0), unsqueeze(y, 0));
 }
 
-std::vector<int64_t> Argnums(int64_t n) {
-  std::vector<int64_t> r;
-  for (int64_t i = 0; i < n; ++i) r.push_back(i);
-  return r;
-}
+struct CnnInputs {
+  tutorial::Cnn params;
+  tutorial::Mnist data;
+};
 
-TensorList CnnArgs(int64_t batch) {
+CnnInputs MakeCnnInputs(int64_t batch) {
   Generator gen(0);
-  TensorList args = tutorial::InitCnn(gen);
-  const tutorial::Mnist data = tutorial::SyntheticMnist(batch, gen);
-  args.push_back(data.x);
-  args.push_back(data.y);
-  return args;
+  CnnInputs in;
+  in.params = tutorial::InitCnn(gen);
+  in.data = tutorial::SyntheticMnist(batch, gen);
+  return in;
 }
 
 void BM_CnnPerSampleFt(benchmark::State& state) {
-  const TensorList args = CnnArgs(state.range(0));
-  std::vector<std::optional<int64_t>> in_dims(tutorial::kCnnParams, std::nullopt);
-  in_dims.push_back(0);
-  in_dims.push_back(0);
-  const TensorListFn f = vmap(grad(ScalarFn(CnnExampleLoss), Argnums(tutorial::kCnnParams)), Dims(in_dims));
-  for (auto _ : state) benchmark::DoNotOptimize(f(args)[0].impl());
+  const CnnInputs in = MakeCnnInputs(state.range(0));
+  const auto f = vmap(grad(&CnnExampleLoss), {std::nullopt, 0, 0});
+  for (auto _ : state) benchmark::DoNotOptimize(f(in.params, in.data.x, in.data.y).conv1.w.impl());
 }
 
 void BM_CnnPerSampleLoop(benchmark::State& state) {
-  const TensorList args = CnnArgs(state.range(0));
-  const TensorListFn g = grad(ScalarFn(CnnExampleLoss), Argnums(tutorial::kCnnParams));
+  const CnnInputs in = MakeCnnInputs(state.range(0));
+  const auto g = grad(&CnnExampleLoss);
   for (auto _ : state) {
     for (int64_t i = 0; i < state.range(0); ++i) {
-      TensorList one(args.begin(), args.begin() + tutorial::kCnnParams);
-      one.push_back(select(args[8], 0, i));
-      one.push_back(select(args[9], 0, i));
-      benchmark::DoNotOptimize(g(one)[0].impl());
+      benchmark::DoNotOptimize(
+          g(in.params, select(in.data.x, 0, i), select(in.data.y, 0, i)).conv1.w.impl());
     }
   }
 }
@@ -159,7 +152,7 @@ struct NtkShape {
 };
 
 struct NtkInputs {
-  TensorList params;
+  ntk::Cnn params;
   Tensor x1, x2;
 };
 
@@ -191,41 +184,38 @@ struct TransformerCase {
   int64_t seq, batch;
 };
 
-// {params..., x [batch, seq, d], y [batch]}.
-TensorList TransformerArgs(const TransformerCase& c) {
+struct TransformerInputs {
+  transformer::Block params;
+  transformer::Sequences data;  // x [batch, seq, d], y [batch]
+};
+
+TransformerInputs MakeTransformerInputs(const TransformerCase& c) {
   Generator gen(0);
-  TensorList args = transformer::InitParams(c.shape, gen);
-  const transformer::Sequences data = transformer::SyntheticSequences(c.shape, c.batch, c.seq, gen);
-  args.push_back(data.x);
-  args.push_back(data.y);
-  return args;
+  TransformerInputs in;
+  in.params = transformer::InitParams(c.shape, gen);
+  in.data = transformer::SyntheticSequences(c.shape, c.batch, c.seq, gen);
+  return in;
 }
 
-ScalarFn TransformerExampleLoss(transformer::BlockShape shape) {
-  return [shape](const TensorList& a) { return transformer::ExampleLoss(shape, a); };
+auto TransformerExampleLoss(transformer::BlockShape shape) {
+  return [shape](const transformer::Block& p, const Tensor& x, const Tensor& y) {
+    return transformer::ExampleLoss(shape, p, x, y);
+  };
 }
 
 void BM_TransformerPerSampleFt(benchmark::State& state, TransformerCase c) {
-  const TensorList args = TransformerArgs(c);
-  std::vector<std::optional<int64_t>> in_dims(transformer::kNumParams, std::nullopt);
-  in_dims.push_back(0);
-  in_dims.push_back(0);
-  const TensorListFn f = vmap(
-      grad(TransformerExampleLoss(c.shape), transformer::ParamArgnums()), Dims(in_dims));
-  for (auto _ : state) benchmark::DoNotOptimize(f(args)[0].impl());
+  const TransformerInputs in = MakeTransformerInputs(c);
+  const auto f = vmap(grad(TransformerExampleLoss(c.shape)), {std::nullopt, 0, 0});
+  for (auto _ : state) benchmark::DoNotOptimize(f(in.params, in.data.x, in.data.y).ln1.w.impl());
 }
 
 void BM_TransformerPerSampleLoop(benchmark::State& state, TransformerCase c) {
-  const TensorList args = TransformerArgs(c);
-  const TensorListFn g = grad(TransformerExampleLoss(c.shape), transformer::ParamArgnums());
-  const Tensor& xs = args[transformer::kNumParams];
-  const Tensor& ys = args[transformer::kNumParams + 1];
+  const TransformerInputs in = MakeTransformerInputs(c);
+  const auto g = grad(TransformerExampleLoss(c.shape));
   for (auto _ : state) {
     for (int64_t i = 0; i < c.batch; ++i) {
-      TensorList one(args.begin(), args.begin() + transformer::kNumParams);
-      one.push_back(select(xs, 0, i));
-      one.push_back(select(ys, 0, i));
-      benchmark::DoNotOptimize(g(one)[0].impl());
+      benchmark::DoNotOptimize(
+          g(in.params, select(in.data.x, 0, i), select(in.data.y, 0, i)).ln1.w.impl());
     }
   }
 }

@@ -42,8 +42,17 @@ constexpr bool kSanitized = false;
 constexpr int64_t kDepth = 16;
 int64_t kWidth = 128, kBatch = 512;  // --width, --batch
 
-ft::Tensor Block(const ft::Tensor& h, const ft::Tensor& w, const ft::Tensor& b) {
-  return h + ft::gelu(ft::linear(ft::layer_norm(h, {kWidth}), w, b));
+// Layer: block k's weight W_k [width, width] and bias b_k [width].
+struct Layer {
+  ft::Tensor w, b;
+};
+FT_TREE(Layer, w, b);
+
+// The network's parameters, a tree: one Layer per block.
+using Params = std::vector<Layer>;
+
+ft::Tensor Block(const ft::Tensor& h, const Layer& layer) {
+  return h + ft::gelu(ft::linear(ft::layer_norm(h, {kWidth}), layer.w, layer.b));
 }
 
 // How a step treats each block: plainly, checkpointed, or checkpointed keeping the outputs
@@ -51,27 +60,25 @@ ft::Tensor Block(const ft::Tensor& h, const ft::Tensor& w, const ft::Tensor& b) 
 enum class Variant { kPlain, kCheckpoint, kSaveMatmuls };
 const char* const kVariantNames[] = {"plain", "checkpoint", "save_matmuls"};
 
-// The mean squared error of the network on (x, y); params: W_0, b_0, W_1, b_1, ...
-ft::Tensor Loss(const ft::TensorList& params, const ft::Tensor& x, const ft::Tensor& y,
+// The mean squared error of the network on (x, y).
+ft::Tensor Loss(const Params& params, const ft::Tensor& x, const ft::Tensor& y,
                 Variant variant) {
-  auto block = [](const ft::TensorList& a) { return ft::TensorList{Block(a[0], a[1], a[2])}; };
-  static const ft::TensorListFn checkpointed = ft::checkpoint(block);
-  static const ft::TensorListFn saving =
-      ft::checkpoint(block, {.policy = ft::CheckpointPolicy::kSaveMatmuls});
+  static const auto checkpointed = ft::checkpoint(&Block);
+  static const auto saving =
+      ft::checkpoint(&Block, {.policy = ft::CheckpointPolicy::kSaveMatmuls});
   ft::Tensor h = x;
-  for (int64_t k = 0; k < kDepth; ++k) {
-    const ft::Tensor &w = params[2 * k], &b = params[2 * k + 1];
+  for (const Layer& layer : params) {
     switch (variant) {
-      case Variant::kPlain: h = Block(h, w, b); break;
-      case Variant::kCheckpoint: h = checkpointed({h, w, b})[0]; break;
-      case Variant::kSaveMatmuls: h = saving({h, w, b})[0]; break;
+      case Variant::kPlain: h = Block(h, layer); break;
+      case Variant::kCheckpoint: h = checkpointed(h, layer); break;
+      case Variant::kSaveMatmuls: h = saving(h, layer); break;
     }
   }
   return ft::mean(ft::square(h - y));
 }
 
 struct Problem {
-  ft::TensorList params;
+  Params params;
   ft::Tensor x, y;
 };
 
@@ -79,26 +86,30 @@ Problem MakeProblem() {
   ft::Generator gen(3);
   Problem p;
   for (int64_t k = 0; k < kDepth; ++k) {
-    p.params.push_back(ft::randn_like(ft::zeros({kWidth, kWidth}), &gen) *
-                       (0.5 / std::sqrt(static_cast<double>(kWidth))));
-    p.params.push_back(ft::zeros({kWidth}));
+    p.params.push_back({.w = ft::randn_like(ft::zeros({kWidth, kWidth}), &gen) *
+                             (0.5 / std::sqrt(static_cast<double>(kWidth))),
+                        .b = ft::zeros({kWidth})});
   }
   p.x = ft::randn_like(ft::zeros({kBatch, kWidth}), &gen);
   p.y = ft::sin(p.x);
   return p;
 }
 
-std::vector<int64_t> AllParams() {
-  std::vector<int64_t> all(2 * kDepth);
-  for (int64_t i = 0; i < 2 * kDepth; ++i) all[i] = i;
-  return all;
+// One step's gradients (a Params) and loss.
+using GradAndLoss = ft::TreeGradAndValue<Params, ft::Tensor>;
+
+GradAndLoss Step(const Problem& p, Variant variant) {
+  auto loss = [&p, variant](const Params& params) { return Loss(params, p.x, p.y, variant); };
+  return ft::grad_and_value(loss)(p.params);
 }
 
-ft::GradAndValue Step(const Problem& p, Variant variant) {
-  auto loss = [&p, variant](const ft::TensorList& params) {
-    return Loss(params, p.x, p.y, variant);
-  };
-  return ft::grad_and_value(ft::ScalarFn(loss), AllParams())(p.params);
+// Whether every gradient of `a` is close to the same gradient of `b`.
+bool AllClose(const Params& a, const Params& b) {
+  const ft::TensorList leaves_a = ft::tree_leaves(a), leaves_b = ft::tree_leaves(b);
+  for (size_t i = 0; i < leaves_a.size(); ++i) {
+    if (!ft::allclose(leaves_a[i], leaves_b[i], 1e-6, 1e-7)) return false;
+  }
+  return true;
 }
 
 int64_t StatusKb(const char* name) {
@@ -127,13 +138,14 @@ int Measure(Variant variant) {
   ft::ReleaseCachedMemory();
   std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM := VmRSS
   const int64_t before = StatusKb("VmRSS");
-  ft::GradAndValue gv = Step(p, variant);
+  GradAndLoss gv = Step(p, variant);
   const int64_t peak = StatusKb("VmHWM");
+  const ft::TensorList grads = ft::tree_leaves(gv.grads);
   int64_t grad_bytes = 0;
-  for (const ft::Tensor& g : gv.grads) grad_bytes += g.numel() * 4;
+  for (const ft::Tensor& g : grads) grad_bytes += g.numel() * 4;
   std::printf("%lld %lld\n", static_cast<long long>(peak - before),
               static_cast<long long>(grad_bytes / 1024));
-  return gv.grads.size() == 2 * kDepth ? 0 : 1;
+  return grads.size() == 2 * kDepth ? 0 : 1;
 }
 
 // RunMeasure: Measure(variant) in a fresh process: {peak kB, gradients kB}, or -1s.
@@ -175,22 +187,21 @@ int main(int argc, char** argv) {
   }
   Problem p = MakeProblem();
   // The same loss and gradients with and without checkpoint.
-  ft::GradAndValue plain = Step(p, Variant::kPlain);
+  const GradAndLoss plain = Step(p, Variant::kPlain);
   bool same = true;
   for (Variant v : {Variant::kCheckpoint, Variant::kSaveMatmuls}) {
-    ft::GradAndValue ckpt = Step(p, v);
+    const GradAndLoss ckpt = Step(p, v);
     same = same && ft::allclose(plain.value, ckpt.value, 0, 0);
-    for (size_t i = 0; i < plain.grads.size(); ++i) {
-      same = same && ft::allclose(plain.grads[i], ckpt.grads[i], 1e-6, 1e-7);
-    }
+    same = same && AllClose(plain.grads, ckpt.grads);
   }
   std::printf("%lld blocks of width %lld, batch %lld: checkpointed gradients == plain: %s\n",
               static_cast<long long>(kDepth), static_cast<long long>(kWidth),
               static_cast<long long>(kBatch), same ? "yes" : "NO");
   // A few steps of gradient descent with checkpointing.
   for (int it = 0; it < 5; ++it) {
-    ft::GradAndValue gv = Step(p, Variant::kCheckpoint);
-    for (size_t i = 0; i < p.params.size(); ++i) p.params[i] = p.params[i] - gv.grads[i] * 0.5;
+    const GradAndLoss gv = Step(p, Variant::kCheckpoint);
+    p.params = ft::tree_map([](const ft::Tensor& w, const ft::Tensor& g) { return w - g * 0.5; },
+                            p.params, gv.grads);
     std::printf("step %d  loss %.5f\n", it, gv.value.item<double>());
   }
   char self[4096];

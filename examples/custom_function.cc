@@ -37,12 +37,9 @@ int main() {
   std::cout << "softplus([-100, 0, 100]) = " << Softplus::apply(big) << "\n";
 
   // The loss of one example (x, y) for weights w: softplus(-y * <w, x>).
-  auto loss = ft::ScalarFn([](const ft::TensorList& a) {
-    const ft::Tensor& w = a[0];
-    const ft::Tensor& x = a[1];
-    const ft::Tensor& y = a[2];
+  auto loss = [](const ft::Tensor& w, const ft::Tensor& x, const ft::Tensor& y) {
     return ft::sum(Softplus::apply(ft::neg(y * ft::sum(w * x))));
-  });
+  };
   ft::Generator gen(0);
   ft::Tensor w = ft::randn_like(ft::zeros({3}), &gen);
   ft::Tensor xs = ft::randn_like(ft::zeros({4, 3}), &gen);
@@ -50,8 +47,8 @@ int main() {
 
   // Per-example gradients w.r.t. w: vmap over (x, y), w shared. The gradient runs
   // Softplus::backward; vmap runs the generated rule (Softplus vmapped by ft).
-  ft::TensorListFn per_example = ft::vmap(ft::grad(loss, {0}), {std::nullopt, 0, 0});
-  ft::Tensor grads = per_example({w, xs, ys})[0];
+  auto per_example = ft::vmap(ft::grad(loss), {std::nullopt, 0, 0});
+  ft::Tensor grads = per_example(w, xs, ys);
   std::cout << "per-example gradients (4 x 3) =\n" << grads << "\n";
 
   // The closed form, -y * sigmoid(-y <w, x>) * x, for comparison.
@@ -62,10 +59,12 @@ int main() {
 
   // Forward mode uses Softplus::jvp; second derivatives go through backward's own ops.
   ft::Tensor x = ft::tensor({-1.0f, 0.5f, 2.0f});
-  ft::JvpResult r = ft::jvp([](const ft::TensorList& a) { return ft::TensorList{Softplus::apply(a[0])}; },
-                            {x}, {ft::ones_like(x)});
+  ft::JvpResult r = ft::jvp(
+      [](const ft::TensorList& a) { return ft::TensorList{Softplus::apply(a[0])}; }, {x},
+      {ft::ones_like(x)});
   std::cout << "jvp along ones = " << r.tangents[0] << " (sigmoid(x))\n";
-  auto total = ft::TensorFnOfList([](const ft::TensorList& a) { return ft::sum(Softplus::apply(a[0])); });
+  auto total = ft::TensorFnOfList(
+      [](const ft::TensorList& a) { return ft::sum(Softplus::apply(a[0])); });
   std::cout << "hessian diagonal = " << ft::diagonal(ft::hessian(total)({x})[0])
             << " (sigmoid(x) (1 - sigmoid(x)))\n";
   return agrees ? 0 : 1;

@@ -1,9 +1,11 @@
 // dp_sgd: differentially private SGD (Abadi et al. 2016) on a small MLP, with the
 // per-example gradients it needs computed by vmap(grad(loss)) in one batched pass.
 //   ./bazelw run //examples:dp_sgd
+// The parameters are a struct, Mlp (a tree), so the per-example gradients are an Mlp too.
 // Each step: every example's gradient (vmap over the examples, parameters shared), each one
 // clipped to L2 norm <= kClip over all parameters together, summed, Gaussian noise of
-// standard deviation kNoise * kClip added, averaged, and a plain SGD step. Before training,
+// standard deviation kNoise * kClip added, averaged, and a plain SGD step (ft::optim::Sgd
+// takes the private gradient like any other). Before training,
 // one batch of per-example gradients is checked against a loop of grad over its examples.
 // Exits non-zero when that check or the final test accuracy fails.
 #include <unistd.h>
@@ -23,23 +25,31 @@ constexpr int64_t kFeatures = 8, kHidden = 32, kClasses = 3;
 constexpr int64_t kTrain = 2048, kTest = 512, kBatch = 64, kEpochs = 8;
 constexpr double kLearningRate = 0.3, kClip = 1.0, kNoise = 0.6;
 
-// The model's parameters: W1 [hidden, features], b1, W2 [classes, hidden], b2.
-ft::TensorList InitParams(ft::Generator& gen) {
-  return {ft::randn_like(ft::zeros({kHidden, kFeatures}), &gen) * (1.0 / std::sqrt(kFeatures)),
-          ft::zeros({kHidden}),
-          ft::randn_like(ft::zeros({kClasses, kHidden}), &gen) * (1.0 / std::sqrt(kHidden)),
-          ft::zeros({kClasses})};
+// The model's parameters, a tree: the transforms take and return an Mlp.
+struct Mlp {
+  ft::Tensor w1;  // [hidden, features]
+  ft::Tensor b1;  // [hidden]
+  ft::Tensor w2;  // [classes, hidden]
+  ft::Tensor b2;  // [classes]
+};
+FT_TREE(Mlp, w1, b1, w2, b2);
+
+Mlp InitParams(ft::Generator& gen) {
+  auto randn = [&gen](ft::IntArrayRef shape) { return ft::randn_like(ft::zeros(shape), &gen); };
+  return {.w1 = randn({kHidden, kFeatures}) * (1.0 / std::sqrt(kFeatures)),
+          .b1 = ft::zeros({kHidden}),
+          .w2 = randn({kClasses, kHidden}) * (1.0 / std::sqrt(kHidden)),
+          .b2 = ft::zeros({kClasses})};
 }
 
-ft::Tensor Logits(const ft::TensorList& params, const ft::Tensor& x) {
-  return ft::linear(ft::tanh(ft::linear(x, params[0], params[1])), params[2], params[3]);
+ft::Tensor Logits(const Mlp& p, const ft::Tensor& x) {
+  return ft::linear(ft::tanh(ft::linear(x, p.w1, p.b1)), p.w2, p.b2);
 }
 
-// Loss of ONE example: a = {W1, b1, W2, b2, x [features], y one-hot [classes]}. vmap adds
-// the batch; the function never sees it.
-ft::Tensor ExampleLoss(const ft::TensorList& a) {
-  const ft::Tensor logits = Logits({a[0], a[1], a[2], a[3]}, a[4]);
-  return ft::neg(ft::sum(a[5] * ft::log_softmax(logits, -1)));
+// Loss of ONE example: x [features], y one-hot [classes]. vmap adds the batch; the function
+// never sees it.
+ft::Tensor ExampleLoss(const Mlp& p, const ft::Tensor& x, const ft::Tensor& y) {
+  return ft::neg(ft::sum(y * ft::log_softmax(Logits(p, x), -1)));
 }
 
 // A synthetic classification set: each class a Gaussian blob around its own center in
@@ -58,7 +68,7 @@ Dataset MakeDataset(int64_t n, ft::Generator& gen, const ft::Tensor& centers) {
   return d;
 }
 
-double Accuracy(const ft::TensorList& params, const Dataset& d) {
+double Accuracy(const Mlp& params, const Dataset& d) {
   const ft::Tensor predicted = ft::argmax(Logits(params, d.x), 1);
   return ft::mean(ft::to(ft::eq(predicted, d.labels), ft::kFloat32)).item<double>();
 }
@@ -86,12 +96,12 @@ class Progress {
   bool tty_;
 };
 
-// The largest |a - b| over two lists of tensors of the same shapes.
-double MaxAbsDiff(const ft::TensorList& a, const ft::TensorList& b) {
+// The largest |a - b| over two trees of the same structure, every leaf compared.
+double MaxAbsDiff(const Mlp& a, const Mlp& b) {
+  const Mlp gaps = ft::tree_map(
+      [](const ft::Tensor& u, const ft::Tensor& v) { return ft::amax(ft::abs(u - v)); }, a, b);
   double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, ft::amax(ft::abs(a[i] - b[i])).item<double>());
-  }
+  for (const ft::Tensor& gap : ft::tree_leaves(gaps)) worst = std::max(worst, gap.item<double>());
   return worst;
 }
 
@@ -102,31 +112,25 @@ int main() {
   const ft::Tensor centers = ft::randn_like(ft::zeros({kClasses, kFeatures}), &gen) * 0.8;
   const Dataset train = MakeDataset(kTrain, gen, centers);
   const Dataset test = MakeDataset(kTest, gen, centers);
-  ft::TensorList params = InitParams(gen);
+  Mlp params = InitParams(gen);
 
-  // grad with respect to the four parameters; vmap maps x and y (dim 0) and shares the
-  // parameters (nullopt): per_example(params..., xb, yb)[p] is [batch, shape of p].
-  const ft::TensorListFn per_example =
-      ft::vmap(ft::grad(ft::ScalarFn(ExampleLoss), {0, 1, 2, 3}),
-               {std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0, 0});
-  const auto batch_args = [&params](const ft::Tensor& xb, const ft::Tensor& yb) {
-    return ft::TensorList{params[0], params[1], params[2], params[3], xb, yb};
-  };
+  // grad differentiates the parameters (the first argument); vmap maps x and y (dim 0) and
+  // shares the parameters (nullopt): each leaf of per_example(params, xb, yb) is
+  // [batch, shape of that parameter].
+  const auto per_example = ft::vmap(ft::grad(&ExampleLoss), {std::nullopt, 0, 0});
 
   // Once: the batched per-example gradients against grad run on each example in a loop.
   {
     const ft::Tensor xb = ft::narrow(train.x, 0, 0, kBatch);
     const ft::Tensor yb = ft::narrow(train.y, 0, 0, kBatch);
-    const ft::TensorList batched = per_example(batch_args(xb, yb));
-    const ft::TensorListFn one = ft::grad(ft::ScalarFn(ExampleLoss), {0, 1, 2, 3});
-    std::vector<ft::TensorList> rows(4);
+    const Mlp batched = per_example(params, xb, yb);
+    double diff = 0;
     for (int64_t i = 0; i < kBatch; ++i) {
-      const ft::TensorList g = one(batch_args(ft::select(xb, 0, i), ft::select(yb, 0, i)));
-      for (size_t p = 0; p < 4; ++p) rows[p].push_back(g[p]);
+      const Mlp one = ft::grad(&ExampleLoss)(params, ft::select(xb, 0, i), ft::select(yb, 0, i));
+      const Mlp row_i =
+          ft::tree_map([i](const ft::Tensor& g) { return ft::select(g, 0, i); }, batched);
+      diff = std::max(diff, MaxAbsDiff(row_i, one));
     }
-    ft::TensorList looped;
-    for (const ft::TensorList& r : rows) looped.push_back(ft::stack(r, 0));
-    const double diff = MaxAbsDiff(batched, looped);
     std::printf("per-example gradients, vmap(grad) vs a loop of grad over %lld examples: "
                 "max |diff| = %.2e\n",
                 static_cast<long long>(kBatch), diff);
@@ -139,29 +143,38 @@ int main() {
   std::printf("DP-SGD: %lld examples, batch %lld, clip %.1f, noise multiplier %.1f\n",
               static_cast<long long>(kTrain), static_cast<long long>(kBatch), kClip, kNoise);
   const Progress progress;
+  // The private gradient goes to a plain optimizer, like any other gradient.
+  const ft::optim::Sgd sgd{.lr = kLearningRate};
+  auto sgd_state = sgd.init(params);
   const int64_t steps = kTrain / kBatch;
   for (int64_t epoch = 0; epoch < kEpochs; ++epoch) {
     const ft::Tensor order = ft::randint(0, kTrain, {kTrain}, &gen);  // sampled with replacement
     double clipped_fraction = 0;
     for (int64_t step = 0; step < steps; ++step) {
       const ft::Tensor rows = ft::narrow(order, 0, step * kBatch, kBatch);
-      const ft::TensorList grads = per_example(
-          batch_args(ft::index_select(train.x, 0, rows), ft::index_select(train.y, 0, rows)));
+      const Mlp grads = per_example(params, ft::index_select(train.x, 0, rows),
+                                    ft::index_select(train.y, 0, rows));
       // Each example's gradient norm over all parameters together: [batch].
       ft::Tensor squared = ft::zeros({kBatch});
-      for (const ft::Tensor& g : grads) {
+      for (const ft::Tensor& g : ft::tree_leaves(grads)) {
         squared = squared + ft::sum(ft::square(ft::reshape(g, {kBatch, -1})), {1});
       }
       const ft::Tensor norms = ft::sqrt(squared);
       const ft::Tensor scale = ft::minimum(kClip / (norms + 1e-6), 1.0);
       clipped_fraction += ft::mean(ft::to(ft::lt(scale, 1.0), ft::kFloat32)).item<double>();
-      for (size_t p = 0; p < params.size(); ++p) {
-        std::vector<int64_t> shape(grads[p].dim(), 1);
-        shape[0] = kBatch;  // scale broadcast over the parameter's own dims
-        const ft::Tensor clipped_sum = ft::sum(grads[p] * ft::reshape(scale, shape), {0});
-        const ft::Tensor noise = ft::randn_like(params[p], &gen) * (kNoise * kClip);
-        params[p] = params[p] - (clipped_sum + noise) * (kLearningRate / kBatch);
-      }
+      // Per parameter: the examples' clipped gradients summed, noise added, averaged.
+      const Mlp private_grad = ft::tree_map(
+          [&](const ft::Tensor& g) {
+            std::vector<int64_t> shape(g.dim(), 1);
+            shape[0] = kBatch;  // scale broadcast over the parameter's own dims
+            const ft::Tensor clipped_sum = ft::sum(g * ft::reshape(scale, shape), {0});
+            const ft::Tensor noise = ft::randn_like(clipped_sum, &gen) * (kNoise * kClip);
+            return (clipped_sum + noise) * (1.0 / kBatch);
+          },
+          grads);
+      auto [updates, next] = sgd.update(private_grad, sgd_state, params);
+      params = ft::optim::apply_updates(params, updates);
+      sgd_state = next;
       progress.Update(epoch, step, steps);
     }
     progress.EndEpoch();

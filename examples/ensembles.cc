@@ -4,14 +4,19 @@
 //   ./bazelw run //examples:ensembles
 //   1. every model on the same minibatch: the parameters are mapped, the data is shared;
 //   2. every model on its own minibatch: parameters and data are mapped together;
-//   3. the whole ensemble trained at once: vmap(grad(loss)) gives each model the gradient of
-//      its own loss on its own bootstrap sample, and one update steps all of them.
-// Each batched result is checked against a loop over the models; exits non-zero on a
-// mismatch or when training does not lower every model's loss.
+//   3. the whole ensemble trained at once: one training step (grad, then SGD with momentum
+//      from ft::optim) is a pure function of trees, and vmap of it steps every model on its
+//      own bootstrap sample with its own optimizer state.
+// The parameters are a struct, Mlp (a tree); the ensemble's are an Mlp whose leaves are
+// stacked, and in_dims is a prefix of the arguments (0 for a whole Mlp). Each batched result
+// is checked against a loop over the models; exits non-zero on a mismatch or when training
+// does not lower every model's loss.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ft.h"
@@ -22,34 +27,71 @@ constexpr int64_t kModels = 5, kFeatures = 6, kHidden = 16, kClasses = 3;
 constexpr int64_t kBatch = 32, kSamples = 512, kSteps = 150;
 constexpr double kLearningRate = 0.5;
 
-// One model's forward pass: p = {W1 [hidden, features], b1, W2 [classes, hidden], b2}.
-ft::Tensor Forward(const ft::TensorList& p, const ft::Tensor& x) {
-  return ft::linear(ft::relu(ft::linear(x, p[0], p[1])), p[2], p[3]);
+// One model's parameters, a tree. The ensemble is an Mlp too, each leaf stacked along a new
+// leading dim of size M (w1 [M, hidden, features], ...).
+struct Mlp {
+  ft::Tensor w1;  // [hidden, features]
+  ft::Tensor b1;  // [hidden]
+  ft::Tensor w2;  // [classes, hidden]
+  ft::Tensor b2;  // [classes]
+};
+FT_TREE(Mlp, w1, b1, w2, b2);
+
+// One model's forward pass.
+ft::Tensor Forward(const Mlp& p, const ft::Tensor& x) {
+  return ft::linear(ft::relu(ft::linear(x, p.w1, p.b1)), p.w2, p.b2);
 }
 
-// a = {W1, b1, W2, b2, x [batch, features], y one-hot [batch, classes]}: the mean
-// cross-entropy of one model on one minibatch.
-ft::Tensor Loss(const ft::TensorList& a) {
-  const ft::Tensor logp = ft::log_softmax(Forward({a[0], a[1], a[2], a[3]}, a[4]), -1);
-  return ft::mean(ft::neg(ft::sum(a[5] * logp, {1})));
+// The mean cross-entropy of one model on one minibatch x [batch, features], y one-hot
+// [batch, classes].
+ft::Tensor Loss(const Mlp& p, const ft::Tensor& x, const ft::Tensor& y) {
+  const ft::Tensor logp = ft::log_softmax(Forward(p, x), -1);
+  return ft::mean(ft::neg(ft::sum(y * logp, {1})));
 }
 
-// Model m's parameters out of the stacked ones.
-ft::TensorList ModelOf(const ft::TensorList& stacked, int64_t m) {
-  ft::TensorList p;
-  for (const ft::Tensor& t : stacked) p.push_back(ft::select(t, 0, m));
-  return p;
+// The optimizer: SGD with momentum, whose state (a momentum buffer per parameter) is a tree
+// stacked like the parameters when the ensemble trains.
+const ft::optim::Sgd kSgd{.lr = kLearningRate, .momentum = 0.5};
+using SgdState = ft::optim::SgdState<Mlp>;
+
+// One training step of one model, a pure function of trees: vmap makes it the step of the
+// whole ensemble, each model on its own minibatch with its own optimizer state.
+std::pair<Mlp, SgdState> TrainStep(const Mlp& p, const SgdState& state, const ft::Tensor& x,
+                                   const ft::Tensor& y) {
+  auto [updates, next] = kSgd.update(ft::grad(&Loss)(p, x, y), state, p);
+  return {ft::optim::apply_updates(p, updates), next};
 }
 
-// Whether `batched` [M, ...] equals, model by model, `one(m)`; prints the largest gap.
-bool MatchesLoop(const char* what, const ft::Tensor& batched,
-                 const std::function<ft::Tensor(int64_t)>& one) {
+// Model m out of a stacked tree (parameters, gradients, optimizer states).
+template <typename T>
+T ModelOf(const T& stacked, int64_t m) {
+  return ft::tree_map([m](const ft::Tensor& t) { return ft::select(t, 0, m); }, stacked);
+}
+
+// The shapes of a tree's leaves, "[5, 16, 6] [5, 16] ...".
+template <typename T>
+std::string Shapes(const T& tree) {
+  std::string out;
+  for (const ft::Tensor& t : ft::tree_leaves(tree)) {
+    out += (out.empty() ? "" : " ") + ft::ShapeToString(t.sizes());
+  }
+  return out;
+}
+
+// Whether the stacked tree `batched` (every leaf [M, ...]) equals, model by model, `one(m)`;
+// prints its shapes and the largest gap.
+template <typename T>
+bool MatchesLoop(const char* what, const T& batched, const std::function<T(int64_t)>& one) {
   double worst = 0;
   for (int64_t m = 0; m < kModels; ++m) {
-    worst = std::max(worst, ft::amax(ft::abs(ft::select(batched, 0, m) - one(m))).item<double>());
+    const T gaps = ft::tree_map(
+        [](const ft::Tensor& a, const ft::Tensor& b) { return ft::amax(ft::abs(a - b)); },
+        ModelOf(batched, m), one(m));
+    for (const ft::Tensor& gap : ft::tree_leaves(gaps)) {
+      worst = std::max(worst, gap.item<double>());
+    }
   }
-  std::printf("%-48s %s, max |vmap - loop| = %.1e\n", what, ft::ShapeToString(batched.sizes()).c_str(),
-              worst);
+  std::printf("%-48s %s, max |vmap - loop| = %.1e\n", what, Shapes(batched).c_str(), worst);
   return worst < 1e-5;
 }
 
@@ -57,92 +99,81 @@ bool MatchesLoop(const char* what, const ft::Tensor& batched,
 
 int main() {
   ft::Generator gen(3);
-  // M independent initializations, stacked: W1 is [M, hidden, features], and so on.
-  const ft::TensorList stacked_init = {
-      ft::randn_like(ft::zeros({kModels, kHidden, kFeatures}), &gen) * 0.4,
-      ft::zeros({kModels, kHidden}),
-      ft::randn_like(ft::zeros({kModels, kClasses, kHidden}), &gen) * 0.25,
-      ft::zeros({kModels, kClasses})};
+  // M independent initializations, stacked: w1 is [M, hidden, features], and so on.
+  auto randn = [&gen](ft::IntArrayRef shape) { return ft::randn_like(ft::zeros(shape), &gen); };
+  const Mlp stacked_init{.w1 = randn({kModels, kHidden, kFeatures}) * 0.4,
+                         .b1 = ft::zeros({kModels, kHidden}),
+                         .w2 = randn({kModels, kClasses, kHidden}) * 0.25,
+                         .b2 = ft::zeros({kModels, kClasses})};
   bool ok = true;
 
-  // 1. One minibatch, M models: in_dims 0 for the parameters, nullopt for the data.
-  const ft::Tensor x = ft::randn_like(ft::zeros({kBatch, kFeatures}), &gen);
-  const ft::TensorListFn same_data = ft::vmap(
-      ft::TensorListFn([](const ft::TensorList& a) {
-        return ft::TensorList{Forward({a[0], a[1], a[2], a[3]}, a[4])};
-      }),
-      {0, 0, 0, 0, std::nullopt});
-  ft::TensorList args = stacked_init;
-  args.push_back(x);
-  const ft::Tensor logits = same_data(args)[0];  // [M, batch, classes]
-  ok &= MatchesLoop("every model, one shared minibatch:", logits,
-                    [&](int64_t m) { return Forward(ModelOf(stacked_init, m), x); });
+  // 1. One minibatch, M models: in_dims is a prefix of the arguments, 0 for every leaf of the
+  // parameters, nullopt for the data.
+  const ft::Tensor x = randn({kBatch, kFeatures});
+  const auto same_data = ft::vmap(&Forward, {0, std::nullopt});
+  const ft::Tensor logits = same_data(stacked_init, x);  // [M, batch, classes]
+  ok &= MatchesLoop<ft::Tensor>("every model, one shared minibatch:", logits,
+                                [&](int64_t m) { return Forward(ModelOf(stacked_init, m), x); });
 
-  // 2. M models, M minibatches: parameters and data mapped together.
-  const ft::Tensor xs = ft::randn_like(ft::zeros({kModels, kBatch, kFeatures}), &gen);
-  const ft::TensorListFn own_data = ft::vmap(ft::TensorListFn([](const ft::TensorList& a) {
-    return ft::TensorList{Forward({a[0], a[1], a[2], a[3]}, a[4])};
-  }));
-  args = stacked_init;
-  args.push_back(xs);
-  ok &= MatchesLoop("every model, its own minibatch:", own_data(args)[0], [&](int64_t m) {
-    return Forward(ModelOf(stacked_init, m), ft::select(xs, 0, m));
-  });
+  // 2. M models, M minibatches: parameters and data mapped together (in_dims 0 for all).
+  const ft::Tensor xs = randn({kModels, kBatch, kFeatures});
+  const auto own_data = ft::vmap(&Forward);
+  ok &= MatchesLoop<ft::Tensor>(
+      "every model, its own minibatch:", own_data(stacked_init, xs),
+      [&](int64_t m) { return Forward(ModelOf(stacked_init, m), ft::select(xs, 0, m)); });
 
   // 3. Training the ensemble. A teacher labels Gaussian inputs; each model draws its own
-  // bootstrap minibatch every step (indices [M, batch]), and vmap(grad) returns every
-  // model's gradients, stacked like the parameters.
-  const ft::TensorList teacher = {ft::randn_like(ft::zeros({kHidden, kFeatures}), &gen),
-                                  ft::zeros({kHidden}),
-                                  ft::randn_like(ft::zeros({kClasses, kHidden}), &gen),
-                                  ft::zeros({kClasses})};
-  const ft::Tensor data_x = ft::randn_like(ft::zeros({kSamples, kFeatures}), &gen);
+  // bootstrap minibatch every step (indices [M, batch]). vmap(grad) gives every model's
+  // gradients, stacked like the parameters; vmap(TrainStep) steps every model at once.
+  const Mlp teacher{.w1 = randn({kHidden, kFeatures}),
+                    .b1 = ft::zeros({kHidden}),
+                    .w2 = randn({kClasses, kHidden}),
+                    .b2 = ft::zeros({kClasses})};
+  const ft::Tensor data_x = randn({kSamples, kFeatures});
   const ft::Tensor labels = ft::argmax(Forward(teacher, data_x), 1);
   const ft::Tensor data_y = ft::to(ft::one_hot(labels, kClasses), ft::kFloat32);
-  const ft::TensorListFn ensemble_grads =
-      ft::vmap(ft::grad(ft::ScalarFn(Loss), {0, 1, 2, 3}));  // everything mapped
-  const ft::TensorListFn ensemble_loss =
-      ft::vmap(ft::TensorListFn([](const ft::TensorList& a) { return ft::TensorList{Loss(a)}; }),
-               {0, 0, 0, 0, std::nullopt, std::nullopt});
-  const auto full_loss = [&](const ft::TensorList& stacked) {
-    ft::TensorList a = stacked;
-    a.push_back(data_x);
-    a.push_back(data_y);
-    return ensemble_loss(a)[0];  // [M]: each model's loss on the whole set
-  };
-  const ft::Tensor loss_before = full_loss(stacked_init);
-  ft::TensorList params = stacked_init;
+  const auto ensemble_grads = ft::vmap(ft::grad(&Loss));   // everything mapped
+  const auto ensemble_step = ft::vmap(&TrainStep);         // parameters, states and data
+  const auto ensemble_loss = ft::vmap(&Loss, {0, std::nullopt, std::nullopt});
+  // [M]: each model's loss on the whole set.
+  const ft::Tensor loss_before = ensemble_loss(stacked_init, data_x, data_y);
+  Mlp params = stacked_init;
+  // Each model's own optimizer state: init under vmap, so it is stacked like the parameters.
+  SgdState state = ft::vmap([](const Mlp& p) { return kSgd.init(p); })(params);
   for (int64_t step = 0; step < kSteps; ++step) {
     const ft::Tensor rows = ft::randint(0, kSamples, {kModels * kBatch}, &gen);
-    ft::TensorList a = params;
-    a.push_back(ft::reshape(ft::index_select(data_x, 0, rows), {kModels, kBatch, kFeatures}));
-    a.push_back(ft::reshape(ft::index_select(data_y, 0, rows), {kModels, kBatch, kClasses}));
-    const ft::TensorList grads = ensemble_grads(a);
+    const ft::Tensor xb =
+        ft::reshape(ft::index_select(data_x, 0, rows), {kModels, kBatch, kFeatures});
+    const ft::Tensor yb =
+        ft::reshape(ft::index_select(data_y, 0, rows), {kModels, kBatch, kClasses});
+    auto [next_params, next_state] = ensemble_step(params, state, xb, yb);
     if (step == 0) {  // the batched gradients against grad of each model on its own batch
-      const ft::TensorListFn one = ft::grad(ft::ScalarFn(Loss), {0, 1, 2, 3});
-      for (size_t p = 0; p < params.size(); ++p) {
-        ok &= MatchesLoop(p == 0 ? "vmap(grad): dLoss/dW1 of each model:" : "  and the other parameters:",
-                          grads[p], [&](int64_t m) {
-                            ft::TensorList am = ModelOf(params, m);
-                            am.push_back(ft::select(a[4], 0, m));
-                            am.push_back(ft::select(a[5], 0, m));
-                            return one(am)[p];
-                          });
-      }
+      ok &= MatchesLoop<Mlp>("vmap(grad): each model's gradients:",
+                             ensemble_grads(params, xb, yb), [&](int64_t m) {
+                               return ft::grad(&Loss)(ModelOf(params, m), ft::select(xb, 0, m),
+                                                      ft::select(yb, 0, m));
+                             });
     }
-    for (size_t p = 0; p < params.size(); ++p) params[p] = params[p] - grads[p] * kLearningRate;
+    if (step == 1) {  // the batched step (momentum in play now) against each model's own
+      ok &= MatchesLoop<Mlp>("vmap(TrainStep): each model's next parameters:", next_params,
+                             [&](int64_t m) {
+                               return TrainStep(ModelOf(params, m), ModelOf(state, m),
+                                                ft::select(xb, 0, m), ft::select(yb, 0, m))
+                                   .first;
+                             });
+    }
+    params = std::move(next_params);
+    state = std::move(next_state);
   }
-  const ft::Tensor loss_after = full_loss(params);
+  const ft::Tensor loss_after = ensemble_loss(params, data_x, data_y);
   const std::vector<float> before = loss_before.to_vector<float>();
   const std::vector<float> after = loss_after.to_vector<float>();
   // The ensemble's prediction: the mean of the models' probabilities.
-  args = params;
-  args.push_back(data_x);
-  const ft::Tensor probs = ft::softmax(same_data(args)[0], -1);  // [M, samples, classes]
+  const ft::Tensor probs = ft::softmax(same_data(params, data_x), -1);  // [M, samples, classes]
   const auto accuracy = [&labels](const ft::Tensor& p) {
     return ft::mean(ft::to(ft::eq(ft::argmax(p, -1), labels), ft::kFloat32)).item<double>();
   };
-  std::printf("training %lld models at once, %lld steps of vmap(grad):\n",
+  std::printf("training %lld models at once, %lld steps of vmap(TrainStep), SGD with momentum:\n",
               static_cast<long long>(kModels), static_cast<long long>(kSteps));
   for (int64_t m = 0; m < kModels; ++m) {
     std::printf("  model %lld: loss %.3f -> %.3f, accuracy %.3f\n", static_cast<long long>(m),

@@ -35,24 +35,24 @@ int main() {
   const ft::Tensor y = ft::where(ft::gt(ft::matmul(x, truth) + noise, 0.0),
                                      ft::ones({kSamples}, ft::kFloat64), -1.0);
 
-  const ft::TensorFnOfList loss = [&](const ft::TensorList& a) { return Loss(a[0], x, y); };
-  const ft::TensorListFn gradient = ft::grad(ft::ScalarFn(loss));
-  const ft::TensorListFn hess = ft::hessian(loss);
+  // grad and hessian of Loss with respect to its first argument, w; x and y ride along.
+  const auto gradient = ft::grad(&Loss);  // (w, x, y) -> d loss / d w, [features]
+  const auto hess = ft::hessian(&Loss);   // (w, x, y) -> d2 loss / d w2, [features, features]
 
   // Newton: w <- w - H^{-1} g, the step solved, never an explicit inverse.
   ft::Tensor w = ft::zeros({kFeatures}, ft::kFloat64);
   std::printf("Newton's method on regularized logistic regression (%lld samples, %lld features)\n",
               static_cast<long long>(kSamples), static_cast<long long>(kFeatures));
   int iterations = 0;
-  double gnorm = Norm(gradient({w})[0]);
-  std::printf("  iter 0: loss %.12f, |grad| %.3e\n", loss({w}).item<double>(), gnorm);
+  double gnorm = Norm(gradient(w, x, y));
+  std::printf("  iter 0: loss %.12f, |grad| %.3e\n", Loss(w, x, y).item<double>(), gnorm);
   while (gnorm > 1e-12 && iterations < 20) {
-    const ft::Tensor g = gradient({w})[0];
-    const ft::Tensor h = hess({w})[0];  // [features, features]
+    const ft::Tensor g = gradient(w, x, y);
+    const ft::Tensor h = hess(w, x, y);
     w = w - ft::linalg_solve(h, g);
     ++iterations;
-    gnorm = Norm(gradient({w})[0]);
-    std::printf("  iter %d: loss %.12f, |grad| %.3e\n", iterations, loss({w}).item<double>(),
+    gnorm = Norm(gradient(w, x, y));
+    std::printf("  iter %d: loss %.12f, |grad| %.3e\n", iterations, Loss(w, x, y).item<double>(),
                 gnorm);
   }
   bool ok = gnorm <= 1e-12 && iterations <= 10;
@@ -61,7 +61,7 @@ int main() {
   const ft::Tensor p = ft::sigmoid(ft::matmul(x, w));  // P(y = +1 | x) at w
   const ft::Tensor closed = ft::matmul(ft::transpose(x, 0, 1) * (p * (1.0 - p)), x) / kSamples +
                             ft::eye(kFeatures, ft::kFloat64) * kLambda;
-  const double hessian_gap = ft::amax(ft::abs(hess({w})[0] - closed)).item<double>();
+  const double hessian_gap = ft::amax(ft::abs(hess(w, x, y) - closed)).item<double>();
   std::printf("hessian vs X^T diag(p(1-p)) X / n + lam I: max |diff| = %.1e\n", hessian_gap);
   ok = ok && hessian_gap < 1e-12;
 
@@ -70,8 +70,8 @@ int main() {
   const double lipschitz = std::pow(Norm(x), 2) / (4.0 * kSamples) + kLambda;
   ft::Tensor v = ft::zeros({kFeatures}, ft::kFloat64);
   int gd_steps = 0;
-  while (Norm(gradient({v})[0]) > 1e-10 && gd_steps < 100000) {
-    v = v - gradient({v})[0] / lipschitz;
+  while (Norm(gradient(v, x, y)) > 1e-10 && gd_steps < 100000) {
+    v = v - gradient(v, x, y) / lipschitz;
     ++gd_steps;
   }
   const double gap = ft::amax(ft::abs(w - v)).item<double>();

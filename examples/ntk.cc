@@ -21,28 +21,23 @@
 
 namespace {
 
-ft::Tensor NtkByVectorProducts(const ft::TensorList& params, const ft::Tensor& x1,
+ft::Tensor NtkByVectorProducts(const ntk::Cnn& params, const ft::Tensor& x1,
                                const ft::Tensor& x2) {
   // The NTK block [10, 10] of one pair of images: J1 J2^T, as the jvp (through x2's network)
   // of each vjp (through x1's) of a basis vector.
-  const ft::TensorListFn pair = [&params](const ft::TensorList& xx) {
-    const ft::Tensor a = xx[0], b = xx[1];
-    const ft::TensorListFn f1 = [a](const ft::TensorList& p) {
-      return ft::TensorList{ntk::Forward(p, a)};
-    };
-    const ft::TensorListFn f2 = [b](const ft::TensorList& p) {
-      return ft::TensorList{ntk::Forward(p, b)};
-    };
-    const ft::VjpResult r = ft::vjp(f1, params);
-    const ft::TensorListFn slice = [&](const ft::TensorList& basis_row) {
-      const ft::TensorList cotangent = r.vjp_fn({basis_row[0]});
+  const auto pair = [&params](const ft::Tensor& a, const ft::Tensor& b) {
+    const auto f1 = [a](const ntk::Cnn& p) { return ntk::Forward(p, a); };
+    const auto f2 = [b](const ntk::Cnn& p) { return ntk::Forward(p, b); };
+    const auto r = ft::vjp(f1, params);  // r.vjp_fn: a cotangent [10] -> a Cnn
+    const ft::TensorFn row = [&](const ft::Tensor& basis_row) {
+      const ntk::Cnn cotangent = r.vjp_fn(basis_row);
       return ft::jvp(f2, params, cotangent).tangents;
     };
-    return ft::vmap(slice)({ft::eye(ntk::kOutputs)});
+    return ft::vmap(row)(ft::eye(ntk::kOutputs));
   };
   // vmap over x2 inside, x1 outside: [N, M, 10, 10].
-  const ft::TensorListFn over_x2 = ft::vmap(pair, {std::nullopt, 0});
-  return ft::vmap(over_x2, {0, std::nullopt})({x1, x2})[0];
+  const auto over_x2 = ft::vmap(pair, {std::nullopt, 0});
+  return ft::vmap(over_x2, {0, std::nullopt})(x1, x2);
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -59,7 +54,7 @@ int main(int argc, char** argv) {
     if (std::strncmp(argv[i], "--size=", 7) == 0) size = std::atoll(argv[i] + 7);
   }
   ft::Generator gen(2);
-  const ft::TensorList params = ntk::InitParams(gen, size);
+  const ntk::Cnn params = ntk::InitParams(gen, size);
   const ft::Tensor x1 = ft::randn_like(ft::zeros({n, 3, size, size}), &gen);
   const ft::Tensor x2 = ft::randn_like(ft::zeros({m, 3, size, size}), &gen);
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <utility>
 
 #include "ft.h"
 
@@ -23,14 +24,19 @@ ft::Tensor Rhs(const ft::Tensor& t, const ft::Tensor& y, const ft::Tensor& k) {
   return ft::neg(k * y) + ft::sin(t);
 }
 
-// Integrates from y0 at t = 0 to kEnd; returns {y(kEnd), number of steps tried}.
-ft::TensorList Integrate(const ft::Tensor& k, const ft::Tensor& y0) {
+// What Integrate returns: y(kEnd) and the number of steps tried (int64).
+struct Solution {
+  ft::Tensor y, steps;
+};
+
+// Integrates from y0 at t = 0 to kEnd. while_loop's carry is a list: {t, y, h, steps}.
+Solution Integrate(const ft::Tensor& k, const ft::Tensor& y0) {
   ft::TensorList init = {ft::zeros({}, ft::kFloat64), y0, ft::full({}, 0.01, ft::kFloat64),
                          ft::zeros({}, ft::kInt64)};
   ft::TensorList out = ft::while_loop(
       [](const ft::TensorList& c) { return ft::lt(c[0], kEnd - 1e-12); },
       [&k](const ft::TensorList& c) {
-        const ft::Tensor &t = c[0], &y = c[1], &h = c[2];
+        const ft::Tensor &t = c[0], &y = c[1], &h = c[2], &steps = c[3];
         ft::Tensor k1 = Rhs(t, y, k);
         ft::Tensor euler = y + h * k1;
         ft::Tensor heun = y + h * 0.5 * (k1 + Rhs(t + h, euler, k));
@@ -39,10 +45,10 @@ ft::TensorList Integrate(const ft::Tensor& k, const ft::Tensor& y0) {
         ft::Tensor t_next = ft::where(accept, t + h, t);
         ft::Tensor factor = ft::clamp(ft::sqrt(kTol / err) * 0.9, 0.2, 5.0);
         ft::Tensor h_next = ft::minimum(h * factor, kEnd - t_next);
-        return ft::TensorList{t_next, ft::where(accept, heun, y), h_next, c[3] + 1};
+        return ft::TensorList{t_next, ft::where(accept, heun, y), h_next, steps + 1};
       },
       init);
-  return {out[1], out[3]};
+  return {.y = out[1], .steps = out[3]};
 }
 
 // The exact y(kEnd): y0 e^{-kT} + (k sin T - cos T + e^{-kT}) / (k^2 + 1).
@@ -56,21 +62,22 @@ ft::Tensor Exact(const ft::Tensor& k, const ft::Tensor& y0) {
 int main() {
   const ft::Tensor y0 = ft::scalar_tensor(1.0, ft::kFloat64);
   const ft::Tensor k = ft::scalar_tensor(0.7, ft::kFloat64);
-  auto y_end = [&y0](const ft::TensorList& a) { return Integrate(a[0], y0)[0]; };
+  const ft::TensorFn y_end = [&y0](const ft::Tensor& rate) { return Integrate(rate, y0).y; };
+  const ft::TensorFn dy_dk = ft::grad(y_end);
 
-  ft::TensorList result = Integrate(k, y0);
-  const double y = result[0].item<double>();
+  const Solution result = Integrate(k, y0);
+  const double y = result.y.item<double>();
   std::printf("y(%.1f) = %.8f in %lld steps (exact %.8f)\n", kEnd, y,
-              static_cast<long long>(result[1].item<int64_t>()), Exact(k, y0).item<double>());
+              static_cast<long long>(result.steps.item<int64_t>()), Exact(k, y0).item<double>());
 
   // (1) The gradient through the steps taken, against central differences of the integrator.
-  const double g = ft::grad(ft::ScalarFn(y_end))({k})[0].item<double>();
+  const double g = dy_dk(k).item<double>();
   const double eps = 1e-6;
-  const double fd = (y_end({k + eps}).item<double>() - y_end({k - eps}).item<double>()) / (2 * eps);
+  const double fd = (y_end(k + eps).item<double>() - y_end(k - eps).item<double>()) / (2 * eps);
   // (2) Against the exact solution's derivative (the integrator's global error is ~10 tol).
-  const double exact = ft::grad(ft::ScalarFn([&y0](const ft::TensorList& a) {
-    return Exact(a[0], y0);
-  }))({k})[0].item<double>();
+  const double exact =
+      ft::grad(ft::TensorFn([&y0](const ft::Tensor& rate) { return Exact(rate, y0); }))(k)
+          .item<double>();
   std::printf("dy/dk: while_loop grad %.8f, finite differences %.8f, exact %.8f\n", g, fd,
               exact);
   const bool fd_ok = std::abs(g - fd) <= 1e-6 * (1 + std::abs(fd));
@@ -78,18 +85,17 @@ int main() {
 
   // (3) Per-example gradients for several k: each example takes its own number of steps.
   const ft::Tensor ks = ft::tensor({0.2, 0.7, 3.0, 9.0});
-  ft::TensorList per_example = ft::vmap(ft::TensorListFn([&](const ft::TensorList& a) {
-    return ft::TensorList{ft::grad(ft::ScalarFn(y_end))(a)[0], Integrate(a[0], y0)[1]};
-  }))({ks});
-  std::cout << "steps per k " << per_example[1] << "\n";
+  const auto [grads, steps] = ft::vmap([&](const ft::Tensor& rate) {
+    return std::pair{dy_dk(rate), Integrate(rate, y0).steps};
+  })(ks);
+  std::cout << "steps per k " << steps << "\n";
   bool batch_ok = true;
   for (int64_t i = 0; i < ks.size(0); ++i) {
     const ft::Tensor ki = ft::select(ks, 0, i);
-    const double gi = ft::grad(ft::ScalarFn(y_end))({ki})[0].item<double>();
-    batch_ok = batch_ok &&
-               std::abs(ft::select(per_example[0], 0, i).item<double>() - gi) <= 1e-12;
-    batch_ok = batch_ok && ft::select(per_example[1], 0, i).item<int64_t>() ==
-                               Integrate(ki, y0)[1].item<int64_t>();
+    const double gi = dy_dk(ki).item<double>();
+    batch_ok = batch_ok && std::abs(ft::select(grads, 0, i).item<double>() - gi) <= 1e-12;
+    batch_ok = batch_ok && ft::select(steps, 0, i).item<int64_t>() ==
+                               Integrate(ki, y0).steps.item<int64_t>();
   }
   std::printf("finite differences agree: %s; exact derivative agrees: %s; vmap(grad) == loop: "
               "%s\n", fd_ok ? "yes" : "NO", exact_ok ? "yes" : "NO", batch_ok ? "yes" : "NO");

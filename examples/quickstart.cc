@@ -1,7 +1,8 @@
 // quickstart: a first tour of ft's eager tensor library.
 //   ./bazelw run //examples:quickstart
 // Every op below goes through ft's op table; with no transform active each one is a single
-// branch and then an Eigen kernel. vmap, grad and jvp build on exactly this.
+// branch and then an Eigen kernel. vmap, grad and jvp build on exactly this, and take your
+// own structs of tensors (trees) as well as tensors.
 // Each result is also checked against its closed form (the program exits 1 on a mismatch).
 #include <cmath>
 #include <cstdlib>
@@ -19,6 +20,19 @@ void Expect(const char* what, const ft::Tensor& got, const ft::Tensor& want) {
     std::cout << "MISMATCH in " << what << ": got " << got << ", want " << want << "\n";
     ++g_failures;
   }
+}
+
+// A tree: a struct of tensors, declared with FT_TREE, is a value every transform takes and
+// returns (the parameters of a model, by name rather than by position in a list).
+struct Line {
+  ft::Tensor slope, intercept;
+};
+FT_TREE(Line, slope, intercept);
+
+// The squared error of the line at one point (x, y).
+ft::Tensor SquaredError(const Line& line, const ft::Tensor& x, const ft::Tensor& y) {
+  const ft::Tensor residual = line.slope * x + line.intercept - y;
+  return residual * residual;
 }
 
 }  // namespace
@@ -64,13 +78,12 @@ int main() {
             << "\n";
   Expect("vmap(energy)", ft::vmap(ft::TensorFn(energy))(batch),
          ft::sum(batch * batch, {1}) * 0.5);  // the same math, batched by hand
-  // in_dims: map the rows of m, share the vector w.
-  auto project = ft::vmap(ft::TensorListFn([](const ft::TensorList& a) {
-                            return ft::TensorList{ft::dot(a[0], a[1])};
-                          }),
-                          {0, std::nullopt});
-  std::cout << "vmap(dot) over rows of m = " << project({m, ft::ones({3})})[0] << "\n";
-  Expect("vmap(dot)", project({m, ft::ones({3})})[0], ft::tensor({3.0, 12.0}));
+  // in_dims, one per argument: map the rows of m, share the vector w.
+  auto project = ft::vmap(
+      [](const ft::Tensor& row, const ft::Tensor& w) { return ft::dot(row, w); },
+      {0, std::nullopt});
+  std::cout << "vmap(dot) over rows of m = " << project(m, ft::ones({3})) << "\n";
+  Expect("vmap(dot)", project(m, ft::ones({3})), ft::tensor({3.0, 12.0}));
 
   // grad: d/dv energy(v) = v; vmap(grad(...)) gives every example's gradient at once.
   std::cout << "vmap(grad(energy)) =\n"
@@ -86,19 +99,40 @@ int main() {
   // Forward mode: jvp pushes a tangent through in the same pass; jacfwd gives the same
   // Jacobian by columns; hessian is forward over reverse.
   ft::Tensor p = ft::tensor({0.5f, -1.0f});
-  ft::JvpResult dir = ft::jvp([](const ft::TensorList& a) { return ft::TensorList{ft::tanh(a[0])}; },
-                              {p}, {ft::ones_like(p)});
+  ft::JvpResult dir = ft::jvp(
+      [](const ft::TensorList& a) { return ft::TensorList{ft::tanh(a[0])}; }, {p},
+      {ft::ones_like(p)});
   std::cout << "jvp(tanh) along ones = " << dir.tangents[0] << " (1 - tanh^2)\n";
   std::cout << "jacfwd(tanh)([0, 1]) =\n" << ft::jacfwd(act)({ft::tensor({0.0f, 1.0f})})[0]
             << "\n";
   Expect("jvp(tanh)", dir.tangents[0],
          ft::tensor({1 - std::pow(std::tanh(0.5), 2), 1 - std::pow(std::tanh(-1.0), 2)}));
   Expect("jacfwd(tanh)", ft::jacfwd(act)({ft::tensor({0.0f, 1.0f})})[0], tanh_jacobian);
-  auto cube = ft::TensorFnOfList([](const ft::TensorList& a) { return ft::sum(a[0] * a[0] * a[0]); });
+  auto cube =
+      ft::TensorFnOfList([](const ft::TensorList& a) { return ft::sum(a[0] * a[0] * a[0]); });
   std::cout << "hessian(sum x^3)([1, 2]) =\n" << ft::hessian(cube)({ft::tensor({1.0f, 2.0f})})[0]
             << "\n(diag(6x))\n";
   Expect("hessian", ft::hessian(cube)({ft::tensor({1.0f, 2.0f})})[0],
          ft::tensor({6.0, 0.0, 0.0, 12.0}, {2, 2}));
+
+  // Trees: grad of a function of a Line returns a Line of derivatives, and vmap's in_dims is
+  // a prefix of the arguments: the Line shared (nullopt), the points mapped (0).
+  const Line line{.slope = ft::scalar_tensor(2.0), .intercept = ft::scalar_tensor(0.5)};
+  const ft::Tensor px = ft::tensor({1.0, 2.0, 3.0}), py = ft::tensor({2.0, 5.0, 6.0});
+  const Line per_point = ft::vmap(ft::grad(&SquaredError), {std::nullopt, 0, 0})(line, px, py);
+  std::cout << "per-point gradients of the line: d/dslope = " << per_point.slope
+            << ", d/dintercept = " << per_point.intercept << "\n";
+  // residuals r = 2 x + 0.5 - y = [0.5, -0.5, 0.5]: d/dslope = 2 r x, d/dintercept = 2 r.
+  Expect("vmap(grad) of a Line, slope", per_point.slope, ft::tensor({1.0, -2.0, 3.0}));
+  Expect("vmap(grad) of a Line, intercept", per_point.intercept, ft::tensor({1.0, -1.0, 1.0}));
+  // tree_map: a function of the leaves, field by field; here a gradient-descent step.
+  const Line stepped = ft::tree_map(
+      [](const ft::Tensor& p, const ft::Tensor& g) { return p - ft::mean(g) * 0.3; }, line,
+      per_point);
+  std::cout << "one step on the mean gradient: slope " << stepped.slope << ", intercept "
+            << stepped.intercept << "\n";
+  Expect("tree_map step, slope", stepped.slope, ft::scalar_tensor(1.8));
+  Expect("tree_map step, intercept", stepped.intercept, ft::scalar_tensor(0.4));
 
   // Bad input is an ft::Error that names the op and the shapes.
   bool refused = false;

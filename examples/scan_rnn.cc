@@ -17,32 +17,58 @@ namespace {
 
 constexpr int64_t kSteps = 10, kHidden = 16, kBatch = 128;
 
-// params: {W [H, H], U [2, H], b [H], v [H], c []}.
-ft::Tensor Logit(const ft::TensorList& params, const ft::Tensor& seq) {
-  const ft::Tensor &w = params[0], &u = params[1], &b = params[2];
+// The RNN's parameters, a tree.
+struct Rnn {
+  ft::Tensor w;  // [H, H]: hidden to hidden
+  ft::Tensor u;  // [2, H]: input to hidden
+  ft::Tensor b;  // [H]
+  ft::Tensor v;  // [H]: the readout
+  ft::Tensor c;  // []: its bias
+};
+FT_TREE(Rnn, w, u, b, v, c);
+
+ft::Tensor Logit(const Rnn& p, const ft::Tensor& seq) {
+  // scan's carry and inputs are lists: one carry, h, and one input sequence, x.
   ft::ScanResult r = ft::scan(
-      [&](const ft::TensorList& h, const ft::TensorList& x) {
-        ft::Tensor next = ft::tanh(ft::matmul(h[0], w) + ft::matmul(x[0], u) + b);
+      [&p](const ft::TensorList& h, const ft::TensorList& x) {
+        ft::Tensor next = ft::tanh(ft::matmul(h[0], p.w) + ft::matmul(x[0], p.u) + p.b);
         return std::pair(ft::TensorList{next}, ft::TensorList{});
       },
       {ft::zeros({kHidden}, ft::kFloat64)}, {seq});
-  return ft::sum(r.carry[0] * params[3]) + params[4];
+  const ft::Tensor& h_last = r.carry[0];
+  return ft::sum(h_last * p.v) + p.c;
 }
 
 // The same model unrolled in plain ops: the oracle for the scan.
-ft::Tensor LogitUnrolled(const ft::TensorList& params, const ft::Tensor& seq) {
+ft::Tensor LogitUnrolled(const Rnn& p, const ft::Tensor& seq) {
   ft::Tensor h = ft::zeros({kHidden}, ft::kFloat64);
   for (int64_t t = 0; t < seq.size(0); ++t) {
-    h = ft::tanh(ft::matmul(h, params[0]) + ft::matmul(ft::select(seq, 0, t), params[1]) +
-                 params[2]);
+    h = ft::tanh(ft::matmul(h, p.w) + ft::matmul(ft::select(seq, 0, t), p.u) + p.b);
   }
-  return ft::sum(h * params[3]) + params[4];
+  return ft::sum(h * p.v) + p.c;
 }
 
 // Binary cross-entropy of one example: softplus(-y * logit), y in {-1, 1}.
 ft::Tensor Loss(const ft::Tensor& logit, const ft::Tensor& y) {
   ft::Tensor m = ft::neg(y * logit);
   return ft::relu(m) + ft::log1p(ft::exp(ft::neg(ft::abs(m))));
+}
+
+// The loss of one example (a sequence and its label), through the scan and unrolled.
+ft::Tensor ExampleLoss(const Rnn& p, const ft::Tensor& seq, const ft::Tensor& y) {
+  return Loss(Logit(p, seq), y);
+}
+ft::Tensor ExampleLossUnrolled(const Rnn& p, const ft::Tensor& seq, const ft::Tensor& y) {
+  return Loss(LogitUnrolled(p, seq), y);
+}
+
+// Whether every leaf of `a` is within 1e-12 of the same leaf of `b`.
+bool AllClose(const Rnn& a, const Rnn& b) {
+  const ft::TensorList leaves_a = ft::tree_leaves(a), leaves_b = ft::tree_leaves(b);
+  for (size_t i = 0; i < leaves_a.size(); ++i) {
+    if (!ft::allclose(leaves_a[i], leaves_b[i], 1e-12, 1e-12)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -52,77 +78,48 @@ int main() {
   auto randn = [&gen](ft::IntArrayRef shape, double scale) {
     return ft::randn_like(ft::zeros(shape, ft::kFloat64), &gen) * scale;
   };
-  ft::TensorList params = {randn({kHidden, kHidden}, 0.3), randn({2, kHidden}, 0.5),
-                           ft::zeros({kHidden}, ft::kFloat64), randn({kHidden}, 0.3),
-                           ft::zeros({}, ft::kFloat64)};
+  Rnn params{.w = randn({kHidden, kHidden}, 0.3),
+             .u = randn({2, kHidden}, 0.5),
+             .b = ft::zeros({kHidden}, ft::kFloat64),
+             .v = randn({kHidden}, 0.3),
+             .c = ft::zeros({}, ft::kFloat64)};
   const ft::Tensor seqs = randn({kBatch, kSteps, 2}, 1.0);
   const ft::Tensor labels =
       ft::to(ft::gt(ft::sum(ft::select(seqs, 2, 0), {1}), 0.0), ft::kFloat64) * 2.0 - 1.0;
 
-  // The loss of one example, a function of the parameters (0..4), the sequence and label.
-  auto example_loss = [](const ft::TensorList& a) {
-    ft::TensorList p(a.begin(), a.begin() + 5);
-    return Loss(Logit(p, a[5]), a[6]);
-  };
-  auto batch_loss = [&](const ft::TensorList& p) {
-    ft::TensorList a = p;
-    a.push_back(seqs);
-    a.push_back(labels);
-    auto per_example = ft::vmap(ft::TensorListFn([&](const ft::TensorList& b) {
-      return ft::TensorList{example_loss(b)};
-    }), {std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0, 0});
-    return ft::mean(per_example(a)[0]);
-  };
-  const std::vector<int64_t> all = {0, 1, 2, 3, 4};
+  // vmap over the examples (dim 0 of the sequences and labels), the parameters shared.
+  const auto per_example_loss = ft::vmap(&ExampleLoss, {std::nullopt, 0, 0});
+  auto batch_loss = [&](const Rnn& p) { return ft::mean(per_example_loss(p, seqs, labels)); };
 
   // (1) The scan's gradient equals the unrolled model's.
-  ft::TensorList one = params;
-  one.push_back(ft::select(seqs, 0, 0));
-  one.push_back(ft::select(labels, 0, 0));
-  ft::TensorList g_scan = ft::grad(ft::ScalarFn(example_loss), all)(one);
-  ft::TensorList g_unrolled = ft::grad(ft::ScalarFn([](const ft::TensorList& a) {
-    ft::TensorList p(a.begin(), a.begin() + 5);
-    return Loss(LogitUnrolled(p, a[5]), a[6]);
-  }), all)(one);
-  bool ok = true;
-  for (size_t k = 0; k < g_scan.size(); ++k) {
-    ok = ok && ft::allclose(g_scan[k], g_unrolled[k], 1e-12, 1e-12);
-  }
+  const ft::Tensor seq0 = ft::select(seqs, 0, 0), y0 = ft::select(labels, 0, 0);
+  const bool ok = AllClose(ft::grad(&ExampleLoss)(params, seq0, y0),
+                           ft::grad(&ExampleLossUnrolled)(params, seq0, y0));
   std::cout << "scan gradient == unrolled gradient: " << (ok ? "yes" : "NO") << "\n";
 
   // (2) Per-sample gradients through the scan against a loop of single-example gradients.
-  ft::TensorListFn per_sample = ft::vmap(ft::grad(ft::ScalarFn(example_loss), all),
-                                         {std::nullopt, std::nullopt, std::nullopt,
-                                          std::nullopt, std::nullopt, 0, 0});
-  ft::TensorList with_data = params;
-  with_data.push_back(seqs);
-  with_data.push_back(labels);
-  ft::TensorList grads = per_sample(with_data);
+  const auto per_sample = ft::vmap(ft::grad(&ExampleLoss), {std::nullopt, 0, 0});
+  const Rnn grads = per_sample(params, seqs, labels);  // every leaf [batch, ...]
   bool per_sample_ok = true;
   for (int64_t i = 0; i < 4; ++i) {
-    ft::TensorList a = params;
-    a.push_back(ft::select(seqs, 0, i));
-    a.push_back(ft::select(labels, 0, i));
-    ft::TensorList g = ft::grad(ft::ScalarFn(example_loss), all)(a);
-    for (size_t k = 0; k < g.size(); ++k) {
-      per_sample_ok = per_sample_ok && ft::allclose(ft::select(grads[k], 0, i), g[k], 1e-12, 1e-12);
-    }
+    const Rnn g = ft::grad(&ExampleLoss)(params, ft::select(seqs, 0, i), ft::select(labels, 0, i));
+    const Rnn row_i = ft::tree_map([i](const ft::Tensor& t) { return ft::select(t, 0, i); }, grads);
+    per_sample_ok = per_sample_ok && AllClose(row_i, g);
   }
-  std::cout << "per-sample gradients (" << grads[0].size(0)
+  std::cout << "per-sample gradients (" << grads.w.size(0)
             << " examples) == loop: " << (per_sample_ok ? "yes" : "NO") << "\n";
 
   // (3) Training: full-batch gradient descent.
-  auto step = ft::grad_and_value(ft::ScalarFn(batch_loss), all);
+  const auto step = ft::grad_and_value(batch_loss);
   double loss = 0;
   for (int it = 0; it < 300; ++it) {
-    ft::GradAndValue gv = step(params);
-    loss = gv.value.item<double>();
-    for (size_t k = 0; k < params.size(); ++k) params[k] = params[k] - gv.grads[k] * 0.5;
+    const auto [g, value] = step(params);
+    loss = value.item<double>();
+    params = ft::tree_map([](const ft::Tensor& p, const ft::Tensor& d) { return p - d * 0.5; },
+                          params, g);
     if (it % 100 == 0) std::printf("step %3d  loss %.4f\n", it, loss);
   }
-  ft::Tensor logits = ft::vmap(ft::TensorListFn([&](const ft::TensorList& b) {
-    return ft::TensorList{Logit(params, b[0])};
-  }))({seqs})[0];
+  const ft::Tensor logits = ft::vmap(&Logit, {std::nullopt, 0})(params, seqs);
   const double accuracy =
       ft::mean(ft::to(ft::eq(ft::gt(logits, 0.0), ft::gt(labels, 0.0)), ft::kFloat64))
           .item<double>();

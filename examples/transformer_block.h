@@ -7,18 +7,16 @@
 //   logits [2] = Wc mean_over_S(h) + bc;  the loss is cross_entropy against a label in {0, 1}.
 // Attention is softmax(Q K^T / sqrt(d / heads)) V per head (scaled_dot_product_attention).
 //
-// The parameters are a TensorList of kNumParams tensors in the order of enum Param,
-// initialized like torch's LayerNorm (weight 1, bias 0) and Linear (weight uniform in
-// +-1/sqrt(fan_in)), with the Linear biases 0. d must be a multiple of heads.
+// The parameters are a tree, Block: layer norms and linear layers by name, initialized like
+// torch's LayerNorm (weight 1, bias 0) and Linear (weight uniform in +-1/sqrt(fan_in)), with
+// the Linear biases 0. d must be a multiple of heads.
 // Example:
 //   const transformer::BlockShape shape{.d = 128, .heads = 4};
 //   ft::Generator gen(5);
-//   const ft::TensorList params = transformer::InitParams(shape, gen);
+//   const transformer::Block params = transformer::InitParams(shape, gen);
 //   const transformer::Sequences data = transformer::SyntheticSequences(shape, 32, 64, gen);
-//   ft::TensorList args = params;
-//   args.push_back(ft::select(data.x, 0, 0));
-//   args.push_back(ft::select(data.y, 0, 0));
-//   const ft::Tensor loss = transformer::ExampleLoss(shape, args);  // 0-dim
+//   const ft::Tensor loss = transformer::ExampleLoss(
+//       shape, params, ft::select(data.x, 0, 0), ft::select(data.y, 0, 0));  // 0-dim
 #ifndef FT_EXAMPLES_TRANSFORMER_BLOCK_H_
 #define FT_EXAMPLES_TRANSFORMER_BLOCK_H_
 
@@ -36,63 +34,76 @@ struct BlockShape {
   int64_t heads = 4;
 };
 
-// The parameters, in this order.
-enum Param : int64_t {
-  kLn1W, kLn1B, kWq, kBq, kWk, kBk, kWv, kBv, kWo, kBo, kLn2W, kLn2B, kW1, kB1, kW2, kB2, kWc,
-  kBc, kNumParams
+// Linear: a linear layer's weight [out, in] and bias [out].
+struct Linear {
+  ft::Tensor w, b;
 };
+FT_TREE(Linear, w, b);
+
+// LayerNorm: a layer norm's elementwise weight and bias [d].
+struct LayerNorm {
+  ft::Tensor w, b;
+};
+FT_TREE(LayerNorm, w, b);
+
+// Block: one block's parameters.
+struct Block {
+  LayerNorm ln1;
+  Linear q, k, v, o;  // attention: the query, key, value and output projections, d -> d
+  LayerNorm ln2;
+  Linear fc1;   // the MLP, d -> 4 d
+  Linear fc2;   // 4 d -> d
+  Linear head;  // the classifier, d -> 2
+};
+FT_TREE(Block, ln1, q, k, v, o, ln2, fc1, fc2, head);
 
 // InitParams: one block's parameters.
-inline ft::TensorList InitParams(const BlockShape& shape, ft::Generator& gen) {
+inline Block InitParams(const BlockShape& shape, ft::Generator& gen) {
   const int64_t d = shape.d, h = 4 * shape.d;
   auto uniform = [&gen](std::vector<int64_t> sizes, double fan_in) {
     return (ft::rand_like(ft::zeros(sizes), &gen) * 2.0 - 1.0) / std::sqrt(fan_in);
   };
-  return {ft::ones({d}),        ft::zeros({d}),    uniform({d, d}, d), ft::zeros({d}),
-          uniform({d, d}, d),   ft::zeros({d}),    uniform({d, d}, d), ft::zeros({d}),
-          uniform({d, d}, d),   ft::zeros({d}),    ft::ones({d}),      ft::zeros({d}),
-          uniform({h, d}, d),   ft::zeros({h}),    uniform({d, h}, h), ft::zeros({d}),
-          uniform({2, d}, d),   ft::zeros({2})};
+  auto linear = [&](int64_t out, int64_t in) {
+    return Linear{uniform({out, in}, static_cast<double>(in)), ft::zeros({out})};
+  };
+  auto layer_norm = [&]() { return LayerNorm{ft::ones({d}), ft::zeros({d})}; };
+  return {.ln1 = layer_norm(),
+          .q = linear(d, d),
+          .k = linear(d, d),
+          .v = linear(d, d),
+          .o = linear(d, d),
+          .ln2 = layer_norm(),
+          .fc1 = linear(h, d),
+          .fc2 = linear(d, h),
+          .head = linear(2, d)};
 }
 
 // Attention: multi-head self-attention of one sequence x [S, d] -> [S, d].
-inline ft::Tensor Attention(const BlockShape& shape, const ft::TensorList& p,
-                            const ft::Tensor& x) {
+inline ft::Tensor Attention(const BlockShape& shape, const Block& p, const ft::Tensor& x) {
   const int64_t s = x.size(0), d = shape.d, heads = shape.heads;
   auto split = [&](const ft::Tensor& t) {  // [S, d] -> [heads, S, d / heads]
     return ft::transpose(ft::reshape(t, {s, heads, d / heads}), 0, 1);
   };
-  const ft::Tensor q = split(ft::linear(x, p[kWq], p[kBq]));
-  const ft::Tensor k = split(ft::linear(x, p[kWk], p[kBk]));
-  const ft::Tensor v = split(ft::linear(x, p[kWv], p[kBv]));
+  const ft::Tensor q = split(ft::linear(x, p.q.w, p.q.b));
+  const ft::Tensor k = split(ft::linear(x, p.k.w, p.k.b));
+  const ft::Tensor v = split(ft::linear(x, p.v.w, p.v.b));
   const ft::Tensor o = ft::scaled_dot_product_attention(q, k, v);
-  return ft::linear(ft::reshape(ft::transpose(o, 0, 1), {s, d}), p[kWo], p[kBo]);
+  return ft::linear(ft::reshape(ft::transpose(o, 0, 1), {s, d}), p.o.w, p.o.b);
 }
 
 // Logits: one example's logits [2]: the encoder block, then the mean over the sequence.
-inline ft::Tensor Logits(const BlockShape& shape, const ft::TensorList& p, const ft::Tensor& x) {
+inline ft::Tensor Logits(const BlockShape& shape, const Block& p, const ft::Tensor& x) {
   const std::vector<int64_t> d = {shape.d};
-  ft::Tensor h = x + Attention(shape, p, ft::layer_norm(x, d, p[kLn1W], p[kLn1B]));
-  const ft::Tensor mlp = ft::linear(
-      ft::gelu(ft::linear(ft::layer_norm(h, d, p[kLn2W], p[kLn2B]), p[kW1], p[kB1])), p[kW2],
-      p[kB2]);
-  h = h + mlp;
-  return ft::linear(ft::mean(h, {0}), p[kWc], p[kBc]);
+  ft::Tensor h = x + Attention(shape, p, ft::layer_norm(x, d, p.ln1.w, p.ln1.b));
+  const ft::Tensor normed = ft::layer_norm(h, d, p.ln2.w, p.ln2.b);
+  h = h + ft::linear(ft::gelu(ft::linear(normed, p.fc1.w, p.fc1.b)), p.fc2.w, p.fc2.b);
+  return ft::linear(ft::mean(h, {0}), p.head.w, p.head.b);
 }
 
-// ExampleLoss: one example's cross-entropy, a = {params..., x [S, d], y (0-dim int64)}: the
-// form grad and vmap(grad) take (argnums 0 .. kNumParams - 1).
-inline ft::Tensor ExampleLoss(const BlockShape& shape, const ft::TensorList& a) {
-  const ft::TensorList p(a.begin(), a.begin() + kNumParams);
-  return ft::cross_entropy(ft::unsqueeze(Logits(shape, p, a[kNumParams]), 0),
-                           ft::unsqueeze(a[kNumParams + 1], 0));
-}
-
-// ParamArgnums: the argument positions of the parameters in ExampleLoss' list.
-inline std::vector<int64_t> ParamArgnums() {
-  std::vector<int64_t> r;
-  for (int64_t i = 0; i < kNumParams; ++i) r.push_back(i);
-  return r;
+// ExampleLoss: one example's cross-entropy, x [S, d] and y (0-dim int64).
+inline ft::Tensor ExampleLoss(const BlockShape& shape, const Block& p, const ft::Tensor& x,
+                              const ft::Tensor& y) {
+  return ft::cross_entropy(ft::unsqueeze(Logits(shape, p, x), 0), ft::unsqueeze(y, 0));
 }
 
 struct Sequences {

@@ -1,8 +1,9 @@
 // transformer_dp_sgd: a transformer encoder block (transformer_block.h: multi-head attention,
-// layer_norm, a gelu MLP, residual connections) trained with DP-SGD: vmap(grad) gives every example's own
-// gradient, each is clipped to norm C, their sum gets Gaussian noise of scale sigma C, and
-// one step updates the parameters. The task: classify synthetic sequences by the sign of the
-// mean of their first feature.
+// layer_norm, a gelu MLP, residual connections) trained with DP-SGD: vmap(grad) gives every
+// example's own gradient (a transformer::Block, the parameters' tree), each is clipped to
+// norm C, their sum gets Gaussian noise of scale sigma C, and one step updates the
+// parameters. The task: classify synthetic sequences by the sign of the mean of their first
+// feature.
 // Checks (exit non-zero on a failure): the per-sample gradients of the first step against a
 // loop of single-example grads, and that training lowers the loss.
 //   ./bazelw run -c opt //examples:transformer_dp_sgd
@@ -27,15 +28,14 @@ Config config;
 
 transformer::BlockShape Shape() { return {.d = config.d, .heads = config.heads}; }
 
-ft::Tensor ExampleLoss(const ft::TensorList& a) { return transformer::ExampleLoss(Shape(), a); }
+ft::Tensor ExampleLoss(const transformer::Block& p, const ft::Tensor& x, const ft::Tensor& y) {
+  return transformer::ExampleLoss(Shape(), p, x, y);
+}
 
-double MeanLoss(const ft::TensorList& p, const ft::Tensor& xs, const ft::Tensor& ys) {
+double MeanLoss(const transformer::Block& p, const ft::Tensor& xs, const ft::Tensor& ys) {
   double total = 0;
   for (int64_t i = 0; i < xs.size(0); ++i) {
-    ft::TensorList a = p;
-    a.push_back(ft::select(xs, 0, i));
-    a.push_back(ft::select(ys, 0, i));
-    total += ExampleLoss(a).item<double>();
+    total += ExampleLoss(p, ft::select(xs, 0, i), ft::select(ys, 0, i)).item<double>();
   }
   return total / static_cast<double>(xs.size(0));
 }
@@ -52,56 +52,55 @@ int main(int argc, char** argv) {
     if (std::strncmp(a, "--steps=", 8) == 0) config.steps = std::atoll(a + 8);
   }
   ft::Generator gen(5);
-  ft::TensorList params = transformer::InitParams(Shape(), gen);
+  transformer::Block params = transformer::InitParams(Shape(), gen);
   const int64_t n = 8 * config.batch;
   const transformer::Sequences data = transformer::SyntheticSequences(Shape(), n, config.seq, gen);
   const ft::Tensor& xs = data.x;
   const ft::Tensor& ys = data.y;
 
-  const std::vector<int64_t> argnums = transformer::ParamArgnums();
-  std::vector<std::optional<int64_t>> in_dims(transformer::kNumParams, std::nullopt);
-  in_dims.push_back(0);
-  in_dims.push_back(0);
-  const ft::TensorListFn per_example =
-      ft::vmap(ft::grad(ft::ScalarFn(ExampleLoss), argnums), ft::Dims(in_dims));
+  // The parameters shared (nullopt), the examples mapped: a Block whose every leaf is
+  // [B, shape of that parameter].
+  const auto per_example = ft::vmap(ft::grad(&ExampleLoss), {std::nullopt, 0, 0});
   const double initial = MeanLoss(params, xs, ys);
   bool ok = true;
   for (int64_t step = 0; step < config.steps; ++step) {
     const int64_t start = (step * config.batch) % n;
     const ft::Tensor xb = ft::narrow(xs, 0, start, config.batch);
     const ft::Tensor yb = ft::narrow(ys, 0, start, config.batch);
-    ft::TensorList args = params;
-    args.push_back(xb);
-    args.push_back(yb);
-    const ft::TensorList grads = per_example(args);  // each [B, shape of the parameter]
+    const transformer::Block grads = per_example(params, xb, yb);
     if (step == 0) {  // the per-sample gradients against a loop of grad
       double gap = 0, scale = 1e-30;
       for (int64_t i = 0; i < config.batch; ++i) {
-        ft::TensorList one = params;
-        one.push_back(ft::select(xb, 0, i));
-        one.push_back(ft::select(yb, 0, i));
-        const ft::TensorList g = ft::grad(ft::ScalarFn(ExampleLoss), argnums)(one);
-        for (int64_t p = 0; p < transformer::kNumParams; ++p) {
-          gap = std::max(gap, ft::amax(ft::abs(ft::select(grads[p], 0, i) - g[p])).item<double>());
-          scale = std::max(scale, ft::amax(ft::abs(g[p])).item<double>());
+        const transformer::Block one =
+            ft::grad(&ExampleLoss)(params, ft::select(xb, 0, i), ft::select(yb, 0, i));
+        const transformer::Block row_i =
+            ft::tree_map([i](const ft::Tensor& g) { return ft::select(g, 0, i); }, grads);
+        const ft::TensorList looped = ft::tree_leaves(one), batched = ft::tree_leaves(row_i);
+        for (size_t leaf = 0; leaf < looped.size(); ++leaf) {
+          gap = std::max(gap, ft::amax(ft::abs(batched[leaf] - looped[leaf])).item<double>());
+          scale = std::max(scale, ft::amax(ft::abs(looped[leaf])).item<double>());
         }
       }
       std::printf("per-sample gradients, %lld examples: max relative |vmap - loop| = %.1e\n",
                   static_cast<long long>(config.batch), gap / scale);
       ok = ok && gap / scale < 1e-4;
     }
-    // Clip each example's whole gradient to norm `clip`, sum, add noise, average.
+    // Clip each example's whole gradient to norm `clip`, sum, add noise, average, step.
     ft::Tensor sq = ft::zeros({config.batch});
-    for (const ft::Tensor& g : grads) sq = sq + ft::sum(ft::square(ft::flatten(g, 1)), {1});
-    const ft::Tensor factor = ft::clamp(config.clip / (ft::sqrt(sq) + 1e-12), std::nullopt, 1.0);
-    for (int64_t p = 0; p < transformer::kNumParams; ++p) {
-      std::vector<int64_t> shape(static_cast<size_t>(grads[p].dim()), 1);
-      shape[0] = config.batch;
-      const ft::Tensor clipped = ft::sum(grads[p] * ft::reshape(factor, shape), {0});
-      const ft::Tensor noisy =
-          clipped + ft::randn_like(clipped, &gen) * (config.noise * config.clip);
-      params[p] = params[p] - noisy * (config.lr / static_cast<double>(config.batch));
+    for (const ft::Tensor& g : ft::tree_leaves(grads)) {
+      sq = sq + ft::sum(ft::square(ft::flatten(g, 1)), {1});
     }
+    const ft::Tensor factor = ft::clamp(config.clip / (ft::sqrt(sq) + 1e-12), std::nullopt, 1.0);
+    params = ft::tree_map(
+        [&](const ft::Tensor& p, const ft::Tensor& g) {
+          std::vector<int64_t> shape(static_cast<size_t>(g.dim()), 1);
+          shape[0] = config.batch;
+          const ft::Tensor clipped = ft::sum(g * ft::reshape(factor, shape), {0});
+          const ft::Tensor noisy =
+              clipped + ft::randn_like(clipped, &gen) * (config.noise * config.clip);
+          return p - noisy * (config.lr / static_cast<double>(config.batch));
+        },
+        params, grads);
   }
   const double final_loss = MeanLoss(params, xs, ys);
   std::printf("DP-SGD on a transformer block (d %lld, %lld heads, seq %lld, batch %lld, %lld "

@@ -4,9 +4,16 @@
 //   conv 1 -> 32 (3x3), relu, conv 32 -> 64 (3x3), relu, max_pool 2, flatten,
 //   fc 9216 -> 128, relu, fc 128 -> 10, log_softmax; the loss is nll_loss.
 //
-// The parameters are a TensorList of eight tensors {w1, b1, w2, b2, w3, b3, w4, b4},
-// initialized like torch's Conv2d / Linear (uniform in +-1/sqrt(fan_in)). The data are
-// MNIST-shaped: images [N, 1, 28, 28] (standard normal, seeded) and int64 labels in [0, 10).
+// The parameters are a tree, Cnn: four layers named as in the tutorial's module (conv1,
+// conv2, fc1, fc2), each a weight and a bias, initialized like torch's Conv2d / Linear
+// (uniform in +-1/sqrt(fan_in)). The data are MNIST-shaped: images [N, 1, 28, 28] (standard
+// normal, seeded) and int64 labels in [0, 10).
+//
+// Example:
+//   ft::Generator gen(0);
+//   const tutorial::Cnn params = tutorial::InitCnn(gen);
+//   const tutorial::Mnist data = tutorial::SyntheticMnist(64, gen);
+//   const tutorial::Cnn g = ft::grad(&tutorial::CnnLoss)(params, data.x, data.y);  // g.conv1.w
 #ifndef FT_EXAMPLES_TUTORIAL_CNN_H_
 #define FT_EXAMPLES_TUTORIAL_CNN_H_
 
@@ -19,39 +26,44 @@
 
 namespace tutorial {
 
-inline constexpr int64_t kCnnParams = 8;
+// Layer: a convolution's or a linear layer's weight and bias.
+struct Layer {
+  ft::Tensor w, b;
+};
+FT_TREE(Layer, w, b);
+
+// Cnn: one model's parameters.
+struct Cnn {
+  Layer conv1;  // w [32, 1, 3, 3], b [32]
+  Layer conv2;  // w [64, 32, 3, 3], b [64]
+  Layer fc1;    // w [128, 9216], b [128]
+  Layer fc2;    // w [10, 128], b [10]
+};
+FT_TREE(Cnn, conv1, conv2, fc1, fc2);
 
 // InitCnn: one model's parameters.
-inline ft::TensorList InitCnn(ft::Generator& gen) {
-  const std::vector<std::vector<int64_t>> shapes = {{32, 1, 3, 3}, {32},   {64, 32, 3, 3},
-                                                    {64},          {128, 9216}, {128},
-                                                    {10, 128},     {10}};
-  const std::vector<double> fan_in = {9, 9, 288, 288, 9216, 9216, 128, 128};
-  ft::TensorList params;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    const double bound = 1.0 / std::sqrt(fan_in[i]);
-    params.push_back((ft::rand_like(ft::zeros(shapes[i]), &gen) * 2.0 - 1.0) * bound);
-  }
-  return params;
+inline Cnn InitCnn(ft::Generator& gen) {
+  auto uniform = [&gen](std::vector<int64_t> shape, double fan_in) {
+    return (ft::rand_like(ft::zeros(shape), &gen) * 2.0 - 1.0) * (1.0 / std::sqrt(fan_in));
+  };
+  return {.conv1 = {uniform({32, 1, 3, 3}, 9), uniform({32}, 9)},
+          .conv2 = {uniform({64, 32, 3, 3}, 288), uniform({64}, 288)},
+          .fc1 = {uniform({128, 9216}, 9216), uniform({128}, 9216)},
+          .fc2 = {uniform({10, 128}, 128), uniform({10}, 128)}};
 }
 
-// CnnLogits: log-probabilities [N, 10] of images x [N, 1, 28, 28].
-inline ft::Tensor CnnLogProbs(const ft::TensorList& p, const ft::Tensor& x) {
-  ft::Tensor h = ft::relu(ft::conv2d(x, p[0], p[1]));
-  h = ft::relu(ft::conv2d(h, p[2], p[3]));
+// CnnLogProbs: log-probabilities [N, 10] of images x [N, 1, 28, 28].
+inline ft::Tensor CnnLogProbs(const Cnn& p, const ft::Tensor& x) {
+  ft::Tensor h = ft::relu(ft::conv2d(x, p.conv1.w, p.conv1.b));
+  h = ft::relu(ft::conv2d(h, p.conv2.w, p.conv2.b));
   h = ft::flatten(ft::max_pool2d(h, {2}), 1);
-  h = ft::relu(ft::linear(h, p[4], p[5]));
-  return ft::log_softmax(ft::linear(h, p[6], p[7]), 1);
+  h = ft::relu(ft::linear(h, p.fc1.w, p.fc1.b));
+  return ft::log_softmax(ft::linear(h, p.fc2.w, p.fc2.b), 1);
 }
 
 // CnnLoss: the mean nll_loss of a minibatch.
-inline ft::Tensor CnnLoss(const ft::TensorList& p, const ft::Tensor& x, const ft::Tensor& y) {
+inline ft::Tensor CnnLoss(const Cnn& p, const ft::Tensor& x, const ft::Tensor& y) {
   return ft::nll_loss(CnnLogProbs(p, x), y);
-}
-
-// Params: the first kCnnParams tensors of a (params..., data...) argument list.
-inline ft::TensorList Params(const ft::TensorList& a) {
-  return ft::TensorList(a.begin(), a.begin() + kCnnParams);
 }
 
 struct Mnist {
@@ -63,12 +75,30 @@ inline Mnist SyntheticMnist(int64_t n, ft::Generator& gen) {
   return {ft::randn_like(ft::zeros({n, 1, 28, 28}), &gen), ft::randint(10, {n}, &gen)};
 }
 
-// RelativeGap: max |a - b| / max(max |b|, tiny) over two lists of tensors.
-inline double RelativeGap(const ft::TensorList& a, const ft::TensorList& b) {
+// Stack: trees of one structure (models, or their gradients; at least one) as one tree whose
+// every leaf is theirs stacked along a new dim 0 (torch.func.stack_module_state's stacking).
+template <typename T>
+T Stack(const std::vector<T>& trees) {
+  const ft::TreeDef def = ft::tree_structure(trees.front());
+  std::vector<ft::TensorList> columns(def.num_leaves());  // one per leaf, one entry per tree
+  for (const T& tree : trees) {
+    const ft::TensorList leaves = ft::tree_leaves(tree);
+    for (size_t i = 0; i < leaves.size(); ++i) columns[i].push_back(leaves[i]);
+  }
+  ft::TensorList stacked;
+  for (const ft::TensorList& column : columns) stacked.push_back(ft::stack(column, 0));
+  return ft::tree_unflatten<T>(def, stacked);
+}
+
+// RelativeGap: max |a - b| / max(max |b|, tiny) over the leaves of two trees of one
+// structure.
+template <typename T>
+double RelativeGap(const T& a, const T& b) {
+  const ft::TensorList leaves_a = ft::tree_leaves(a), leaves_b = ft::tree_leaves(b);
   double gap = 0, scale = 1e-30;
-  for (size_t i = 0; i < a.size(); ++i) {
-    gap = std::max(gap, ft::amax(ft::abs(a[i] - b[i])).item<double>());
-    scale = std::max(scale, ft::amax(ft::abs(b[i])).item<double>());
+  for (size_t i = 0; i < leaves_a.size(); ++i) {
+    gap = std::max(gap, ft::amax(ft::abs(leaves_a[i] - leaves_b[i])).item<double>());
+    scale = std::max(scale, ft::amax(ft::abs(leaves_b[i])).item<double>());
   }
   return gap / scale;
 }
