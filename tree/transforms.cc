@@ -162,6 +162,26 @@ void RethrowWithLeafPaths(const Error& e, const FlatArgs& flat) {
              "]");
 }
 
+int64_t UnstackSize(const TensorList& leaves, int64_t dim) {
+  if (leaves.empty()) ThrowError("tree_unstack: the tree has no tensor leaves to unstack");
+  std::optional<int64_t> size;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const Tensor& leaf = leaves[i];
+    const int64_t rank = leaf.dim();
+    if (dim < -rank || dim >= rank) {
+      ThrowError("tree_unstack: dim ", dim, " is out of range for leaf ", i, " of shape ",
+                 ShapeToString(leaf.sizes()));
+    }
+    const int64_t n = leaf.sizes()[static_cast<size_t>(dim < 0 ? dim + rank : dim)];
+    if (size.has_value() && n != *size) {
+      ThrowError("tree_unstack: leaf ", i, " has size ", n, " at dim ", dim, " but leaf 0 has ",
+                 *size, " (every leaf must have the same size there)");
+    }
+    size = n;
+  }
+  return *size;
+}
+
 void CheckLike(const char* what, const char* role, const TreeDef& like, const TreeDef& tree) {
   if (auto difference = like.FirstDifference(tree)) {
     ThrowError(what, ": ", role, " must have the structure of what they pair with; they differ ",

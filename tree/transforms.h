@@ -15,8 +15,9 @@
 // Each is an overload of the transform of the same name. It applies to a callable with one
 // fixed signature (a function, a lambda without `auto` parameters, a transformed function)
 // whose arguments and result are trees, except the signatures the TensorList forms already
-// take: Tensor(const Tensor&), and any function of one TensorList (or ValueList), which keep
-// their meaning (grad of f(TensorList) differentiates argnums of the list).
+// take, which keep their meaning: any function of one TensorList (or ValueList) (grad of
+// f(TensorList) differentiates argnums of the list), and Tensor(const Tensor&) for grad, vmap
+// and functionalize (their TensorFn forms; the same meaning).
 //
 // How: the arguments are flattened into one list of tensor leaves; the transform of that
 // flat function runs (so trees cost one flatten and one unflatten per call, nothing per op);
@@ -53,6 +54,9 @@
 //                                 only on those.
 //   functionalize(f, options), checkpoint(f, options)   as their TensorList forms.
 //
+// And stacking: tree_stack(trees, dim) stacks trees of one structure leaf by leaf (an
+// ensemble's parameters, torch.func.stack_module_state); tree_unstack(tree, dim) undoes it.
+//
 // Errors (ft::Error): every message starts with the transform's name. A tangent or cotangent
 // tree whose structure differs from its primal's names the path and both structures; an
 // in_dims/out_dims prefix that does not fit names the path; an integer leaf selected by grad
@@ -76,6 +80,7 @@
 #include <vector>
 
 #include "control_flow/control_flow.h"
+#include "dispatch/ops.h"
 #include "interpreters/functionalize/functionalize.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jit/jit.h"
@@ -176,12 +181,15 @@ struct AllTrees : std::false_type {};
 template <typename... A>
 struct AllTrees<std::tuple<A...>> : std::bool_constant<(Tree<A> && ...)> {};
 
-// The signatures the TensorList forms of the transforms take keep those forms.
+// The signatures the TensorList forms of the transforms take keep those forms: a function of
+// one TensorList (or ValueList) everywhere, and Tensor(const Tensor&) where a transform has a
+// form of its own for it (grad, vmap, functionalize).
 template <typename R, typename Args>
-constexpr bool kTensorListForm = (std::is_same_v<Args, std::tuple<Tensor>> &&
-                                  std::is_same_v<R, Tensor>) ||
-                                 std::is_same_v<Args, std::tuple<TensorList>> ||
+constexpr bool kTensorListForm = std::is_same_v<Args, std::tuple<TensorList>> ||
                                  std::is_same_v<Args, std::tuple<ValueList>>;
+template <typename R, typename Args>
+constexpr bool kTensorFnForm = std::is_same_v<Args, std::tuple<Tensor>> &&
+                               std::is_same_v<R, Tensor>;
 
 }  // namespace tree_internal
 
@@ -193,6 +201,12 @@ concept TreeFunction = requires {
 } && tree_internal::AllTrees<tree_internal::ArgsOf<F>>::value &&
     Tree<tree_internal::ResultOf<F>> &&
     !tree_internal::kTensorListForm<tree_internal::ResultOf<F>, tree_internal::ArgsOf<F>>;
+// TreeFunctionBesideTensorFn: a TreeFunction other than Tensor(const Tensor&), for the
+// transforms whose TensorFn form takes that one.
+template <typename F>
+concept TreeFunctionBesideTensorFn =
+    TreeFunction<F> &&
+    !tree_internal::kTensorFnForm<tree_internal::ResultOf<F>, tree_internal::ArgsOf<F>>;
 
 namespace tree_internal {
 
@@ -321,6 +335,10 @@ struct AuxSplit<std::pair<Tensor, Aux>> {
 // NamesLeafPositions: whether `e` is one of vmap's messages naming an argument by position.
 bool NamesLeafPositions(const Error& e);
 
+// UnstackSize: the size every leaf has at `dim` (ft::Error naming the leaves otherwise, or
+// when there are none).
+int64_t UnstackSize(const TensorList& leaves, int64_t dim);
+
 // CheckLike: `tree` must have `like`'s structure (tangents, cotangents).
 void CheckLike(const char* what, const char* role, const TreeDef& like, const TreeDef& tree);
 
@@ -384,7 +402,7 @@ auto grad(F f, Argnums<I...> selected) {
     }
   });
 }
-template <TreeFunction F>
+template <TreeFunctionBesideTensorFn F>
 auto grad(F f) {
   return grad(std::move(f), argnums<0>);
 }
@@ -534,7 +552,7 @@ auto hessian(F f) {
 
 // ---- vmap ----
 
-template <TreeFunction F>
+template <TreeFunctionBesideTensorFn F>
 auto vmap(F f, TreeDims in_dims = 0, TreeDims out_dims = 0,
           Randomness randomness = Randomness::kError,
           std::optional<int64_t> chunk_size = std::nullopt) {
@@ -650,7 +668,7 @@ auto ThroughFlat(F f, Transform transform) {
 
 }  // namespace tree_internal
 
-template <TreeFunction F>
+template <TreeFunctionBesideTensorFn F>
 auto functionalize(F f, FunctionalizeOptions options = {}) {
   return tree_internal::ThroughFlat(std::move(f), [options](TensorListFn g) {
     return functionalize(std::move(g), options);
@@ -662,6 +680,47 @@ auto checkpoint(F f, CheckpointOptions options = {}) {
   return tree_internal::ThroughFlat(std::move(f), [options](TensorListFn g) {
     return checkpoint(std::move(g), options);
   });
+}
+
+// ---- Stacking trees ----
+
+// tree_stack: one tree whose leaves are the leaves of `trees` stacked along a new dim `dim`
+// (torch.func.stack_module_state, JAX's tree_map(stack, *trees)): the parameters of an
+// ensemble, for vmap. The trees must share one structure (ft::Error naming the first
+// difference otherwise); static leaves are the first tree's.
+template <typename T>
+T tree_stack(const std::vector<T>& trees, int64_t dim = 0) {
+  FT_TREE_INTERNAL_REQUIRE(T);
+  if (trees.empty()) ThrowError("tree_stack: no trees to stack");
+  auto [first, def] = tree_flatten(trees[0]);
+  std::vector<TensorList> columns(first.size());
+  for (size_t k = 0; k < trees.size(); ++k) {
+    auto [leaves, other] = tree_flatten(trees[k]);
+    if (k > 0) tree_internal::CheckSameStructure("tree_stack", def, k, other);
+    for (size_t i = 0; i < leaves.size(); ++i) columns[i].push_back(std::move(leaves[i]));
+  }
+  TensorList stacked;
+  stacked.reserve(columns.size());
+  for (const TensorList& column : columns) stacked.push_back(stack(column, dim));
+  return tree_unflatten<T>(def, stacked);
+}
+
+// tree_unstack: the inverse of tree_stack: size(dim) trees, tree k holding each leaf's slice
+// k along `dim`. Every leaf must have the same size at `dim`.
+template <typename T>
+std::vector<T> tree_unstack(const T& tree, int64_t dim = 0) {
+  FT_TREE_INTERNAL_REQUIRE(T);
+  auto [leaves, def] = tree_flatten(tree);
+  const int64_t n = tree_internal::UnstackSize(leaves, dim);
+  std::vector<T> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    TensorList slice;
+    slice.reserve(leaves.size());
+    for (const Tensor& leaf : leaves) slice.push_back(select(leaf, dim, k));
+    out.push_back(tree_unflatten<T>(def, slice));
+  }
+  return out;
 }
 
 }  // namespace ft

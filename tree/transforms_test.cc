@@ -98,8 +98,23 @@ double Dot(const TensorList& a, const TensorList& b) {
 static_assert(std::is_same_v<decltype(grad(ScalarFn())), TensorListFn>);
 static_assert(std::is_same_v<decltype(grad(TensorFn())), TensorFn>);
 static_assert(std::is_same_v<decltype(vmap(TensorFn())), TensorFn>);
-static_assert(!TreeFunction<TensorListFn> && !TreeFunction<TensorFn> && !TreeFunction<ScalarFn>);
+static_assert(!TreeFunction<TensorListFn> && !TreeFunction<ScalarFn>);
 static_assert(TreeFunction<decltype(&Loss)>);
+static_assert(TreeFunction<TensorFn> && !TreeFunctionBesideTensorFn<TensorFn>);
+
+TEST(TreeTransforms, FunctionsOfOneTensorGoThroughEveryTransform) {
+  auto f = [](const Tensor& v) { return sum(tanh(v)); };
+  auto g = [](const Tensor& v) { return tanh(v); };
+  const Tensor x = Rand({3}, 5), t = Rand({3}, 6);
+  const Tensor sech2 = 1.0 - tanh(x) * tanh(x);
+  EXPECT_TENSOR_NEAR(grad(f)(x), sech2, 1e-15);
+  EXPECT_TENSOR_NEAR(jacrev(g)(x), eye(3, kFloat64) * sech2, 1e-15);
+  EXPECT_TENSOR_NEAR(jacfwd(g)(x), eye(3, kFloat64) * sech2, 1e-15);
+  EXPECT_TENSOR_NEAR(hessian(f)(x), eye(3, kFloat64) * (sech2 * tanh(x) * -2.0), 1e-14);
+  EXPECT_TENSOR_NEAR(jvp(g, x, t).tangents, sech2 * t, 1e-15);
+  EXPECT_TENSOR_NEAR(vjp(g, x).vjp_fn(t), sech2 * t, 1e-15);
+  EXPECT_TENSOR_NEAR(jit(g)(x), tanh(x), 1e-15);
+}
 
 TEST(TreeTransforms, GradIsAnMlpAgainstCentralDifferences) {
   const Mlp p = MakeMlp(1);
@@ -288,6 +303,32 @@ TEST(TreeTransforms, FunctionalizeAndCheckpoint) {
   };
   ExpectTreeNear(grad(loss)(p, x, y),
                  CentralDifference(p, [&](const Mlp& q) { return Loss(q, x, y); }), 1e-7);
+}
+
+TEST(TreeTransforms, StackAndUnstackAnEnsemble) {
+  const std::vector<Mlp> members = {MakeMlp(110), MakeMlp(120), MakeMlp(130)};
+  const Mlp stacked = tree_stack(members);
+  EXPECT_EQ(stacked.w1.sizes(), (Shape{3, 3, 4}));
+  EXPECT_EQ(stacked.slope, 0.5);
+  const Tensor x = Rand({3}, 140);
+  // vmap over the stacked members against each member alone.
+  const Tensor outs = vmap([](const Mlp& q, const Tensor& v) { return Forward(q, v); },
+                           {0, std::nullopt})(stacked, x);
+  for (int64_t m = 0; m < 3; ++m) {
+    EXPECT_TENSOR_NEAR(select(outs, 0, m), Forward(members[static_cast<size_t>(m)], x), 1e-15);
+  }
+  const std::vector<Mlp> back = tree_unstack(stacked);
+  ASSERT_EQ(back.size(), 3u);
+  ExpectTreeNear(back[1], members[1], 0);
+  // Along another dim, and the errors.
+  EXPECT_EQ(tree_stack(members, -1).b1.sizes(), (Shape{4, 3}));
+  Mlp odd = members[0];
+  odd.slope = 1.5;
+  EXPECT_FT_ERROR(tree_stack(std::vector<Mlp>{members[0], odd}),
+                  "tree_stack: tree 1 differs from tree 0 at .slope");
+  EXPECT_FT_ERROR(tree_stack(std::vector<Mlp>{}), "tree_stack: no trees to stack");
+  EXPECT_FT_ERROR(tree_unstack(members[0]),
+                  "tree_unstack: leaf 1 has size 4 at dim 0 but leaf 0 has 3");
 }
 
 TEST(TreeTransforms, ErrorsNameThePaths) {
