@@ -40,6 +40,7 @@
 #include "tensor/scalar.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
+#include "tree/control_flow.h"
 #include "tree/optim.h"
 #include "tree/transforms.h"
 #include "tree/tree.h"

@@ -343,7 +343,23 @@ struct DocsMlp {
 };
 FT_TREE(DocsMlp, w1, b1, w2, b2);
 
+struct Doubling {
+  ft::Tensor value, steps;
+};
+FT_TREE(Doubling, value, steps);
+
 namespace {
+
+TEST(DocsApi, ControlFlowOverTrees) {
+  Doubling end = ft::while_loop([](const Doubling& d) { return ft::le(d.value, 10.0); },
+                                [](const Doubling& d) {
+                                  return Doubling{d.value * 2.0, d.steps + 1.0};
+                                },
+                                Doubling{ft::full({}, 0.75, ft::kFloat64),
+                                         ft::zeros({}, ft::kFloat64)});
+  EXPECT_EQ(end.value.item<double>(), 12.0);
+  EXPECT_EQ(end.steps.item<double>(), 4.0);
+}
 
 ft::Tensor DocsLoss(const DocsMlp& p, const ft::Tensor& x, const ft::Tensor& y) {
   ft::Tensor h = ft::tanh(ft::matmul(x, p.w1) + p.b1);

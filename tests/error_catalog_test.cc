@@ -681,7 +681,7 @@ TEST(ErrorCatalog, Tree) {
                       "tree_map: tree 1 differs from tree 0 at .slope: the double 0.5 vs the "
                       "double 2; tree 0: CatalogMlp{w: *, b: *, slope: 0.5}");
   EXPECT_ERROR_STARTS(jvp(&CatalogLoss, std::tuple{p, X()}, std::tuple{other, X()}),
-                      "jvp: the tangents must have the structure of what they pair with; they "
+                      "jvp: the tangents must have the structure of the primals; they "
                       "differ at .slope: the double 0.5 vs the double 2");
   const Tensor xs = ones({4, 3});
   EXPECT_ERROR_STARTS(vmap(&CatalogLoss, {TreeDims::Fields({{"w", 0}}), 0})(p, xs),

@@ -182,9 +182,10 @@ int64_t UnstackSize(const TensorList& leaves, int64_t dim) {
   return *size;
 }
 
-void CheckLike(const char* what, const char* role, const TreeDef& like, const TreeDef& tree) {
+void CheckLike(const char* what, const char* role, const char* counterpart, const TreeDef& like,
+               const TreeDef& tree) {
   if (auto difference = like.FirstDifference(tree)) {
-    ThrowError(what, ": ", role, " must have the structure of what they pair with; they differ ",
+    ThrowError(what, ": ", role, " must have the structure of ", counterpart, "; they differ ",
                *difference, " (expected ", like.ToString(), ", got ", tree.ToString(), ")");
   }
 }

@@ -257,6 +257,13 @@ ResultOf<F> CallTyped(const F& f, const FlatArgs& flat, const TensorList& leaves
   return std::apply(f, UnflattenArgs<Args...>(flat, leaves, std::index_sequence_for<Args...>()));
 }
 
+// CallTypedWith<Args...>: f (any callable taking those arguments) on the arguments rebuilt
+// from `leaves`.
+template <typename... Args, typename F>
+decltype(auto) CallTypedWith(const F& f, const FlatArgs& flat, const TensorList& leaves) {
+  return std::apply(f, UnflattenArgs<Args...>(flat, leaves, std::index_sequence_for<Args...>()));
+}
+
 // CallFlat: CallTyped's result flattened, its structure stored in *out_def.
 template <typename F, typename... Args>
 TensorList CallFlat(const F& f, const FlatArgs& flat, const TensorList& leaves,
@@ -339,8 +346,10 @@ bool NamesLeafPositions(const Error& e);
 // when there are none).
 int64_t UnstackSize(const TensorList& leaves, int64_t dim);
 
-// CheckLike: `tree` must have `like`'s structure (tangents, cotangents).
-void CheckLike(const char* what, const char* role, const TreeDef& like, const TreeDef& tree);
+// CheckLike: `tree` (`role`: "the tangents") must have `like`'s structure (`counterpart`:
+// "the primals"); ft::Error naming `what`, the path of the first difference and both.
+void CheckLike(const char* what, const char* role, const char* counterpart, const TreeDef& like,
+               const TreeDef& tree);
 
 }  // namespace tree_internal
 
@@ -423,7 +432,7 @@ auto vjp(F f, const A&... primals) {
   VjpResult out = vjp(flat_fn, flat->leaves);
   auto vjp_fn = [flat, out_def, inner = std::move(out.vjp_fn)](const R& cotangents) -> G {
     auto [leaves, def] = tree_flatten(cotangents);
-    tree_internal::CheckLike("vjp", "the cotangents", *out_def, def);
+    tree_internal::CheckLike("vjp", "the cotangents", "the outputs", *out_def, def);
     const TensorList grads = inner(leaves);
     if constexpr (sizeof...(A) == 1) {
       return tree_internal::UnflattenAt<A...>(flat->defs[0], grads, 0);
@@ -445,7 +454,8 @@ auto jvp(F f, const std::tuple<A...>& primals, const std::tuple<A...>& tangents)
   const tree_internal::FlatArgs flat_t = std::apply(
       [](const A&... a) { return tree_internal::FlattenArgs(a...); }, tangents);
   for (size_t k = 0; k < sizeof...(A); ++k) {
-    tree_internal::CheckLike("jvp", "the tangents", flat.defs[k], flat_t.defs[k]);
+    tree_internal::CheckLike("jvp", "the tangents", "the primals", flat.defs[k],
+                             flat_t.defs[k]);
   }
   TreeDef out_def;
   TensorListFn flat_fn = [&](const TensorList& l) {

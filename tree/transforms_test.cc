@@ -337,11 +337,11 @@ TEST(TreeTransforms, ErrorsNameThePaths) {
   Mlp bad_tangent = p;
   bad_tangent.slope = 2.0;
   EXPECT_FT_ERROR(jvp(&Loss, std::tuple{p, x, y}, std::tuple{bad_tangent, x, y}),
-                  "jvp: the tangents must have the structure of what they pair with; they "
+                  "jvp: the tangents must have the structure of the primals; they "
                   "differ at .slope: the double 0.5 vs the double 2");
   auto v = vjp(&Layers, p, x);
   EXPECT_FT_ERROR(v.vjp_fn({Rand({2}, 1), {Rand({4}, 2)}}),
-                  "vjp: the cotangents must have the structure of what they pair with; they "
+                  "vjp: the cotangents must have the structure of the outputs; they "
                   "differ at [1]: a vector of 2 vs a vector of 1");
   const Tensor xs = Rand({4, 3}, 102), ys = Rand({4, 2}, 103);
   EXPECT_FT_ERROR(vmap(&Loss, {std::nullopt, 0, 0})(p, xs, Rand({3, 2}, 105)),
