@@ -69,7 +69,10 @@ struct SameStructureSlot {
 template <typename CondF, typename BodyF, typename C>
   requires Tree<C> && tree_internal::kNotTensorLists<C>
 C while_loop(CondF cond_fn, BodyF body_fn, const C& init) {
-  auto [leaves, def] = tree_flatten(init);
+  // Named variables, not structured bindings: clang 14 cannot capture those in lambdas.
+  const std::pair<TensorList, TreeDef> flat = tree_flatten(init);
+  const TensorList& leaves = flat.first;
+  const TreeDef& def = flat.second;
   CondFn flat_cond = [&](const TensorList& l) {
     return Tensor(cond_fn(tree_unflatten<C>(def, l)));
   };
@@ -85,7 +88,9 @@ C while_loop(CondF cond_fn, BodyF body_fn, const C& init) {
 template <typename BodyF, typename C>
   requires Tree<C> && tree_internal::kNotTensorLists<C>
 C fori_loop(int64_t lower, int64_t upper, BodyF body, const C& init) {
-  auto [leaves, def] = tree_flatten(init);
+  const std::pair<TensorList, TreeDef> flat = tree_flatten(init);
+  const TensorList& leaves = flat.first;
+  const TreeDef& def = flat.second;
   ForiBodyFn flat_body = [&](const Tensor& i, const TensorList& l) {
     auto [out, out_def] = tree_flatten(C(body(i, tree_unflatten<C>(def, l))));
     tree_internal::CheckLike("fori_loop", "the body's result", "the carry", def, out_def);
@@ -99,8 +104,10 @@ template <typename F, typename C, typename X>
   requires Tree<C> && Tree<X> && tree_internal::kNotTensorLists<C, X>
 auto scan(F f, const C& init, const X& xs, ScanOptions options = {}) {
   using Y = std::decay_t<decltype(std::declval<F&>()(init, xs).second)>;
-  auto [carry_leaves, carry_def] = tree_flatten(init);
-  auto [x_leaves, x_def] = tree_flatten(xs);
+  const std::pair<TensorList, TreeDef> carry_flat = tree_flatten(init);
+  const std::pair<TensorList, TreeDef> x_flat = tree_flatten(xs);
+  const TreeDef& carry_def = carry_flat.second;
+  const TreeDef& x_def = x_flat.second;
   TreeDef y_def;
   ScanFn flat_f = [&](const TensorList& c, const TensorList& x) {
     auto [next, y] = f(tree_unflatten<C>(carry_def, c), tree_unflatten<X>(x_def, x));
@@ -112,7 +119,7 @@ auto scan(F f, const C& init, const X& xs, ScanOptions options = {}) {
     return std::pair<TensorList, TensorList>{std::move(next_leaves), std::move(y_leaves)};
   };
   // (With no step, the TensorList form still runs f once on zeros to learn the ys.)
-  ScanResult out = scan(flat_f, carry_leaves, x_leaves, options);
+  ScanResult out = scan(flat_f, carry_flat.first, x_flat.first, options);
   return TreeScanResult<C, Y>{tree_unflatten<C>(carry_def, out.carry),
                               tree_unflatten<Y>(y_def, out.ys)};
 }

@@ -468,7 +468,10 @@ T tree_unflatten(const TreeDef& def, const TensorList& leaves) {
 template <typename T, typename Fn, typename... Rest>
 T tree_map(Fn&& fn, const T& tree, const Rest&... rest) {
   FT_TREE_INTERNAL_REQUIRE(T);
-  auto [leaves, def] = tree_flatten(tree);
+  // Named variables, not structured bindings: clang 14 cannot capture those in lambdas.
+  std::pair<TensorList, TreeDef> flat = tree_flatten(tree);
+  const TensorList& leaves = flat.first;
+  const TreeDef& def = flat.second;
   std::array<TensorList, sizeof...(Rest)> others;
   if constexpr (sizeof...(Rest) > 0) {
     size_t k = 0;
