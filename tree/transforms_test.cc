@@ -239,6 +239,12 @@ TEST(TreeTransforms, JacobiansAndHessianAgainstDifferencesAndClosedForms) {
                    }),
                    1e-7);
   }
+  // Two arguments: a tuple of their trees, in argnums order.
+  auto out_of_both = [](const Mlp& q, const Tensor& v) { return Forward(q, v); };
+  auto [jx, jp] = jacfwd(out_of_both, argnums<1, 0>)(p, x);
+  ExpectTreeNear(jp, jr, 1e-13);
+  EXPECT_TENSOR_NEAR(jx, jacrev(out_of_both, argnums<1>)(p, x), 1e-13);
+  EXPECT_EQ(jx.sizes(), (Shape{2, 3}));
   // hessian of 0.5 |w1|^2 + <w1, b> over a struct of two leaves: blocks I, I / I, 0.
   auto quadratic = [](const std::map<std::string, Tensor>& q) {
     const Tensor& a = q.at("a");
