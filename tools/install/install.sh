@@ -6,9 +6,9 @@
 #   PREFIX/lib/cmake/ft/            ftConfig.cmake, ftConfigVersion.cmake (find_package(ft))
 #   PREFIX/lib/pkgconfig/ft.pc      pkg-config --cflags --libs ft
 #
-# A relative PREFIX is taken from the directory `bazel run` was started in. Installing again
-# overwrites the same files with the same contents. This file is a template that
-# tools/install/ft_installer.bzl fills with the path of the package's manifest.
+# A relative PREFIX is taken from the directory `bazel run` was started in (with ./bazelw, the
+# checkout's root). Installing again overwrites the same files with the same contents. This
+# file is a template that tools/install/ft_installer.bzl fills with the manifest's path.
 set -euo pipefail
 
 if [[ $# -ne 1 || -z "$1" ]]; then
