@@ -30,9 +30,12 @@ cmake --build "${build}/cmake" --parallel "$jobs"
 echo "== pkg-config: \$(pkg-config --cflags --libs ft)"
 export PKG_CONFIG_PATH="${prefix}/lib/pkgconfig${PKG_CONFIG_PATH:+:${PKG_CONFIG_PATH}}"
 # ft is C++20 (the .pc file cannot say so); the rpath lets the program find libft.so.
+read -ra ft_flags <<<"$(pkg-config --cflags --libs ft)"
+libdir=$(pkg-config --variable=libdir ft)
+# shellcheck disable=SC2206  # CXX may be a command with arguments
 cxx=(${CXX:-c++} -std=c++20 -O2)
 set -x
-"${cxx[@]}" "${here}/consumer.cc" -o "${build}/consumer_pkgconfig" \
-  $(pkg-config --cflags --libs ft) -Wl,-rpath,"$(pkg-config --variable=libdir ft)"
+"${cxx[@]}" "${here}/consumer.cc" -o "${build}/consumer_pkgconfig" "${ft_flags[@]}" \
+  -Wl,-rpath,"$libdir"
 { set +x; } 2>/dev/null
 "${build}/consumer_pkgconfig"

@@ -68,6 +68,7 @@ done
 
 # CMake and pkg-config files.
 config="${lib}/cmake/ft/ftConfig.cmake"
+# shellcheck disable=SC2016  # CMake's ${...}, literally
 for expected in 'add_library(ft::ft SHARED IMPORTED)' 'add_library(ft::ft_static STATIC IMPORTED)' \
   '/lib/libft.so"' '/lib/libft.a"' '"${_ft_prefix}/include;${_ft_prefix}/include/ft;' \
   'cxx_std_20' '-labsl_strings;' '-lsleef;' 'Threads::Threads'; do
