@@ -146,7 +146,7 @@ class FunctionalTensorImpl : public TensorImpl {
   const Tensor* wrapped_value() const override { return &value_; }
   int64_t data_version() const override { return storage_->generation(); }
   // A wrapper that outlived its functionalize call behaves like its (synced) value.
-  Tensor UnwrapDead(const std::string& op) const override { return value(); }
+  Tensor UnwrapDead(const std::string& /*op*/) const override { return value(); }
   // "FunctionalTensor(lvl=2, value=...)" (synced).
   std::string WrapperRepr() const override;
 
