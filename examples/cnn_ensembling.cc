@@ -1,7 +1,8 @@
 // cnn_ensembling: functorch's model-ensembling tutorial in C++, on the tutorial's CNN
 // (examples/tutorial_cnn.h). The parameters of M models are stacked along a new leading dim
-// (one Cnn tree whose every leaf is [M, ...]) and vmap runs all M models in one batched pass:
-// the convolutions with batched weights fold the models into the groups of one convolution.
+// by ft::tree_stack (torch.func.stack_module_state: one Cnn tree whose every leaf is
+// [M, ...]) and vmap runs all M models in one batched pass: the convolutions with batched
+// weights fold the models into the groups of one convolution.
 //   1. every model on the same minibatch (the data shared: in_dim nullopt);
 //   2. every model on its own minibatch (the data mapped with the parameters).
 // Each result is checked against a loop over the models; exits non-zero on a mismatch.
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   ft::Generator gen(1);
   std::vector<tutorial::Cnn> each;
   for (int64_t m = 0; m < models; ++m) each.push_back(tutorial::InitCnn(gen));
-  const tutorial::Cnn stacked = tutorial::Stack(each);  // every leaf [M, ...]
+  const tutorial::Cnn stacked = ft::tree_stack(each);  // every leaf [M, ...]
   const tutorial::Mnist shared = tutorial::SyntheticMnist(batch, gen);
   const tutorial::Mnist per_model = tutorial::SyntheticMnist(models * batch, gen);
   const ft::Tensor own_x = ft::reshape(per_model.x, {models, batch, 1, 28, 28});
@@ -58,7 +59,8 @@ int main(int argc, char** argv) {
     std::printf("%s: %lld models x %lld images -> %s, vmap %.3f s, loop %.3f s, max relative "
                 "|vmap - loop| = %.1e\n",
                 same_minibatch ? "same minibatch" : "own minibatches",
-                static_cast<long long>(models), static_cast<long long>(batch), ft::ShapeToString(batched.sizes()).c_str(),
+                static_cast<long long>(models), static_cast<long long>(batch),
+                ft::ShapeToString(batched.sizes()).c_str(),
                 vmap_seconds, loop_seconds, gap);
     ok = ok && gap < 1e-5;
   }

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     each.push_back(
         ft::grad(&ExampleLoss)(params, ft::select(data.x, 0, i), ft::select(data.y, 0, i)));
   }
-  const tutorial::Cnn looped = tutorial::Stack(each);
+  const tutorial::Cnn looped = ft::tree_stack(each);
   const double loop_seconds = Seconds(start);
 
   std::printf("per-sample gradients of the tutorial CNN, batch %lld:\n",

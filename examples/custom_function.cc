@@ -59,13 +59,11 @@ int main() {
 
   // Forward mode uses Softplus::jvp; second derivatives go through backward's own ops.
   ft::Tensor x = ft::tensor({-1.0f, 0.5f, 2.0f});
-  ft::JvpResult r = ft::jvp(
-      [](const ft::TensorList& a) { return ft::TensorList{Softplus::apply(a[0])}; }, {x},
-      {ft::ones_like(x)});
-  std::cout << "jvp along ones = " << r.tangents[0] << " (sigmoid(x))\n";
-  auto total = ft::TensorFnOfList(
-      [](const ft::TensorList& a) { return ft::sum(Softplus::apply(a[0])); });
-  std::cout << "hessian diagonal = " << ft::diagonal(ft::hessian(total)({x})[0])
+  auto softplus = [](const ft::Tensor& v) { return Softplus::apply(v); };
+  std::cout << "jvp along ones = " << ft::jvp(softplus, x, ft::ones_like(x)).tangents
+            << " (sigmoid(x))\n";
+  auto total = [](const ft::Tensor& v) { return ft::sum(Softplus::apply(v)); };
+  std::cout << "hessian diagonal = " << ft::diagonal(ft::hessian(total)(x))
             << " (sigmoid(x) (1 - sigmoid(x)))\n";
   return agrees ? 0 : 1;
 }

@@ -62,12 +62,6 @@ std::pair<Mlp, SgdState> TrainStep(const Mlp& p, const SgdState& state, const ft
   return {ft::optim::apply_updates(p, updates), next};
 }
 
-// Model m out of a stacked tree (parameters, gradients, optimizer states).
-template <typename T>
-T ModelOf(const T& stacked, int64_t m) {
-  return ft::tree_map([m](const ft::Tensor& t) { return ft::select(t, 0, m); }, stacked);
-}
-
 // The shapes of a tree's leaves, "[5, 16, 6] [5, 16] ...".
 template <typename T>
 std::string Shapes(const T& tree) {
@@ -82,11 +76,12 @@ std::string Shapes(const T& tree) {
 // prints its shapes and the largest gap.
 template <typename T>
 bool MatchesLoop(const char* what, const T& batched, const std::function<T(int64_t)>& one) {
+  const std::vector<T> models = ft::tree_unstack(batched);  // model m's slice of every leaf
   double worst = 0;
   for (int64_t m = 0; m < kModels; ++m) {
     const T gaps = ft::tree_map(
         [](const ft::Tensor& a, const ft::Tensor& b) { return ft::amax(ft::abs(a - b)); },
-        ModelOf(batched, m), one(m));
+        models[m], one(m));
     for (const ft::Tensor& gap : ft::tree_leaves(gaps)) {
       worst = std::max(worst, gap.item<double>());
     }
@@ -105,6 +100,7 @@ int main() {
                          .b1 = ft::zeros({kModels, kHidden}),
                          .w2 = randn({kModels, kClasses, kHidden}) * 0.25,
                          .b2 = ft::zeros({kModels, kClasses})};
+  const std::vector<Mlp> inits = ft::tree_unstack(stacked_init);  // each model's own, unstacked
   bool ok = true;
 
   // 1. One minibatch, M models: in_dims is a prefix of the arguments, 0 for every leaf of the
@@ -113,14 +109,14 @@ int main() {
   const auto same_data = ft::vmap(&Forward, {0, std::nullopt});
   const ft::Tensor logits = same_data(stacked_init, x);  // [M, batch, classes]
   ok &= MatchesLoop<ft::Tensor>("every model, one shared minibatch:", logits,
-                                [&](int64_t m) { return Forward(ModelOf(stacked_init, m), x); });
+                                [&](int64_t m) { return Forward(inits[m], x); });
 
   // 2. M models, M minibatches: parameters and data mapped together (in_dims 0 for all).
   const ft::Tensor xs = randn({kModels, kBatch, kFeatures});
   const auto own_data = ft::vmap(&Forward);
   ok &= MatchesLoop<ft::Tensor>(
       "every model, its own minibatch:", own_data(stacked_init, xs),
-      [&](int64_t m) { return Forward(ModelOf(stacked_init, m), ft::select(xs, 0, m)); });
+      [&](int64_t m) { return Forward(inits[m], ft::select(xs, 0, m)); });
 
   // 3. Training the ensemble. A teacher labels Gaussian inputs; each model draws its own
   // bootstrap minibatch every step (indices [M, batch]). vmap(grad) gives every model's
@@ -148,17 +144,20 @@ int main() {
         ft::reshape(ft::index_select(data_y, 0, rows), {kModels, kBatch, kClasses});
     auto [next_params, next_state] = ensemble_step(params, state, xb, yb);
     if (step == 0) {  // the batched gradients against grad of each model on its own batch
+      const std::vector<Mlp> models = ft::tree_unstack(params);
       ok &= MatchesLoop<Mlp>("vmap(grad): each model's gradients:",
                              ensemble_grads(params, xb, yb), [&](int64_t m) {
-                               return ft::grad(&Loss)(ModelOf(params, m), ft::select(xb, 0, m),
+                               return ft::grad(&Loss)(models[m], ft::select(xb, 0, m),
                                                       ft::select(yb, 0, m));
                              });
     }
     if (step == 1) {  // the batched step (momentum in play now) against each model's own
+      const std::vector<Mlp> models = ft::tree_unstack(params);
+      const std::vector<SgdState> states = ft::tree_unstack(state);
       ok &= MatchesLoop<Mlp>("vmap(TrainStep): each model's next parameters:", next_params,
                              [&](int64_t m) {
-                               return TrainStep(ModelOf(params, m), ModelOf(state, m),
-                                                ft::select(xb, 0, m), ft::select(yb, 0, m))
+                               return TrainStep(models[m], states[m], ft::select(xb, 0, m),
+                                                ft::select(yb, 0, m))
                                    .first;
                              });
     }

@@ -24,31 +24,37 @@ ft::Tensor Rhs(const ft::Tensor& t, const ft::Tensor& y, const ft::Tensor& k) {
   return ft::neg(k * y) + ft::sin(t);
 }
 
-// What Integrate returns: y(kEnd) and the number of steps tried (int64).
-struct Solution {
-  ft::Tensor y, steps;
+// The integrator's state, while_loop's carry: the time t, y(t), the next step size h
+// (float64 scalars) and the number of steps tried so far (int64).
+struct State {
+  ft::Tensor t, y, h, steps;
 };
+FT_TREE(State, t, y, h, steps);
 
-// Integrates from y0 at t = 0 to kEnd. while_loop's carry is a list: {t, y, h, steps}.
-Solution Integrate(const ft::Tensor& k, const ft::Tensor& y0) {
-  ft::TensorList init = {ft::zeros({}, ft::kFloat64), y0, ft::full({}, 0.01, ft::kFloat64),
-                         ft::zeros({}, ft::kInt64)};
-  ft::TensorList out = ft::while_loop(
-      [](const ft::TensorList& c) { return ft::lt(c[0], kEnd - 1e-12); },
-      [&k](const ft::TensorList& c) {
-        const ft::Tensor &t = c[0], &y = c[1], &h = c[2], &steps = c[3];
-        ft::Tensor k1 = Rhs(t, y, k);
-        ft::Tensor euler = y + h * k1;
-        ft::Tensor heun = y + h * 0.5 * (k1 + Rhs(t + h, euler, k));
-        ft::Tensor err = ft::abs(heun - euler) + 1e-300;
-        ft::Tensor accept = ft::le(err, kTol);
-        ft::Tensor t_next = ft::where(accept, t + h, t);
-        ft::Tensor factor = ft::clamp(ft::sqrt(kTol / err) * 0.9, 0.2, 5.0);
-        ft::Tensor h_next = ft::minimum(h * factor, kEnd - t_next);
-        return ft::TensorList{t_next, ft::where(accept, heun, y), h_next, steps + 1};
-      },
-      init);
-  return {.y = out[1], .steps = out[3]};
+// One step of size s.h from s, accepted (t and y advance) or not; the next size follows the
+// error either way.
+State Step(const State& s, const ft::Tensor& k) {
+  ft::Tensor k1 = Rhs(s.t, s.y, k);
+  ft::Tensor euler = s.y + s.h * k1;
+  ft::Tensor heun = s.y + s.h * 0.5 * (k1 + Rhs(s.t + s.h, euler, k));
+  ft::Tensor err = ft::abs(heun - euler) + 1e-300;
+  ft::Tensor accept = ft::le(err, kTol);
+  ft::Tensor t_next = ft::where(accept, s.t + s.h, s.t);
+  ft::Tensor factor = ft::clamp(ft::sqrt(kTol / err) * 0.9, 0.2, 5.0);
+  return {.t = t_next,
+          .y = ft::where(accept, heun, s.y),
+          .h = ft::minimum(s.h * factor, kEnd - t_next),
+          .steps = s.steps + 1};
+}
+
+// Integrates from y0 at t = 0 to kEnd; the final state holds y(kEnd) and the steps tried.
+State Integrate(const ft::Tensor& k, const ft::Tensor& y0) {
+  const State start{.t = ft::zeros({}, ft::kFloat64),
+                    .y = y0,
+                    .h = ft::full({}, 0.01, ft::kFloat64),
+                    .steps = ft::zeros({}, ft::kInt64)};
+  return ft::while_loop([](const State& s) { return ft::lt(s.t, kEnd - 1e-12); },
+                        [&k](const State& s) { return Step(s, k); }, start);
 }
 
 // The exact y(kEnd): y0 e^{-kT} + (k sin T - cos T + e^{-kT}) / (k^2 + 1).
@@ -65,7 +71,7 @@ int main() {
   const ft::TensorFn y_end = [&y0](const ft::Tensor& rate) { return Integrate(rate, y0).y; };
   const ft::TensorFn dy_dk = ft::grad(y_end);
 
-  const Solution result = Integrate(k, y0);
+  const State result = Integrate(k, y0);
   const double y = result.y.item<double>();
   std::printf("y(%.1f) = %.8f in %lld steps (exact %.8f)\n", kEnd, y,
               static_cast<long long>(result.steps.item<int64_t>()), Exact(k, y0).item<double>());

@@ -10,6 +10,9 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "ft.h"
 
@@ -28,14 +31,13 @@ struct Rnn {
 FT_TREE(Rnn, w, u, b, v, c);
 
 ft::Tensor Logit(const Rnn& p, const ft::Tensor& seq) {
-  // scan's carry and inputs are lists: one carry, h, and one input sequence, x.
-  ft::ScanResult r = ft::scan(
-      [&p](const ft::TensorList& h, const ft::TensorList& x) {
-        ft::Tensor next = ft::tanh(ft::matmul(h[0], p.w) + ft::matmul(x[0], p.u) + p.b);
-        return std::pair(ft::TensorList{next}, ft::TensorList{});
-      },
-      {ft::zeros({kHidden}, ft::kFloat64)}, {seq});
-  const ft::Tensor& h_last = r.carry[0];
+  // One step: the carry is the hidden state h, a Tensor; x is step t of the xs, the sequence
+  // [T, 2]. No output per step: y is an empty tuple.
+  auto step = [&p](const ft::Tensor& h, const ft::Tensor& x) {
+    ft::Tensor next = ft::tanh(ft::matmul(h, p.w) + ft::matmul(x, p.u) + p.b);
+    return std::pair{next, std::tuple<>()};
+  };
+  const ft::Tensor h_last = ft::scan(step, ft::zeros({kHidden}, ft::kFloat64), seq).carry;
   return ft::sum(h_last * p.v) + p.c;
 }
 
@@ -100,11 +102,11 @@ int main() {
   // (2) Per-sample gradients through the scan against a loop of single-example gradients.
   const auto per_sample = ft::vmap(ft::grad(&ExampleLoss), {std::nullopt, 0, 0});
   const Rnn grads = per_sample(params, seqs, labels);  // every leaf [batch, ...]
+  const std::vector<Rnn> rows = ft::tree_unstack(grads);  // rows[i]: example i's gradients
   bool per_sample_ok = true;
   for (int64_t i = 0; i < 4; ++i) {
     const Rnn g = ft::grad(&ExampleLoss)(params, ft::select(seqs, 0, i), ft::select(labels, 0, i));
-    const Rnn row_i = ft::tree_map([i](const ft::Tensor& t) { return ft::select(t, 0, i); }, grads);
-    per_sample_ok = per_sample_ok && AllClose(row_i, g);
+    per_sample_ok = per_sample_ok && AllClose(rows[i], g);
   }
   std::cout << "per-sample gradients (" << grads.w.size(0)
             << " examples) == loop: " << (per_sample_ok ? "yes" : "NO") << "\n";

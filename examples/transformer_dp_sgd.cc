@@ -69,13 +69,12 @@ int main(int argc, char** argv) {
     const ft::Tensor yb = ft::narrow(ys, 0, start, config.batch);
     const transformer::Block grads = per_example(params, xb, yb);
     if (step == 0) {  // the per-sample gradients against a loop of grad
+      const std::vector<transformer::Block> rows = ft::tree_unstack(grads);  // one per example
       double gap = 0, scale = 1e-30;
       for (int64_t i = 0; i < config.batch; ++i) {
         const transformer::Block one =
             ft::grad(&ExampleLoss)(params, ft::select(xb, 0, i), ft::select(yb, 0, i));
-        const transformer::Block row_i =
-            ft::tree_map([i](const ft::Tensor& g) { return ft::select(g, 0, i); }, grads);
-        const ft::TensorList looped = ft::tree_leaves(one), batched = ft::tree_leaves(row_i);
+        const ft::TensorList looped = ft::tree_leaves(one), batched = ft::tree_leaves(rows[i]);
         for (size_t leaf = 0; leaf < looped.size(); ++leaf) {
           gap = std::max(gap, ft::amax(ft::abs(batched[leaf] - looped[leaf])).item<double>());
           scale = std::max(scale, ft::amax(ft::abs(looped[leaf])).item<double>());

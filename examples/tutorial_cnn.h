@@ -75,21 +75,6 @@ inline Mnist SyntheticMnist(int64_t n, ft::Generator& gen) {
   return {ft::randn_like(ft::zeros({n, 1, 28, 28}), &gen), ft::randint(10, {n}, &gen)};
 }
 
-// Stack: trees of one structure (models, or their gradients; at least one) as one tree whose
-// every leaf is theirs stacked along a new dim 0 (torch.func.stack_module_state's stacking).
-template <typename T>
-T Stack(const std::vector<T>& trees) {
-  const ft::TreeDef def = ft::tree_structure(trees.front());
-  std::vector<ft::TensorList> columns(def.num_leaves());  // one per leaf, one entry per tree
-  for (const T& tree : trees) {
-    const ft::TensorList leaves = ft::tree_leaves(tree);
-    for (size_t i = 0; i < leaves.size(); ++i) columns[i].push_back(leaves[i]);
-  }
-  ft::TensorList stacked;
-  for (const ft::TensorList& column : columns) stacked.push_back(ft::stack(column, 0));
-  return ft::tree_unflatten<T>(def, stacked);
-}
-
 // RelativeGap: max |a - b| / max(max |b|, tiny) over the leaves of two trees of one
 // structure.
 template <typename T>
