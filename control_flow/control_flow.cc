@@ -63,6 +63,10 @@ bool AnyTrue(const Tensor& t) {
       return internal::ReadElement<int64_t>(*count.impl(), 0) != 0;
     }
   }
+  if (p->dtype() == kBool && p->is_contiguous()) {  // the common case: scan the bytes
+    const bool* data = p->data<const bool>();
+    return std::any_of(data, data + p->numel(), [](bool b) { return b; });
+  }
   for (bool b : p->to_vector<bool>()) {
     if (b) return true;
   }

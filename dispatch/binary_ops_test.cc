@@ -375,6 +375,18 @@ TEST(BinaryOps, Where) {
   EXPECT_TENSOR_EQ(where(Transposed(c2), testing::NonContiguousCopy(x), ExpandedRows(y, 2)),
                    expected);
   EXPECT_TENSOR_EQ(where(testing::NonContiguousCopy(c2), Transposed(x), y), expected);
+  // One condition per row (vmap's per-example selection): whole rows copied from either
+  // side, contiguous, transposed or broadcast; against the elementwise definition.
+  Tensor rows = tensor(std::vector<bool>{true, false, true}, {3, 1});
+  Tensor p = F64({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {3, 4});
+  Tensor q = F64({-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12}, {3, 4});
+  Tensor by_rows = F64({1, 2, 3, 4, -5, -6, -7, -8, 9, 10, 11, 12}, {3, 4});
+  EXPECT_TENSOR_EQ(where(rows, p, q), by_rows);
+  EXPECT_TENSOR_EQ(where(rows, Transposed(p), q), by_rows);
+  EXPECT_TENSOR_EQ(where(rows, p, ExpandedRows(F64({0, 0, 0, 0}, {4}), 3)),
+                   F64({1, 2, 3, 4, 0, 0, 0, 0, 9, 10, 11, 12}, {3, 4}));
+  EXPECT_TENSOR_EQ(where(rows, testing::NonContiguousCopy(p), testing::NonContiguousCopy(q)),
+                   by_rows);
   // Rank 0 and size 0.
   Tensor r = where(scalar_tensor(false, kBool), scalar_tensor(1.0, kFloat64),
                    scalar_tensor(2.0, kFloat64));

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -731,6 +732,20 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
           if (s[0] == kT && s[1] == 1 && s[2] == kT && s[3] == kT) {
             ArrayMap<T>(po, n) =
                 ConstArrayMap<bool>(pc, n).select(ConstArrayMap<T>(pa, n), ConstArrayMap<T>(pb, n));
+            return;
+          }
+          if (s[1] == 0) {
+            // One condition for the whole row (a per-example predicate broadcast over the
+            // example's elements, as vmap of cond and while_loop selects): copy the row of
+            // the side it picks.
+            const T* src = *pc ? pa : pb;
+            const int64_t ss = *pc ? s[2] : s[3];
+            if (s[0] == kT && ss == kT) {
+              std::memcpy(po, src, static_cast<size_t>(n) * kT);
+            } else {
+              StridedMap<T>(po, n, Eigen::InnerStride<>(s[0] / kT)) =
+                  ConstStridedMap<T>(src, n, Eigen::InnerStride<>(ss / kT));
+            }
             return;
           }
           StridedMap<T>(po, n, Eigen::InnerStride<>(s[0] / kT)) =
