@@ -50,6 +50,11 @@ std::string TreeDims::ToString() const {
 
 void TreeDims::Expand(const TreeDef& def, size_t node, std::string& path, const char* what,
                       std::vector<std::optional<int64_t>>& out) const {
+  if (node >= def.nodes().size()) {  // an empty structure (a default TreeDef): no leaves
+    if (kind_ == Kind::kDim) return;
+    ThrowError("vmap: ", what, " ", ToString(), " does not fit ", Where(path),
+               ": the structure is empty");
+  }
   const TreeDef::Node& n = def.nodes()[node];
   if (kind_ == Kind::kDim) {
     out.insert(out.end(), n.num_leaves, dim_);

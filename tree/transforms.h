@@ -228,9 +228,11 @@ FlatArgs FlattenArgs(const Args&... args) {
         flat.offsets.push_back(b.leaves.size());
         const size_t first = b.nodes.size();
         TreeTraits<std::decay_t<decltype(arg)>>::Flatten(arg, b);
-        flat.defs.emplace_back(std::vector<TreeDef::Node>(
-            std::make_move_iterator(b.nodes.begin() + static_cast<ptrdiff_t>(first)),
-            std::make_move_iterator(b.nodes.end())));
+        flat.defs.emplace_back(
+            std::vector<TreeDef::Node>(
+                std::make_move_iterator(b.nodes.begin() + static_cast<ptrdiff_t>(first)),
+                std::make_move_iterator(b.nodes.end())),
+            TreeDef::Trusted{});
       }(args),
       ...);
   flat.offsets.push_back(b.leaves.size());

@@ -367,6 +367,11 @@ TEST(TreeTransforms, ErrorsNameThePaths) {
                   "grad: the leaf arg0[\"steps\"] is a int64 tensor; only floating-point leaves "
                   "are differentiated");
   EXPECT_TRUE(LayerStack::empty());
+  // An empty structure (a default TreeDef) has no leaves to give dims to (a fuzzer finding:
+  // expanding read its root node).
+  EXPECT_TRUE(TreeDims(0).ExpandArguments({TreeDef()}).empty());
+  EXPECT_FT_ERROR(TreeDims({TreeDims::Fields({{"a", 0}})}).ExpandArguments({TreeDef()}),
+                  "vmap: in_dims Fields{a: 0} does not fit arg0: the structure is empty");
 }
 
 }  // namespace tree_transforms_test

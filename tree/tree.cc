@@ -124,7 +124,47 @@ std::optional<std::string> Differ(const std::vector<Node>& a, size_t i,
   return std::nullopt;
 }
 
+// Validate: checks the subtree at nodes[i] (at nesting `depth`) and returns the index after
+// it; throws on any inconsistency.
+size_t Validate(const std::vector<Node>& nodes, size_t i, int depth) {
+  constexpr int kMaxDepth = 1000;
+  if (depth > kMaxDepth) ThrowError("TreeDef: nesting deeper than ", kMaxDepth);
+  if (i >= nodes.size()) ThrowError("TreeDef: the nodes end inside node ", i - 1, "'s children");
+  const Node& n = nodes[i];
+  if (n.type == nullptr) ThrowError("TreeDef: node ", i, " has no type name");
+  const bool leaf = n.kind == Kind::kTensor || n.kind == Kind::kStatic || n.kind == Kind::kNone;
+  if (n.kind > Kind::kStruct) ThrowError("TreeDef: node ", i, " has an unknown kind");
+  if (leaf && n.num_children != 0) {
+    ThrowError("TreeDef: leaf node ", i, " claims ", n.num_children, " children");
+  }
+  if ((n.kind == Kind::kDict || n.kind == Kind::kStruct) &&
+      (n.keys == nullptr || n.keys->size() != n.num_children)) {
+    ThrowError("TreeDef: node ", i, " (", n.type, ") has ", n.num_children,
+               " children but ", n.keys == nullptr ? 0 : n.keys->size(), " keys");
+  }
+  size_t next = i + 1;
+  size_t leaves = n.kind == Kind::kTensor ? 1 : 0;
+  for (size_t c = 0; c < n.num_children; ++c) {
+    const size_t child = next;
+    next = Validate(nodes, child, depth + 1);
+    leaves += nodes[child].num_leaves;
+  }
+  if (n.num_nodes != next - i || n.num_leaves != leaves) {
+    ThrowError("TreeDef: node ", i, " claims ", n.num_nodes, " nodes and ", n.num_leaves,
+               " leaves but its subtree has ", next - i, " and ", leaves);
+  }
+  return next;
+}
+
 }  // namespace
+
+TreeDef::TreeDef(std::vector<Node> nodes) : nodes_(std::move(nodes)) {
+  if (nodes_.empty()) return;
+  const size_t end = Validate(nodes_, 0, 0);
+  if (end != nodes_.size()) {
+    ThrowError("TreeDef: ", nodes_.size() - end, " nodes after the end of the tree");
+  }
+}
 
 std::string TreeDef::ToString() const {
   if (nodes_.empty()) return "<empty>";

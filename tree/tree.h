@@ -97,7 +97,13 @@ class TreeDef {
   };
 
   TreeDef() = default;
-  explicit TreeDef(std::vector<Node> nodes) : nodes_(std::move(nodes)) {}
+  // TreeDef(nodes): a structure from its preorder nodes. Throws ft::Error ("TreeDef: ...")
+  // unless they describe one tree: counts of children, nodes and leaves that add up, keys for
+  // every map and struct child, a type name on every node, nesting at most 1000 deep.
+  explicit TreeDef(std::vector<Node> nodes);
+  // For the library's own flattening, whose nodes are well formed by construction.
+  struct Trusted {};
+  TreeDef(std::vector<Node> nodes, Trusted) : nodes_(std::move(nodes)) {}
 
   const std::vector<Node>& nodes() const { return nodes_; }
   // num_leaves: the number of tensor leaves.
@@ -420,7 +426,7 @@ std::pair<TensorList, TreeDef> tree_flatten(const T& tree) {
   FT_TREE_INTERNAL_REQUIRE(T);
   tree_internal::Builder b;
   TreeTraits<std::decay_t<T>>::Flatten(tree, b);
-  return {std::move(b.leaves), TreeDef(std::move(b.nodes))};
+  return {std::move(b.leaves), TreeDef(std::move(b.nodes), TreeDef::Trusted{})};
 }
 
 // tree_leaves: the tensor leaves of `tree`, in order.

@@ -165,5 +165,25 @@ TEST(Tree, MismatchesNameThePathAndBothStructures) {
                   "holds double");
 }
 
+TEST(Tree, ADefFromNodesIsCheckedAndAWellFormedOneRoundTrips) {
+  using Kind = TreeDef::Kind;
+  // The structure of std::vector<Tensor>{a, b}, written out, equals the flattened one.
+  std::vector<TreeDef::Node> nodes = tree_structure(std::vector<Tensor>{Full(1), Full(2)}).nodes();
+  EXPECT_TRUE(TreeDef(nodes) == tree_structure(std::vector<Tensor>{Full(3), Full(4)}));
+  std::vector<TreeDef::Node> short_count = nodes;
+  short_count[0].num_children = 3;
+  EXPECT_FT_ERROR(TreeDef(short_count), "TreeDef: the nodes end inside node 2's children");
+  std::vector<TreeDef::Node> wrong_leaves = nodes;
+  wrong_leaves[0].num_leaves = 5;
+  EXPECT_FT_ERROR(TreeDef(wrong_leaves),
+                  "TreeDef: node 0 claims 3 nodes and 5 leaves but its subtree has 3 and 2");
+  std::vector<TreeDef::Node> extra = nodes;
+  extra.push_back(extra[1]);
+  EXPECT_FT_ERROR(TreeDef(extra), "TreeDef: 1 nodes after the end of the tree");
+  std::vector<TreeDef::Node> keyless = nodes;
+  keyless[0].kind = Kind::kDict;
+  EXPECT_FT_ERROR(TreeDef(keyless), "TreeDef: node 0 (vector) has 2 children but 0 keys");
+}
+
 }  // namespace tree_test
 }  // namespace ft
