@@ -253,17 +253,17 @@ std::tuple<Args...> UnflattenArgs(const FlatArgs& flat, const TensorList& leaves
   return std::tuple<Args...>{UnflattenAt<Args>(flat.defs[I], leaves, flat.offsets[I])...};
 }
 
-// CallTyped: f on the arguments rebuilt from `leaves` (with flat's structures).
-template <typename F, typename... Args>
-ResultOf<F> CallTyped(const F& f, const FlatArgs& flat, const TensorList& leaves) {
-  return std::apply(f, UnflattenArgs<Args...>(flat, leaves, std::index_sequence_for<Args...>()));
-}
-
 // CallTypedWith<Args...>: f (any callable taking those arguments) on the arguments rebuilt
-// from `leaves`.
+// from `leaves` (with flat's structures).
 template <typename... Args, typename F>
 decltype(auto) CallTypedWith(const F& f, const FlatArgs& flat, const TensorList& leaves) {
   return std::apply(f, UnflattenArgs<Args...>(flat, leaves, std::index_sequence_for<Args...>()));
+}
+
+// CallTyped: CallTypedWith for a TreeFunction, its result as F's result type.
+template <typename F, typename... Args>
+ResultOf<F> CallTyped(const F& f, const FlatArgs& flat, const TensorList& leaves) {
+  return CallTypedWith<Args...>(f, flat, leaves);
 }
 
 // CallFlat: CallTyped's result flattened, its structure stored in *out_def.
@@ -493,8 +493,7 @@ auto Jacobian(const char* what, F f, Transform transform) {
     const FlatArgs flat = FlattenArgs(args...);
     const std::vector<int64_t> leaves = LeafIndices(what, flat, std::vector<size_t>{I...});
     TensorFnOfList flat_fn = [&](const TensorList& l) {
-      TreeDef unused;
-      return CallFlat<F, std::decay_t<decltype(args)>...>(f, flat, l, &unused)[0];
+      return CallTyped<F, std::decay_t<decltype(args)>...>(f, flat, l);  // one Tensor
     };
     return RebuildSelected<Args, I...>(flat, transform(flat_fn, leaves)(flat.leaves));
   });
@@ -537,9 +536,7 @@ auto hessian(F f, Argnums<I>) {
     const std::vector<int64_t> leaves =
         tree_internal::LeafIndices("hessian", flat, std::vector<size_t>{I});
     TensorFnOfList flat_fn = [&](const TensorList& l) {
-      TreeDef unused;
-      return tree_internal::CallFlat<F, std::decay_t<decltype(args)>...>(f, flat, l,
-                                                                        &unused)[0];
+      return tree_internal::CallTyped<F, std::decay_t<decltype(args)>...>(f, flat, l);
     };
     const TensorList blocks = hessian(flat_fn, leaves)(flat.leaves);
     if constexpr (std::is_same_v<A, Tensor>) {
