@@ -335,6 +335,10 @@ TEST(TreeTransforms, StackAndUnstackAnEnsemble) {
   EXPECT_FT_ERROR(tree_stack(std::vector<Mlp>{}), "tree_stack: no trees to stack");
   EXPECT_FT_ERROR(tree_unstack(members[0]),
                   "tree_unstack: leaf 1 has size 4 at dim 0 but leaf 0 has 3");
+  EXPECT_FT_ERROR(tree_unstack(members[0], 2),
+                  "tree_unstack: dim 2 is out of range for leaf 0 of shape [3, 4]");
+  EXPECT_FT_ERROR(tree_unstack(std::vector<Tensor>{}),
+                  "tree_unstack: the tree has no tensor leaves to unstack");
 }
 
 TEST(TreeTransforms, ErrorsNameThePaths) {
@@ -363,6 +367,10 @@ TEST(TreeTransforms, ErrorsNameThePaths) {
                   "is no sequence");
   auto counted = [](const std::map<std::string, Tensor>& c) { return sum(c.at("w")); };
   std::map<std::string, Tensor> c{{"w", Rand({2}, 104)}, {"steps", full({}, int64_t{3})}};
+  auto no_leaves = [](const std::vector<Tensor>& v, const Tensor& w) { return sum(w); };
+  EXPECT_FT_ERROR(grad(no_leaves)(std::vector<Tensor>{}, Rand({2}, 106)),
+                  "grad: the arguments at argnums hold no tensor leaves (nothing to "
+                  "differentiate)");
   EXPECT_FT_ERROR(grad(counted)(c),
                   "grad: the leaf arg0[\"steps\"] is a int64 tensor; only floating-point leaves "
                   "are differentiated");
