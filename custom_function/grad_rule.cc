@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
@@ -220,6 +221,20 @@ ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
     }
   }
   tracked = tracked && GradMode::is_enabled();
+  // Across named axes the call is one op: its outputs vary where any argument does, and a
+  // shared argument's gradient is summed where needed (NOTE: [Gradients across named axes]
+  // in interpreters/grad/grad_interpreter.h).
+  uint64_t varying = 0;
+  if (tracked && grad.objective() != nullptr) {
+    static const Tensor* const kNoTensor = new Tensor();
+    absl::InlinedVector<const Tensor*, 4> passed;
+    for (const Value& a : args) passed.push_back(a.is_tensor() ? &a.tensor() : kNoTensor);
+    for (const Value& a : args) {
+      if (!a.is_tensor_list()) continue;
+      for (const Tensor& t : a.tensor_list()) passed.push_back(&t);
+    }
+    varying = RouteAcrossNamedAxes(level, grad.objective(), passed, edges, -1, false);
+  }
   ValueList inner_out;
   {
     LowerGuard lower(&grad);
@@ -245,7 +260,7 @@ ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
       outputs[k] = args[static_cast<size_t>(sources[k])];
     } else if (node && outputs[k].is_tensor() && IsFloating(outputs[k].tensor().dtype())) {
       outputs[k] = Value(MakeGradWrapper(outputs[k].tensor(), level, grad.alive_flag(),
-                                         autograd::Edge{node, static_cast<int>(k)}));
+                                         autograd::Edge{node, static_cast<int>(k)}, varying));
     }
   }
   spec->setup_context(*ctx, args, outputs);
@@ -277,7 +292,8 @@ ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
       // forward with a custom backward, e.g. gradient reversal), as PyTorch makes it a view.
       if (IsFloating(inner_out[k].tensor().dtype())) {
         outputs[k] = Value(MakeGradWrapper(inner_out[k].tensor(), level, grad.alive_flag(),
-                                           autograd::Edge{node, static_cast<int>(k)}));
+                                           autograd::Edge{node, static_cast<int>(k)},
+                                           varying));
       }
       continue;
     }
@@ -293,6 +309,7 @@ ValueList GradRule(Interpreter& interpreter, const FunctionSpecPtr& spec, ValueL
                  "being differentiated at level ", level, " (the caller's tensor); clone it first");
     }
     w->set_history(autograd::Edge{node, static_cast<int>(k)});
+    w->set_varying(varying);
   }
   // The marks name this level's outputs (edges into the node): done with, drop them too.
   ctx->mark_dirty({});

@@ -428,6 +428,9 @@ inline typename internal::KernelTraits<Kernel>::Return Call(const Args&... args)
 struct OpOptions {
   std::optional<int> mutated_arg = std::nullopt;  // index of the argument an in-place op writes
   bool random = false;             // draws from a Generator
+  bool ordered_effect = false;     // OpSchema::ordered_effect (a collective)
+  int axis_arg = -1;               // OpSchema::axis_arg and makes_invariant (a collective)
+  bool makes_invariant = false;
 };
 
 // RegisterOp adds Kernel's op to `registry` with argument names `arg_names` (one per kernel
@@ -448,6 +451,9 @@ Operator& RegisterOp(OpRegistry& registry, std::string name,
   schema.returns = internal::ResultTraits<typename Traits::Return>::Kinds();
   schema.mutated_arg = options.mutated_arg;
   schema.random = options.random;
+  schema.ordered_effect = options.ordered_effect;
+  schema.axis_arg = options.axis_arg;
+  schema.makes_invariant = options.makes_invariant;
   Operator& op = registry.Register(std::move(schema), &internal::BoxedCall<Kernel>,
                                    internal::DirectKernelFor<Kernel>());
   FT_CHECK(internal::OpHandle<Kernel>::op == nullptr);

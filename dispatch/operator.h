@@ -71,6 +71,15 @@ struct OpSchema {
   std::optional<int> mutated_arg;
   // Whether the op draws from a Generator (vmap's randomness setting applies).
   bool random = false;
+  // An ordered effect (a collective, //distributed): ft::jit keeps every call, in order,
+  // and never folds, reuses or drops one, whether or not its result is used.
+  bool ordered_effect = false;
+  // A collective over a named axis (dispatch/named_axes.h): the argument holding the axis
+  // name's id (-1: not a collective), and whether its result is invariant over that axis
+  // (psum, all_gather) or varies over it (psum_scatter, axis_index). The grad level reads
+  // both (NOTE: [Gradients across named axes] in interpreters/grad/grad_interpreter.h).
+  int axis_arg = -1;
+  bool makes_invariant = false;
 
   // ToString: e.g. "add_(Tensor self, Tensor other) -> Tensor  [mutates self]".
   std::string ToString() const;

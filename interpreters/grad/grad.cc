@@ -6,6 +6,7 @@
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
+#include "dispatch/named_axes.h"
 #include "dispatch/ops.h"
 #include "tensor/factories.h"
 #include "interpreters/grad/argnums.h"
@@ -30,6 +31,31 @@ TensorList Backward(const Traced& t,
                     const std::vector<std::pair<autograd::Edge, Tensor>>& roots) {
   ErrorContextScope context(t.api, t.level, ErrorContextScope::Phase::kBackward);
   return autograd::RunBackward(roots, t.input_edges);
+}
+
+// SetObjective records over which named axes f's outputs are invariant, which decides
+// whether gradients are summed across the axis (NOTE: [Gradients across named axes]).
+void SetObjective(const GradInterpreter& interp, const TensorList& outputs, const char* api) {
+  AxisObjective& objective = *interp.objective();
+  uint64_t varying = 0;
+  for (const Tensor& o : outputs) {
+    const GradWrapperImpl* w = MaybeGradWrapperAt(o, interp.level());
+    varying |= w != nullptr ? w->varying() : NamedAxisVarying(o, objective.count, false);
+  }
+  const uint64_t all = objective.count == 64 ? ~uint64_t{0}
+                                              : (uint64_t{1} << objective.count) - 1;
+  objective.invariant = all & ~varying;
+  const uint64_t refused = varying & objective.collectives & objective.broadcasts;
+  for (int i = 0; i < objective.count; ++i) {
+    if ((refused & (uint64_t{1} << i)) == 0) continue;
+    const std::string& name = AxisNameString(objective.name_ids[i]);
+    ThrowError(api, ": f's output varies over axis '", name, "' (each member of the axis ",
+               "has its own), but it was computed through a collective over '", name,
+               "' from a value shared by every member (an input being differentiated): its ",
+               "gradient would need the other members' shares. Reduce the output over '", name,
+               "' first (psum or pmean), or differentiate a function whose output is each ",
+               "member's own without the collective (level ", interp.level(), ")");
+  }
 }
 
 Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector<bool>& wrap,
@@ -59,7 +85,12 @@ Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector
       autograd::Edge leaf{std::make_shared<autograd::LeafNode>(), 0};
       interp.AddInputStorage(primals[i].data_storage());
       t.input_edges.push_back(leaf);
-      wrapped.push_back(MakeGradWrapper(primals[i], interp.level(), interp.alive_flag(), leaf));
+      const uint64_t varying =
+          interp.objective() != nullptr
+              ? NamedAxisVarying(primals[i], interp.objective()->count, /*differentiated=*/true)
+              : 0;
+      wrapped.push_back(
+          MakeGradWrapper(primals[i], interp.level(), interp.alive_flag(), leaf, varying));
     }
     EnableGradGuard enable_grad;  // inside the transform grad mode is on
     raw = f(wrapped);
@@ -81,6 +112,7 @@ Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector
       t.output_edges.emplace_back();
     }
   }
+  if (interp.objective() != nullptr) SetObjective(interp, raw, api);
   return t;
 }
 

@@ -12,6 +12,7 @@
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
 #include "dispatch/dispatch.h"
+#include "dispatch/named_axes.h"
 #include "dispatch/ops.h"
 #include "tensor/block_pool.h"
 #include "tensor/generator.h"
@@ -20,13 +21,126 @@
 namespace ft {
 
 GradWrapperImpl::GradWrapperImpl(Tensor value, int64_t level, std::shared_ptr<const bool> alive,
-                                 autograd::Edge grad_edge)
+                                 autograd::Edge grad_edge, uint64_t varying)
     : TensorImpl(TensorKind::kGradWrapper, value.dtype(), value.sizes(), -1),
       value_(std::move(value)),
       level_(level),
       alive_(std::move(alive)),
       grad_edge_(std::move(grad_edge)),
-      recorded_version_(value_.data_version()) {}
+      recorded_version_(value_.data_version()),
+      varying_(varying) {}
+
+namespace {
+
+uint64_t Bit(int i) { return uint64_t{1} << i; }
+
+// PvaryBackward: the transpose of broadcasting an invariant value over the axes `missing`
+// (NOTE: [Gradients across named axes]): the gradient summed over those of them the
+// objective is invariant over, by psum (//distributed registers it), else passed on.
+class PvaryNode : public autograd::Node {
+ public:
+  PvaryNode(autograd::Edge next, uint64_t missing, std::shared_ptr<AxisObjective> objective)
+      : Node({std::move(next)}, 1), missing_(missing), objective_(std::move(objective)) {}
+  std::string name() const override { return "PvaryBackward"; }
+  TensorList Apply(TensorList grads) override {
+    Tensor g = std::move(grads[0]);
+    const uint64_t sum_over = missing_ & objective_->invariant;
+    if (g.defined() && sum_over != 0) {
+      const Operator* psum = OpRegistry::Global().Find("psum");
+      FT_CHECK(psum != nullptr);  // an invariant objective came from a collective
+      for (int i = 0; i < objective_->count; ++i) {
+        if ((sum_over & Bit(i)) == 0) continue;
+        ValueList args = {Value(std::move(g)), Value(objective_->name_ids[i])};
+        ValueList out = DispatchBoxed(*psum, args);
+        g = std::move(out[0].mutable_tensor());
+      }
+    }
+    TensorList result;
+    result.push_back(std::move(g));
+    return result;
+  }
+
+ private:
+  uint64_t missing_;
+  std::shared_ptr<AxisObjective> objective_;
+};
+
+}  // namespace
+
+autograd::Edge GradWrapperImpl::BroadcastEdge(uint64_t missing,
+                                              const std::shared_ptr<AxisObjective>& objective) {
+  for (const Broadcast& b : broadcasts_) {
+    if (b.missing == missing && b.history == grad_edge_.node.get()) return b.edge;
+  }
+  objective->broadcasts |= missing;
+  autograd::Edge edge{std::make_shared<PvaryNode>(grad_edge_, missing, objective), 0};
+  broadcasts_.push_back(Broadcast{missing, grad_edge_.node.get(), edge});
+  return edge;
+}
+
+uint64_t NamedAxisVarying(const Tensor& t, int count, bool differentiated) {
+  uint64_t bits = 0;
+  for (int i = 0; i < count; ++i) {
+    const NamedAxis& axis = NamedAxes::At(i);
+    bool varies = axis.is_vmap() ? false : !differentiated;
+    for (const Tensor* cur = &t; cur != nullptr && cur->defined();
+         cur = cur->impl()->wrapped_value()) {
+      if (cur->kind() == TensorKind::kGradWrapper) {
+        const auto* w = static_cast<const GradWrapperImpl*>(cur->impl());
+        // An outer grad level tracks the axes named outside it: its record decides.
+        if (w->level() > axis.vmap_level && (w->varying() & Bit(i)) != 0) {
+          varies = true;
+          break;
+        }
+        if (w->level() > axis.vmap_level) {
+          varies = false;
+          break;
+        }
+        continue;
+      }
+      if (axis.is_vmap() && axis.mapped_at != nullptr && axis.mapped_at(*cur, axis.vmap_level)) {
+        varies = true;
+        break;
+      }
+    }
+    if (varies) bits |= Bit(i);
+  }
+  return bits;
+}
+
+uint64_t RouteAcrossNamedAxes(int64_t level, const std::shared_ptr<AxisObjective>& objective,
+                              absl::Span<const Tensor* const> inputs, autograd::EdgeList& edges,
+                              int64_t axis_id, bool makes_invariant) {
+  const int count = objective->count;
+  absl::InlinedVector<uint64_t, 4> bits(inputs.size());
+  uint64_t out = 0;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& t = *inputs[k];
+    if (!t.defined()) continue;
+    const GradWrapperImpl* w = MaybeGradWrapperAt(t, level);
+    bits[k] = w != nullptr ? w->varying() : NamedAxisVarying(t, count, false);
+    out |= bits[k];
+  }
+  // What the op's inputs must vary over: what any of them varies over, and for a
+  // collective its axis too (an input every member shares is broadcast over the axis first,
+  // as JAX's psum of an invariant value is pvary then psum: psum(c) == size * c).
+  uint64_t required = out;
+  if (axis_id >= 0) {
+    const int i = NamedAxes::FindIndex(axis_id);
+    if (i >= 0 && i < count) {
+      required |= Bit(i);
+      out = makes_invariant ? (required & ~Bit(i)) : required;
+      objective->collectives |= Bit(i);
+    }
+  }
+  for (size_t k = 0; k < inputs.size() && k < edges.size(); ++k) {
+    const uint64_t missing = required & ~bits[k];
+    if (missing == 0 || !edges[k].valid()) continue;
+    GradWrapperImpl* w = MaybeGradWrapperAt(*inputs[k], level);
+    if (w != nullptr) edges[k] = w->BroadcastEdge(missing, objective);
+  }
+  return out;
+}
 
 void GradWrapperImpl::set_history(autograd::Edge grad_edge) {
   grad_edge_ = std::move(grad_edge);
@@ -39,10 +153,10 @@ std::string GradWrapperImpl::WrapperRepr() const {
 }
 
 Tensor MakeGradWrapper(Tensor value, int64_t level, std::shared_ptr<const bool> alive,
-                       autograd::Edge grad_edge) {
+                       autograd::Edge grad_edge, uint64_t varying) {
   return Tensor(std::allocate_shared<GradWrapperImpl>(internal::PoolAllocator<GradWrapperImpl>(),
                                                       std::move(value), level, std::move(alive),
-                                                      std::move(grad_edge)));
+                                                      std::move(grad_edge), varying));
 }
 
 GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level) {
@@ -52,7 +166,15 @@ GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level) {
 }
 
 GradInterpreter::GradInterpreter(int64_t level, bool prev_grad_mode)
-    : Interpreter(TransformType::kGrad, level), prev_grad_mode_(prev_grad_mode) {}
+    : Interpreter(TransformType::kGrad, level), prev_grad_mode_(prev_grad_mode) {
+  // The axes named now are outside this level (inner ones are named later, above it).
+  const int count = NamedAxes::depth();
+  if (count > 0) {
+    objective_ = std::make_shared<AxisObjective>();
+    objective_->count = count;
+    for (int i = 0; i < count; ++i) objective_->name_ids[i] = NamedAxes::At(i).name_id;
+  }
+}
 
 namespace {
 
@@ -468,11 +590,24 @@ void CheckHistoryCurrent(const GradWrapperImpl& w, absl::string_view user) {
 //     (functorch's "captured Tensor": the level cannot give that object a history);
 //   - an in-place write into an input being differentiated, or a view of one: it would
 //     modify the caller's tensor (PyTorch refuses leaves that require grad and their views).
+uint64_t GradInterpreter::RouteNamedAxes(const Operator& op, const ValueList& args,
+                                         absl::Span<const Tensor* const> passed,
+                                         autograd::EdgeList& edges) {
+  if (objective_ == nullptr) return 0;
+  const int axis_arg = op.schema().axis_arg;
+  const int64_t axis_id = axis_arg >= 0 ? args[static_cast<size_t>(axis_arg)].to_int() : -1;
+  return RouteAcrossNamedAxes(level(), objective_, passed, edges, axis_id,
+                              op.schema().makes_invariant);
+}
+
 ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   // Unwrap this level: values one level down, and where each input's gradient goes.
   autograd::EdgeList edges;
   bool tracked = false;
+  // The inputs as passed, for the named-axis bookkeeping (only kept when axes are named).
+  absl::InlinedVector<const Tensor*, 4> passed;
   auto unwrap = [&](const Tensor& t) {
+    if (objective_ != nullptr) passed.push_back(&t);
     if (const GradWrapperImpl* w = MaybeGradWrapperAt(t, level())) {
       CheckHistoryCurrent(*w, op.name());
       edges.push_back(w->grad_edge());
@@ -532,6 +667,7 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
                  "out-of-place op");
     }
     const autograd::OpDerivatives& d = formula_for();
+    const uint64_t varying = RouteNamedAxes(op, args, passed, edges);
     ValueList saved = inner;
     if (d.reads_input_values) {
       LowerGuard lower(this);
@@ -542,12 +678,14 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     auto node = std::allocate_shared<OpNode>(internal::PoolAllocator<OpNode>(), std::move(edges),
                                              1, op, d, std::move(saved), std::move(outputs));
     w->set_history(autograd::Edge{node, 0});
+    w->set_varying(varying);
     return out;
   }
   ValueList outputs = lower_and_run(inner);
   if (remat_ != nullptr) remat_->Produced(remat_entry, outputs);
   if (!tracked || nondifferentiable) return outputs;  // constants here
   const autograd::OpDerivatives& d = formula_for();
+  const uint64_t varying = RouteNamedAxes(op, args, passed, edges);
   const int num_slots = GradientSlots(outputs);
   std::shared_ptr<autograd::Node> node;
   if (remat_ != nullptr) {
@@ -563,9 +701,10 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     if (outputs[i].is_tensor_list()) {
       TensorList wrapped;
       for (const Tensor& t : outputs[i].tensor_list()) {
-        wrapped.push_back(IsFloating(t.dtype()) ? MakeGradWrapper(t, level(), alive_flag(),
-                                                                  autograd::Edge{node, slot})
-                                                : t);
+        wrapped.push_back(IsFloating(t.dtype())
+                              ? MakeGradWrapper(t, level(), alive_flag(),
+                                                autograd::Edge{node, slot}, varying)
+                              : t);
         ++slot;
       }
       outputs[i] = Value(std::move(wrapped));
@@ -574,7 +713,8 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     const int this_slot = slot++;
     if (!outputs[i].is_tensor() || !IsFloating(outputs[i].tensor().dtype())) continue;
     Tensor& t = outputs[i].mutable_tensor();  // the node holds its own copy
-    t = MakeGradWrapper(std::move(t), level(), alive_flag(), autograd::Edge{node, this_slot});
+    t = MakeGradWrapper(std::move(t), level(), alive_flag(), autograd::Edge{node, this_slot},
+                        varying);
   }
   return outputs;
 }

@@ -34,21 +34,78 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "autograd/graph.h"
 #include "dispatch/interpreter.h"
 #include "tensor/tensor.h"
 
 namespace ft {
 
+// NOTE: [Gradients across named axes]
+// Collectives (psum, all_gather, ..., //distributed) reduce or gather over a named axis: a
+// vmap's examples or a group's processes (dispatch/named_axes.h). For their gradients to be
+// right, a grad level tracks, for each axis named outside it, whether each value it holds
+// varies over the axis (each member has its own) or is invariant (every member has the
+// same), as JAX's shard_map does (its "varying manual axes"):
+//   - an input being differentiated is invariant over a process axis: a parameter that
+//     every process holds (the data-parallel convention); over a vmap axis it varies when
+//     it is batched there;
+//   - a value the level did not make (a captured or passed-through tensor, a constant)
+//     varies over a process axis (it is the process's own data) and, over a vmap axis,
+//     when it is batched there;
+//   - an op's result varies over the axes any of its inputs varies over; a collective's
+//     result is invariant over its axis (psum, pmean, pmax, all_gather) or varies over it
+//     (psum_scatter, axis_index) (OpSchema::axis_arg and makes_invariant).
+// Where a value that carries a gradient meets one that varies over more axes (a parameter
+// times a process's data), the value is implicitly broadcast over the extra axes (JAX's
+// pvary); the transpose of that broadcast sums its gradient over them: a psum. One
+// PvaryBackward node per value and set of axes gathers every such use, so each gradient is
+// summed once, however often the parameter is used. Whether the sum runs depends on the
+// function's output (its "objective"):
+//   - an output invariant over the axis (a loss after pmean) is one value for all members,
+//     so the gradient of a shared parameter is the sum of every member's part: the psum
+//     runs, and grad(pmean(local_loss, "dp")) is the global mean gradient on every
+//     process, with one all-reduce per gradient;
+//   - an output that varies over the axis is each member's own (per-example losses under
+//     vmap, a process's local loss): the gradient is that member's own, and the node is the
+//     identity. A level with no collective over its axes therefore computes exactly what
+//     it would without named axes.
+// An output that varies over an axis but was computed through a collective over it, from
+// a value broadcast over it, would need other members' shares of its gradient: grad
+// refuses it with an ft::Error (reduce the output over the axis first).
+// The collectives' own transposes need no tracking: psum's is the identity on the
+// (invariant) cotangent, all_gather's takes this member's slice, psum_scatter's is
+// all_gather (//distributed/collectives.cc).
+class AxisObjective {
+ public:
+  // The named axes outside the level (the first `count` of NamedAxes), and their ids.
+  int count = 0;
+  int64_t name_ids[64] = {};
+  // Axes over which the level's outputs are invariant (set when f returned).
+  uint64_t invariant = 0;
+  // Axes that a collective at this level reduced or scattered over, and axes over which a
+  // PvaryBackward node was made: both with a varying output is the refused case above.
+  uint64_t collectives = 0;
+  uint64_t broadcasts = 0;
+};
+
 class GradWrapperImpl : public TensorImpl {
  public:
   GradWrapperImpl(Tensor value, int64_t level, std::shared_ptr<const bool> alive,
-                  autograd::Edge grad_edge);
+                  autograd::Edge grad_edge, uint64_t varying = 0);
 
   const Tensor& value() const { return value_; }
   int64_t level() const { return level_; }
   const autograd::Edge& grad_edge() const { return grad_edge_; }
   bool requires_grad() const { return grad_edge_.valid(); }
+  // varying: bit i set when the value varies over named axis i of its level (NOTE:
+  // [Gradients across named axes]); 0 when no axis is named outside the level.
+  uint64_t varying() const { return varying_; }
+  void set_varying(uint64_t varying) { varying_ = varying; }
+  // BroadcastEdge: where the gradient of a use of this value that broadcasts it over the
+  // axes `missing` goes: one PvaryBackward node per set of axes and history, made on
+  // first use, that sums the gradient over them and passes it to grad_edge().
+  autograd::Edge BroadcastEdge(uint64_t missing, const std::shared_ptr<AxisObjective>& objective);
 
   // NOTE: [Stale history] The wrapper remembers its value's data_version when its history
   // (grad_edge) was recorded. An in-place op on the wrapper itself records new history and
@@ -71,10 +128,33 @@ class GradWrapperImpl : public TensorImpl {
   std::shared_ptr<const bool> alive_;
   autograd::Edge grad_edge_;
   int64_t recorded_version_;
+  uint64_t varying_;
+  struct Broadcast {
+    uint64_t missing;
+    const autograd::Node* history;  // grad_edge_ when the node was made
+    autograd::Edge edge;
+  };
+  std::vector<Broadcast> broadcasts_;
 };
 
 Tensor MakeGradWrapper(Tensor value, int64_t level, std::shared_ptr<const bool> alive,
-                       autograd::Edge grad_edge);
+                       autograd::Edge grad_edge, uint64_t varying = 0);
+
+// NamedAxisVarying: the bits over the first `count` named axes of a value that is not a
+// wrapper of the level asking (NOTE: [Gradients across named axes]): an outer grad
+// wrapper's own record where it has one, else batchedness for a vmap axis and, for a
+// process axis, varying unless `differentiated` (an input being differentiated).
+uint64_t NamedAxisVarying(const Tensor& t, int count, bool differentiated);
+
+// RouteAcrossNamedAxes: for one op at grad level `level` whose tensor inputs (lists
+// expanded) are `inputs` (as passed, wrappers included) with gradient edges `edges`,
+// computes the variance of its results (returned) and reroutes the edge of each input
+// that varies over fewer axes through its BroadcastEdge. For a collective, `axis_id` is
+// its axis's name id and `makes_invariant` its OpSchema flag; -1 for any other op.
+// Custom Function rules call it as the interpreter does for ops.
+uint64_t RouteAcrossNamedAxes(int64_t level, const std::shared_ptr<AxisObjective>& objective,
+                              absl::Span<const Tensor* const> inputs, autograd::EdgeList& edges,
+                              int64_t axis_id, bool makes_invariant);
 
 // MaybeGradWrapperAt: t's GradWrapperImpl when t is a grad wrapper of exactly `level`.
 GradWrapperImpl* MaybeGradWrapperAt(const Tensor& t, int64_t level);
@@ -96,10 +176,17 @@ class GradInterpreter : public Interpreter {
   ~GradInterpreter() override;
   bool prev_grad_mode() const { return prev_grad_mode_; }
   ValueList Process(const Operator& op, ValueList& args) override;
+  // objective: the named axes outside this level and what f's outputs are over them
+  // (NOTE: [Gradients across named axes]); null when no axis is named outside it.
+  const std::shared_ptr<AxisObjective>& objective() const { return objective_; }
 
  private:
   friend class RematScope;
+  // RouteNamedAxes: RouteAcrossNamedAxes for one op (0 without named axes).
+  uint64_t RouteNamedAxes(const Operator& op, const ValueList& args,
+                          absl::Span<const Tensor* const> passed, autograd::EdgeList& edges);
   bool prev_grad_mode_;
+  std::shared_ptr<AxisObjective> objective_;
   std::shared_ptr<RematRecord> remat_;  // set while a RematScope covers this level
 };
 

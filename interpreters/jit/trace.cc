@@ -418,7 +418,10 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   std::vector<bool> folded(calls_.size(), false);
   for (size_t c = 0; c < calls_.size(); ++c) {
     const Call& call = calls_[c];
-    if (call.op == nullptr || call.op->schema().mutated_arg) continue;
+    // A collective (an ordered effect) communicates at every replay, constant or not.
+    if (call.op == nullptr || call.op->schema().mutated_arg || call.op->schema().ordered_effect) {
+      continue;
+    }
     bool foldable = std::all_of(call.tensor_args.begin(), call.tensor_args.end(), constant);
     for (const Program::TensorRef& r : call.outputs) {
       foldable &= !written.contains(slots_[r.slot].value.storage().id());
@@ -493,7 +496,7 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
     std::vector<Call> unique;
     for (Call& step : steps) {
       for (Program::TensorRef& r : step.tensor_args) r.slot = forward[r.slot];
-      const bool merge = step.op != nullptr &&
+      const bool merge = step.op != nullptr && !step.op->schema().ordered_effect &&
                          std::none_of(step.outputs.begin(), step.outputs.end(),
                                       [&](const Program::TensorRef& r) {
                                         return returned.contains(r.slot);
@@ -524,7 +527,8 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   std::vector<bool> kept(steps.size(), false);
   for (size_t c = steps.size(); c-- > 0;) {
     const Call& call = steps[c];
-    bool keep = (call.op != nullptr && call.op->schema().mutated_arg.has_value()) ||
+    bool keep = (call.op != nullptr && (call.op->schema().mutated_arg.has_value() ||
+                                        call.op->schema().ordered_effect)) ||
                 call.guard.has_value();
     for (const Program::TensorRef& r : call.outputs) keep |= live[r.slot];
     if (!keep) continue;

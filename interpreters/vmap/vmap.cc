@@ -1,10 +1,12 @@
 #include "interpreters/vmap/vmap.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dispatch/named_axes.h"
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "vmap_rules/register.h"
@@ -30,19 +32,35 @@ namespace {
 
 const char* ValueKindName(const Value& v) { return ValueTagName(v.tag()); }
 
+// NamedAxis::mapped_at for a vmap axis: whether t, through any wrappers of other levels,
+// is batched at `level`.
+bool IsBatchedAtLevel(const Tensor& t, int64_t level) {
+  for (const Tensor* cur = &t; cur != nullptr && cur->defined();
+       cur = cur->impl()->wrapped_value()) {
+    if (MaybeBatchedAt(*cur, level) != nullptr) return true;
+  }
+  return false;
+}
+
 // One vmap call on a batch (or a chunk of it): wrap, run f at a fresh level, unwrap.
 ValueList RunBatched(const ValueFn& f, const ValueList& args,
                      const std::vector<std::optional<int64_t>>& in_dims, const Dims& out_dims,
                      int64_t level, int64_t batch_size, Randomness randomness,
                      int64_t chunk_start, int64_t total_batch_size,
-                     std::shared_ptr<RandomDrawLog> draws) {
+                     std::shared_ptr<RandomDrawLog> draws, int64_t axis_name_id = -1) {
   draws->next = 0;
   draws->recording = chunk_start == 0;
   VmapInterpreter interp(level, batch_size, randomness, chunk_start, total_batch_size,
                          std::move(draws));
+  interp.set_axis_name_id(axis_name_id);
   ValueList outputs;
   {
     InterpreterScope scope(&interp);
+    // The axis name is in effect while f runs (dispatch/named_axes.h); inner levels see it.
+    std::optional<NamedAxisScope> named;
+    if (axis_name_id >= 0) {
+      named.emplace(NamedAxis{axis_name_id, level, batch_size, nullptr, &IsBatchedAtLevel});
+    }
     ValueList wrapped;
     for (size_t i = 0; i < args.size(); ++i) {
       if (in_dims[i]) {
@@ -95,9 +113,12 @@ ValueList RunBatched(const ValueFn& f, const ValueList& args,
   return result;
 }
 
-ValueList VmapCall(const ValueFn& f, const ValueList& args, const Dims& in_dims_spec,
-                   const Dims& out_dims, Randomness randomness,
-                   std::optional<int64_t> chunk_size) {
+ValueList VmapCall(const ValueFn& f, const ValueList& args, const VmapOptions& options) {
+  const Dims& in_dims_spec = options.in_dims;
+  const Dims& out_dims = options.out_dims;
+  const Randomness randomness = options.randomness;
+  const std::optional<int64_t> chunk_size = options.chunk_size;
+  const int64_t axis_name_id = options.axis_name.empty() ? -1 : AxisNameId(options.axis_name);
   RegisterVmapRules();
   // The level is taken first so that every message can name it.
   const int64_t level = LayerStack::NewLevel();
@@ -150,7 +171,13 @@ ValueList VmapCall(const ValueFn& f, const ValueList& args, const Dims& in_dims_
   const int64_t total = *batch_size;
   if (!chunk_size || *chunk_size >= total || total == 0) {
     return RunBatched(f, args, in_dims, out_dims, level, total, randomness, 0, total,
-                      std::make_shared<RandomDrawLog>());
+                      std::make_shared<RandomDrawLog>(), axis_name_id);
+  }
+  if (axis_name_id >= 0) {
+    // A collective over the axis needs every example at once; a chunk holds only some.
+    ThrowError("vmap: chunk_size (", *chunk_size, ") cannot be combined with axis_name '",
+               options.axis_name, "': a collective over the axis needs all ", total,
+               " examples at once (vmap level ", level, ")");
   }
   // Chunked: run each slice of the batch and concatenate each output along its out_dim.
   std::vector<ValueList> chunks;
@@ -195,15 +222,13 @@ ValueList VmapCall(const ValueFn& f, const ValueList& args, const Dims& in_dims_
 
 }  // namespace
 
-ValueFn vmap(ValueFn f, Dims in_dims, Dims out_dims, Randomness randomness,
-             std::optional<int64_t> chunk_size) {
-  return [f = std::move(f), in_dims, out_dims, randomness, chunk_size](const ValueList& args) {
-    return VmapCall(f, args, in_dims, out_dims, randomness, chunk_size);
+ValueFn internal::VmapWithOptions(ValueFn f, VmapOptions options) {
+  return [f = std::move(f), options = std::move(options)](const ValueList& args) {
+    return VmapCall(f, args, options);
   };
 }
 
-TensorListFn vmap(TensorListFn f, Dims in_dims, Dims out_dims, Randomness randomness,
-                  std::optional<int64_t> chunk_size) {
+TensorListFn internal::VmapWithOptions(TensorListFn f, VmapOptions options) {
   ValueFn as_values = [f = std::move(f)](const ValueList& args) {
     TensorList tensors;
     for (const Value& v : args) tensors.push_back(v.tensor());
@@ -211,29 +236,47 @@ TensorListFn vmap(TensorListFn f, Dims in_dims, Dims out_dims, Randomness random
     for (Tensor& t : f(tensors)) out.emplace_back(std::move(t));
     return out;
   };
-  return [g = std::move(as_values), in_dims, out_dims, randomness,
-          chunk_size](const TensorList& args) {
+  return [g = std::move(as_values), options = std::move(options)](const TensorList& args) {
     ValueList values(args.begin(), args.end());
-    ValueList out = VmapCall(g, values, in_dims, out_dims, randomness, chunk_size);
+    ValueList out = VmapCall(g, values, options);
     TensorList tensors;
     for (Value& v : out) tensors.push_back(std::move(v.mutable_tensor()));
     return tensors;
   };
 }
 
-TensorFn vmap(TensorFn f, Dims in_dims, Dims out_dims, Randomness randomness,
-              std::optional<int64_t> chunk_size) {
+TensorFn internal::VmapWithOptions(TensorFn f, VmapOptions options) {
   ValueFn as_values = [f = std::move(f)](const ValueList& args) {
     ValueList out;
     out.emplace_back(f(args[0].tensor()));
     return out;
   };
-  return [g = std::move(as_values), in_dims, out_dims, randomness,
-          chunk_size](const Tensor& x) {
+  return [g = std::move(as_values), options = std::move(options)](const Tensor& x) {
     const ValueList values = {Value(x)};
-    ValueList out = VmapCall(g, values, in_dims, out_dims, randomness, chunk_size);
+    ValueList out = VmapCall(g, values, options);
     return std::move(out[0].mutable_tensor());
   };
+}
+
+ValueFn vmap(ValueFn f, Dims in_dims, Dims out_dims, Randomness randomness,
+             std::optional<int64_t> chunk_size) {
+  return internal::VmapWithOptions(
+      std::move(f), VmapOptions{std::move(in_dims), std::move(out_dims), randomness, chunk_size,
+                                ""});
+}
+
+TensorListFn vmap(TensorListFn f, Dims in_dims, Dims out_dims, Randomness randomness,
+                  std::optional<int64_t> chunk_size) {
+  return internal::VmapWithOptions(
+      std::move(f), VmapOptions{std::move(in_dims), std::move(out_dims), randomness, chunk_size,
+                                ""});
+}
+
+TensorFn vmap(TensorFn f, Dims in_dims, Dims out_dims, Randomness randomness,
+              std::optional<int64_t> chunk_size) {
+  return internal::VmapWithOptions(
+      std::move(f), VmapOptions{std::move(in_dims), std::move(out_dims), randomness, chunk_size,
+                                ""});
 }
 
 }  // namespace ft

@@ -36,6 +36,9 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "dispatch/value.h"
@@ -71,7 +74,42 @@ class Dims {
   Compute compute_;
 };
 
+// VmapOptions: every setting of one vmap, for the overloads that take them by name:
+//   ft::vmap(f, ft::VmapOptions{.in_dims = {0, std::nullopt}, .axis_name = "batch"})
+// axis_name (empty: none) names the mapped axis, so that collectives inside f (psum,
+// all_gather, ..., //distributed/collectives.h) can reduce or gather across the examples.
+// The name is in effect while f runs, also for transforms nested inside. It cannot be
+// combined with chunk_size (a collective needs every example at once).
+struct VmapOptions {
+  Dims in_dims = 0;
+  Dims out_dims = 0;
+  Randomness randomness = Randomness::kError;
+  std::optional<int64_t> chunk_size = std::nullopt;
+  std::string axis_name;
+};
+
 // ValueFn, TensorListFn and TensorFn: dispatch/value.h.
+namespace internal {
+ValueFn VmapWithOptions(ValueFn f, VmapOptions options);
+TensorListFn VmapWithOptions(TensorListFn f, VmapOptions options);
+TensorFn VmapWithOptions(TensorFn f, VmapOptions options);
+}  // namespace internal
+
+// The overloads below take the options by a deduced type T (VmapOptions only), so that a
+// braced list such as vmap(f, {0, 0}) still means in_dims: a braced list deduces no type.
+// Write vmap(f, VmapOptions{.in_dims = ..., .axis_name = "i"}).
+template <typename T, typename = std::enable_if_t<std::is_same_v<T, VmapOptions>>>
+ValueFn vmap(ValueFn f, const T& options) {
+  return internal::VmapWithOptions(std::move(f), options);
+}
+template <typename T, typename = std::enable_if_t<std::is_same_v<T, VmapOptions>>>
+TensorListFn vmap(TensorListFn f, const T& options) {
+  return internal::VmapWithOptions(std::move(f), options);
+}
+template <typename T, typename = std::enable_if_t<std::is_same_v<T, VmapOptions>>>
+TensorFn vmap(TensorFn f, const T& options) {
+  return internal::VmapWithOptions(std::move(f), options);
+}
 
 // vmap over a function of Values (tensors and pass-through non-tensors).
 ValueFn vmap(ValueFn f, Dims in_dims = 0, Dims out_dims = 0,

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/named_axes.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
@@ -48,7 +49,11 @@ VmapInterpreter::VmapInterpreter(int64_t level, int64_t batch_size, Randomness r
 
 std::string VmapInterpreter::DebugString() const {
   return absl::StrCat("Vmap(level=", level(), ", batch_size=", batch_size_,
-                      ", randomness=", RandomnessName(randomness_), ")");
+                      ", randomness=", RandomnessName(randomness_),
+                      axis_name_id_ >= 0 ? absl::StrCat(", axis_name='",
+                                                        AxisNameString(axis_name_id_), "'")
+                                         : std::string(),
+                      ")");
 }
 
 namespace {
@@ -76,7 +81,9 @@ ValueList VmapInterpreter::Process(const Operator& op, ValueList& args) {
                "). Please either use the 'same' or 'different' randomness flags on vmap or "
                "perform the randomness operation out of vmap");
   }
-  if (!random && !AnyBatchedAt(args, level())) {
+  // A collective (OpSchema::axis_arg) always reaches its rule: over this level's own axis
+  // it reduces or gathers across the examples even when its input is not batched.
+  if (!random && op.schema().axis_arg < 0 && !AnyBatchedAt(args, level())) {
     LowerGuard lower(this);
     return DispatchBoxed(op, args);
   }

@@ -92,6 +92,9 @@ class VmapInterpreter : public Interpreter {
   int64_t chunk_start() const { return chunk_start_; }
   int64_t total_batch_size() const { return total_batch_size_; }
   RandomDrawLog* draws() const { return draws_.get(); }
+  // axis_name_id: the interned name of this vmap's axis (dispatch/named_axes.h), or -1.
+  int64_t axis_name_id() const { return axis_name_id_; }
+  void set_axis_name_id(int64_t id) { axis_name_id_ = id; }
 
   ValueList Process(const Operator& op, ValueList& args) override;
   std::string DebugString() const override;
@@ -105,6 +108,7 @@ class VmapInterpreter : public Interpreter {
   int64_t chunk_start_;
   int64_t total_batch_size_;
   std::shared_ptr<RandomDrawLog> draws_;
+  int64_t axis_name_id_ = -1;
 };
 
 // VmapContext: what a rule knows about the level it runs for.
