@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The worker under `mpirun -np 2` on this machine: the MPI engine, and Gloo bootstrapped
+# The worker under `mpirun -np 2` and `-np 3` on this machine: the MPI engine, and Gloo bootstrapped
 # through MPI (FT_BACKEND=gloo); a stalled rank under the MPI engine.
 set -uo pipefail
 worker=$1
@@ -8,7 +8,7 @@ token="ft-mpi-test-$$-$RANDOM"
 out=$TMPDIR/out
 err=$TMPDIR/err
 
-mpirun_flags=(-np 2 --oversubscribe)
+mpirun_flags=(--oversubscribe)
 # Open MPI refuses root without this flag; CI runs as root.
 [[ $(id -u) -eq 0 ]] && mpirun_flags+=(--allow-run-as-root)
 
@@ -16,22 +16,24 @@ mpirun_flags=(-np 2 --oversubscribe)
 # the slow unwinder reaches the Open MPI library below them, which lsan_suppressions.cc names.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0
 
-for backend in mpi gloo; do
-  start=$(now_ms)
-  FT_BACKEND=$backend FT_DIST_TIMEOUT_MS=10000 timeout 50 mpirun "${mpirun_flags[@]}" \
-    -x FT_BACKEND -x FT_DIST_TIMEOUT_MS -x TMPDIR -x ASAN_OPTIONS \
-    "$worker" allreduce "$backend" "$token" \
-    >"$out" 2>"$err"
-  code=$?
-  [[ $code -eq 0 ]] || { cat "$out" "$err" >&2; fail "mpirun, FT_BACKEND=$backend: exit $code"; }
-  expect_contains "$out" "rank 0 of 2 ($backend): OK"
-  expect_contains "$out" "rank 1 of 2 ($backend): OK"
-  expect_elapsed_below "$start" 40000 "mpirun -np 2, FT_BACKEND=$backend"
+for np in 2 3; do
+  for backend in mpi gloo; do
+    start=$(now_ms)
+    FT_BACKEND=$backend FT_DIST_TIMEOUT_MS=10000 timeout 50 mpirun -np "$np" "${mpirun_flags[@]}" \
+      -x FT_BACKEND -x FT_DIST_TIMEOUT_MS -x TMPDIR -x ASAN_OPTIONS \
+      "$worker" allreduce "$backend" "$token" >"$out" 2>"$err"
+    code=$?
+    [[ $code -eq 0 ]] || { cat "$out" "$err" >&2; fail "mpirun -np $np, $backend: exit $code"; }
+    for ((r = 0; r < np; r++)); do
+      expect_contains "$out" "rank $r of $np ($backend): OK"
+    done
+    expect_elapsed_below "$start" 20000 "mpirun -np $np, FT_BACKEND=$backend"
+  done
 done
 # The MPI engine's timeout: rank 1 stops itself (SIGSTOP) after the first AllReduce; rank 0's
 # next one must throw ft::Error within twice FT_DIST_TIMEOUT_MS, and mpirun then ends the job.
 start=$(now_ms)
-FT_BACKEND=mpi FT_DIST_TIMEOUT_MS=1000 timeout 50 mpirun "${mpirun_flags[@]}" \
+FT_BACKEND=mpi FT_DIST_TIMEOUT_MS=1000 timeout 30 mpirun -np 2 "${mpirun_flags[@]}" \
   -x FT_BACKEND -x FT_DIST_TIMEOUT_MS -x TMPDIR -x ASAN_OPTIONS \
   "$worker" stall mpi "$token" >"$out" 2>"$err"
 code=$?
