@@ -9,6 +9,11 @@ out=$TMPDIR/out
 err=$TMPDIR/err
 
 mpirun_flags=(--oversubscribe)
+# Open MPI names its shared-memory files after the job id, which it derives from mpirun's pid:
+# in Bazel's sandboxes (a pid namespace each) two runs of this test have the same pid, and
+# with the default /dev/shm they would map each other's files (and crash). Keep them in the
+# test's own TMPDIR (the session directory follows TMPDIR already).
+export OMPI_MCA_btl_vader_backing_directory=$TMPDIR
 # Open MPI refuses root without this flag; CI runs as root.
 [[ $(id -u) -eq 0 ]] && mpirun_flags+=(--allow-run-as-root)
 
@@ -30,12 +35,13 @@ for np in 2 3; do
     expect_elapsed_below "$start" 20000 "mpirun -np $np, FT_BACKEND=$backend"
   done
 done
-# The MPI engine's timeout: rank 1 stops itself (SIGSTOP) after the first AllReduce; rank 0's
-# next one must throw ft::Error within twice FT_DIST_TIMEOUT_MS, and mpirun then ends the job.
+# The MPI engine's timeout: rank 1 sleeps 30 s after the first AllReduce; rank 0's next one
+# must throw ft::Error within twice FT_DIST_TIMEOUT_MS, and mpirun then ends the job. (Not
+# SIGSTOP, as peer_failure_test does: mpirun may wait long for a stopped process to die.)
 start=$(now_ms)
 FT_BACKEND=mpi FT_DIST_TIMEOUT_MS=1000 timeout 30 mpirun -np 2 "${mpirun_flags[@]}" \
   -x FT_BACKEND -x FT_DIST_TIMEOUT_MS -x TMPDIR -x ASAN_OPTIONS \
-  "$worker" stall mpi "$token" >"$out" 2>"$err"
+  "$worker" hang mpi "$token" >"$out" 2>"$err"
 code=$?
 [[ $code -ne 0 && $code -ne 124 ]] || { cat "$out" "$err" >&2; fail "mpirun stall: exit $code"; }
 expect_contains "$err" "rank 0: ft::Error after"

@@ -11,6 +11,8 @@
 //   die        after one AllReduce rank 1 kills itself (SIGKILL); the others' next AllReduce
 //              must throw ft::Error within twice FT_DIST_TIMEOUT_MS.
 //   stall      after one AllReduce rank 1 stops itself (SIGSTOP); as for die.
+//   hang       after one AllReduce rank 1 sleeps 30 s (a stall that mpirun can still end:
+//              it cannot kill a stopped process quickly); as for die.
 //   sleep      every rank sleeps 60 s after joining (for the launcher's --timeout).
 // BACKEND: the backend() the group must have ("gloo" or "mpi"; "-" for any). TOKEN: ignored;
 // a unique word the tests find the processes by.
@@ -153,7 +155,7 @@ int Run(const std::string& mode, const std::string& backend) {
     std::this_thread::sleep_for(std::chrono::seconds(60));
     return 0;
   }
-  if (mode == "die" || mode == "stall") {
+  if (mode == "die" || mode == "stall" || mode == "hang") {
     double v = 1.0;
     g->AllReduce(&v, 1, ft::kFloat64, ReduceOp::kSum);
     if (v != g->size()) {
@@ -161,6 +163,10 @@ int Run(const std::string& mode, const std::string& backend) {
     }
     std::fflush(stdout);
     if (g_rank == 1) {
+      if (mode == "hang") {
+        std::this_thread::sleep_for(std::chrono::seconds(30));
+        return 0;
+      }
       raise(mode == "die" ? SIGKILL : SIGSTOP);
       return 0;  // stall: when the test resumes us (it kills us instead)
     }
