@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # package | what its libraries may depend on (besides itself and //third_party)
+# A rule may name one target (//pkg:name) instead: that library alone is held to it.
 rules=(
   "//tensor|"
   "//dispatch|+ //tensor/..."
@@ -19,24 +20,29 @@ rules=(
   "//interop|+ //tensor/..."
   "//tree|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/... + //vmap_rules/... + //custom_function/... + //control_flow/..."
   "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jit/..."
+  # The engine layer (process groups on Gloo and MPI); the collectives above it may go higher.
+  "//distributed:process_group|+ //tensor/..."
 )
 
 status=0
 for rule in "${rules[@]}"; do
-  pkg=${rule%%|*}
+  name=${rule%%|*}
   allowed=${rule#*|}
-  query="deps(kind(cc_library, ${pkg}/...)) intersect //... except ${pkg}/... except //third_party/... except (//third_party/... ${allowed})"
+  pkg=${name%%:*}
+  targets=${pkg}/...
+  [[ $name == *:* ]] && targets=$name
+  query="deps(kind(cc_library, ${targets})) intersect //... except ${pkg}/... except //third_party/... except (//third_party/... ${allowed})"
   if ! bad=$(./bazelw query --noshow_progress "$query" 2>/tmp/ft-layering-query.log); then
-    echo "layering: bazel query failed for ${pkg}:" >&2
+    echo "layering: bazel query failed for ${name}:" >&2
     cat /tmp/ft-layering-query.log >&2
     exit 1
   fi
   if [[ -n "$bad" ]]; then
-    echo "layering: ${pkg} must not depend on:" >&2
+    echo "layering: ${name} must not depend on:" >&2
     echo "$bad" >&2
     status=1
   else
-    echo "layering: ${pkg} ok"
+    echo "layering: ${name} ok"
   fi
 done
 exit "$status"
