@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "dispatch/dispatch.h"
+#include "dispatch/named_axes.h"
 #include "tensor/binary_kernels.h"
 
 namespace ft {
@@ -53,11 +54,18 @@ Tensor WrappedScalar(Scalar s, DType dtype) {
     const T v = ScalarAs<T>(s);
     std::memcpy(&bits, &v, sizeof(T));
   });
-  for (const Entry& e : cache) {
-    if (e.tensor.defined() && e.dtype == dtype && e.bits == bits) return e.tensor;
+  // With named axes in effect the grad levels tell a constant made inside f from data
+  // captured from outside by when its buffer was allocated (NOTE: [Gradients across named
+  // axes] in interpreters/grad/grad_interpreter.h): a cached scalar would look captured.
+  const bool cacheable = NamedAxes::depth() == 0;
+  if (cacheable) {
+    for (const Entry& e : cache) {
+      if (e.tensor.defined() && e.dtype == dtype && e.bits == bits) return e.tensor;
+    }
   }
   Tensor t = EmptyContiguous({}, dtype);
   std::memcpy(t.impl()->raw_data(), &bits, static_cast<size_t>(ItemSize(dtype)));
+  if (!cacheable) return t;
   cache[next_slot] = Entry{dtype, bits, t};
   next_slot = (next_slot + 1) % kCacheSize;
   return t;

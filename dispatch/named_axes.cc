@@ -52,6 +52,11 @@ const NamedAxis& NamedAxes::At(int i) {
   return tls_axes[i];
 }
 
+NamedAxis& NamedAxes::MutableAt(int i) {
+  FT_CHECK(i >= 0 && i < tls_depth);
+  return tls_axes[i];
+}
+
 int NamedAxes::FindIndex(int64_t name_id) {
   for (int i = tls_depth - 1; i >= 0; --i) {
     if (tls_axes[i].name_id == name_id) return i;

@@ -54,6 +54,10 @@ struct NamedAxis {
   void* binding = nullptr;
   // A vmap axis: whether `t` is batched at `level` (set by //interpreters/vmap).
   bool (*mapped_at)(const Tensor& t, int64_t level) = nullptr;
+  // A process axis: whether the grad transforms treat the inputs they differentiate as each
+  // process's own (true) or as parameters every process shares (false, the default);
+  // ft::dist::PerProcessInputs sets it for a scope.
+  bool inputs_vary = false;
 
   bool is_vmap() const { return vmap_level >= 0; }
 };
@@ -69,6 +73,8 @@ class NamedAxes {
   static const NamedAxis* Find(int64_t name_id);
   // FindIndex: its position (At), or -1.
   static int FindIndex(int64_t name_id);
+  // MutableAt(i): entry i, for the scopes that change a setting of an axis in effect.
+  static NamedAxis& MutableAt(int i);
   // Describe: e.g. "'batch' (vmap, 8 members), 'dp' (processes, 2 members)", or "none".
   static std::string Describe();
 };

@@ -570,5 +570,18 @@ AxisBinding::AxisBinding(const std::string& axis, std::shared_ptr<ProcessGroup> 
         return named;
       }()) {}
 
+PerProcessInputs::PerProcessInputs(const std::string& axis) {
+  const int64_t id = AxisNameId(axis);
+  index_ = NamedAxes::FindIndex(id);
+  if (index_ < 0 || NamedAxes::At(index_).is_vmap()) {
+    ThrowError("PerProcessInputs: '", axis, "' is not a process axis in effect (named axes in ",
+               "effect: ", NamedAxes::Describe(), "); bind it with ft::dist::bind_axis first");
+  }
+  saved_ = NamedAxes::At(index_).inputs_vary;
+  NamedAxes::MutableAt(index_).inputs_vary = true;
+}
+
+PerProcessInputs::~PerProcessInputs() { NamedAxes::MutableAt(index_).inputs_vary = saved_; }
+
 }  // namespace dist
 }  // namespace ft

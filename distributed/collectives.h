@@ -93,6 +93,24 @@ class AxisBinding {
   NamedAxisScope scope_;
 };
 
+// PerProcessInputs: while it lives, grad, vjp, jacrev and hessian (entered inside it)
+// treat the inputs they differentiate as each process's own values over `axis` (process
+// axis already bound), not as parameters every process shares: their gradients are each
+// process's own, never summed over the processes (NOTE: [Gradients across named axes]).
+//   auto local = ft::dist::PerProcessInputs("dp");
+//   Tensor dx = ft::grad(f)({x_local})[0];   // d(objective)/d(this process's x)
+class PerProcessInputs {
+ public:
+  explicit PerProcessInputs(const std::string& axis);
+  ~PerProcessInputs();
+  PerProcessInputs(const PerProcessInputs&) = delete;
+  PerProcessInputs& operator=(const PerProcessInputs&) = delete;
+
+ private:
+  int index_;
+  bool saved_;
+};
+
 // bind_axis: `auto binding = bind_axis("dp", group);` (an AxisBinding).
 inline AxisBinding bind_axis(const std::string& axis, std::shared_ptr<ProcessGroup> group) {
   return AxisBinding(axis, std::move(group));

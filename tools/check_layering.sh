@@ -22,6 +22,7 @@ rules=(
   "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jit/..."
   # The engine layer (process groups on Gloo and MPI); the collectives above it may go higher.
   "//distributed:process_group|+ //tensor/..."
+  "//distributed|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/... + //vmap_rules/..."
 )
 
 status=0

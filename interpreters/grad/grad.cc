@@ -40,7 +40,7 @@ void SetObjective(const GradInterpreter& interp, const TensorList& outputs, cons
   uint64_t varying = 0;
   for (const Tensor& o : outputs) {
     const GradWrapperImpl* w = MaybeGradWrapperAt(o, interp.level());
-    varying |= w != nullptr ? w->varying() : NamedAxisVarying(o, objective.count, false);
+    varying |= w != nullptr ? w->varying() : NamedAxisVarying(o, objective, false);
   }
   const uint64_t all = objective.count == 64 ? ~uint64_t{0}
                                               : (uint64_t{1} << objective.count) - 1;
@@ -87,7 +87,7 @@ Traced Trace(const TensorListFn& f, const TensorList& primals, const std::vector
       t.input_edges.push_back(leaf);
       const uint64_t varying =
           interp.objective() != nullptr
-              ? NamedAxisVarying(primals[i], interp.objective()->count, /*differentiated=*/true)
+              ? NamedAxisVarying(primals[i], *interp.objective(), /*differentiated=*/true)
               : 0;
       wrapped.push_back(
           MakeGradWrapper(primals[i], interp.level(), interp.alive_flag(), leaf, varying));

@@ -78,29 +78,37 @@ autograd::Edge GradWrapperImpl::BroadcastEdge(uint64_t missing,
   return edge;
 }
 
-uint64_t NamedAxisVarying(const Tensor& t, int count, bool differentiated) {
+uint64_t NamedAxisVarying(const Tensor& t, const AxisObjective& objective,
+                          bool differentiated) {
   uint64_t bits = 0;
-  for (int i = 0; i < count; ++i) {
+  for (int i = 0; i < objective.count; ++i) {
     const NamedAxis& axis = NamedAxes::At(i);
-    bool varies = axis.is_vmap() ? false : !differentiated;
+    bool varies = false;
+    bool decided = false;
     for (const Tensor* cur = &t; cur != nullptr && cur->defined();
          cur = cur->impl()->wrapped_value()) {
       if (cur->kind() == TensorKind::kGradWrapper) {
         const auto* w = static_cast<const GradWrapperImpl*>(cur->impl());
         // An outer grad level tracks the axes named outside it: its record decides.
-        if (w->level() > axis.vmap_level && (w->varying() & Bit(i)) != 0) {
-          varies = true;
-          break;
-        }
         if (w->level() > axis.vmap_level) {
-          varies = false;
+          varies = (w->varying() & Bit(i)) != 0;
+          decided = true;
           break;
         }
         continue;
       }
       if (axis.is_vmap() && axis.mapped_at != nullptr && axis.mapped_at(*cur, axis.vmap_level)) {
         varies = true;
+        decided = true;
         break;
+      }
+    }
+    if (!decided && !axis.is_vmap()) {
+      if (differentiated) {
+        varies = (objective.inputs_vary & Bit(i)) != 0;
+      } else {
+        const Storage& storage = t.data_storage();
+        varies = !storage.defined() || !storage.AllocatedAfter(objective.entered);
       }
     }
     if (varies) bits |= Bit(i);
@@ -118,7 +126,7 @@ uint64_t RouteAcrossNamedAxes(int64_t level, const std::shared_ptr<AxisObjective
     const Tensor& t = *inputs[k];
     if (!t.defined()) continue;
     const GradWrapperImpl* w = MaybeGradWrapperAt(t, level);
-    bits[k] = w != nullptr ? w->varying() : NamedAxisVarying(t, count, false);
+    bits[k] = w != nullptr ? w->varying() : NamedAxisVarying(t, *objective, false);
     out |= bits[k];
   }
   // What the op's inputs must vary over: what any of them varies over, and for a
@@ -172,7 +180,13 @@ GradInterpreter::GradInterpreter(int64_t level, bool prev_grad_mode)
   if (count > 0) {
     objective_ = std::make_shared<AxisObjective>();
     objective_->count = count;
-    for (int i = 0; i < count; ++i) objective_->name_ids[i] = NamedAxes::At(i).name_id;
+    objective_->entered = Storage::Mark();
+    for (int i = 0; i < count; ++i) {
+      const NamedAxis& axis = NamedAxes::At(i);
+      objective_->name_ids[i] = axis.name_id;
+      if (!axis.is_vmap()) objective_->process_axes |= Bit(i);
+      if (!axis.is_vmap() && axis.inputs_vary) objective_->inputs_vary |= Bit(i);
+    }
   }
 }
 
@@ -600,6 +614,27 @@ uint64_t GradInterpreter::RouteNamedAxes(const Operator& op, const ValueList& ar
                               op.schema().makes_invariant);
 }
 
+void GradInterpreter::KeepVarying(const Operator& op, const ValueList& args,
+                                  ValueList& outputs) {
+  absl::InlinedVector<const Tensor*, 4> passed;
+  MapTensorArgs(args, [&](const Tensor& t) {
+    passed.push_back(&t);
+    return Tensor();
+  });
+  autograd::EdgeList no_edges;
+  const uint64_t varying = RouteNamedAxes(op, args, passed, no_edges);
+  if ((varying & objective_->process_axes) == 0) return;
+  for (Value& v : outputs) {
+    if (v.is_tensor() && v.tensor().defined()) {
+      v = Value(MakeGradWrapper(v.tensor(), level(), alive_flag(), autograd::Edge{}, varying));
+    } else if (v.is_tensor_list()) {
+      for (Tensor& t : v.mutable_tensor_list()) {
+        if (t.defined()) t = MakeGradWrapper(t, level(), alive_flag(), autograd::Edge{}, varying);
+      }
+    }
+  }
+}
+
 ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   // Unwrap this level: values one level down, and where each input's gradient goes.
   autograd::EdgeList edges;
@@ -683,7 +718,12 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
   }
   ValueList outputs = lower_and_run(inner);
   if (remat_ != nullptr) remat_->Produced(remat_entry, outputs);
-  if (!tracked || nondifferentiable) return outputs;  // constants here
+  if (!tracked || nondifferentiable) {
+    // Constants here; one computed from a process's data stays its own (NOTE: [Gradients
+    // across named axes]).
+    if (objective_ != nullptr && objective_->process_axes != 0) KeepVarying(op, args, outputs);
+    return outputs;
+  }
   const autograd::OpDerivatives& d = formula_for();
   const uint64_t varying = RouteNamedAxes(op, args, passed, edges);
   const int num_slots = GradientSlots(outputs);

@@ -48,12 +48,16 @@ namespace ft {
 // varies over the axis (each member has its own) or is invariant (every member has the
 // same), as JAX's shard_map does (its "varying manual axes"):
 //   - an input being differentiated is invariant over a process axis: a parameter that
-//     every process holds (the data-parallel convention); over a vmap axis it varies when
-//     it is batched there;
-//   - a value the level did not make (a captured or passed-through tensor, a constant)
-//     varies over a process axis (it is the process's own data) and, over a vmap axis,
-//     when it is batched there;
-//   - an op's result varies over the axes any of its inputs varies over; a collective's
+//     every process holds (the data-parallel convention; ft::dist::PerProcessInputs makes
+//     them each process's own instead); over a vmap axis it varies when it is batched there;
+//   - over a vmap axis, any other value varies when it is batched there;
+//   - over a process axis, a tensor that existed before the level was entered (data
+//     captured by f or passed to it without being differentiated) is each process's own, so
+//     it varies; one made inside f without an op (a factory, a scalar operand) is a constant
+//     every process makes alike, so it is invariant;
+//   - an op's result varies over the axes any of its inputs varies over (a result that
+//     carries no gradient but varies over a process axis is wrapped anyway, with no
+//     history, so that what was computed from a process's data stays its own); a collective's
 //     result is invariant over its axis (psum, pmean, pmax, all_gather) or varies over it
 //     (psum_scatter, axis_index) (OpSchema::axis_arg and makes_invariant).
 // Where a value that carries a gradient meets one that varies over more axes (a parameter
@@ -81,6 +85,11 @@ class AxisObjective {
   // The named axes outside the level (the first `count` of NamedAxes), and their ids.
   int count = 0;
   int64_t name_ids[64] = {};
+  // Which of them are process axes, and over which the inputs being differentiated vary.
+  uint64_t process_axes = 0;
+  uint64_t inputs_vary = 0;
+  // When the level was entered: tensors allocated before are data from outside f.
+  Storage::AllocationMark entered{};
   // Axes over which the level's outputs are invariant (set when f returned).
   uint64_t invariant = 0;
   // Axes that a collective at this level reduced or scattered over, and axes over which a
@@ -140,11 +149,12 @@ class GradWrapperImpl : public TensorImpl {
 Tensor MakeGradWrapper(Tensor value, int64_t level, std::shared_ptr<const bool> alive,
                        autograd::Edge grad_edge, uint64_t varying = 0);
 
-// NamedAxisVarying: the bits over the first `count` named axes of a value that is not a
-// wrapper of the level asking (NOTE: [Gradients across named axes]): an outer grad
+// NamedAxisVarying: the bits over the named axes of `objective`'s level of a value that is
+// not a wrapper of that level (NOTE: [Gradients across named axes]): an outer grad
 // wrapper's own record where it has one, else batchedness for a vmap axis and, for a
-// process axis, varying unless `differentiated` (an input being differentiated).
-uint64_t NamedAxisVarying(const Tensor& t, int count, bool differentiated);
+// process axis, the rules for inputs being differentiated (`differentiated`) and for
+// tensors from outside f or made inside it.
+uint64_t NamedAxisVarying(const Tensor& t, const AxisObjective& objective, bool differentiated);
 
 // RouteAcrossNamedAxes: for one op at grad level `level` whose tensor inputs (lists
 // expanded) are `inputs` (as passed, wrappers included) with gradient edges `edges`,
@@ -185,6 +195,9 @@ class GradInterpreter : public Interpreter {
   // RouteNamedAxes: RouteAcrossNamedAxes for one op (0 without named axes).
   uint64_t RouteNamedAxes(const Operator& op, const ValueList& args,
                           absl::Span<const Tensor* const> passed, autograd::EdgeList& edges);
+  // KeepVarying wraps, with no history, the results of an op that carries no gradient
+  // when they vary over a process axis (NOTE: [Gradients across named axes]).
+  void KeepVarying(const Operator& op, const ValueList& args, ValueList& outputs);
   bool prev_grad_mode_;
   std::shared_ptr<AxisObjective> objective_;
   std::shared_ptr<RematRecord> remat_;  // set while a RematScope covers this level
