@@ -11,6 +11,8 @@
 #include "distributed/collectives.h"
 #include "distributed/testing.h"
 #include "dispatch/ops.h"
+#include "custom_function/function.h"
+#include "interpreters/functionalize/functionalize.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp.h"
@@ -239,6 +241,71 @@ TEST_P(ProcessAxis, JitReplaysEveryCollectiveEvenUnused) {
       const double expected = (size * (size - 1) / 2.0 + size * step) / size;
       EXPECT_NEAR(out.to_vector<double>()[0], expected, 1e-12) << "step " << step;
     }
+  });
+}
+
+// A custom Function (softplus with its own backward) on the shared parameters and the
+// process's data: its call is one op across the axis, so the parameter's gradient is still
+// summed once.
+struct Softplus : Function<Softplus> {
+  static constexpr const char* name = "Softplus";
+  static constexpr bool generate_vmap_rule = true;
+  static Tensor forward(const Tensor& x) { return log1p(exp(x)); }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>& inputs, const Tensor&) {
+    ctx.save_for_backward({std::get<0>(inputs)});
+    ctx.save_for_forward({std::get<0>(inputs)});
+  }
+  static TensorList backward(FunctionCtx& ctx, const TensorList& grads) {
+    return {grads[0] * sigmoid(ctx.saved_tensors()[0])};
+  }
+  static TensorList jvp(FunctionCtx& ctx, const TensorList& tangents) {
+    return {tangents[0] * sigmoid(ctx.saved_tensors()[0])};
+  }
+};
+
+TEST_P(ProcessAxis, HessianAndCustomFunctionsSeeTheGlobalObjective) {
+  const int size = GetParam();
+  const Tensor w = Rand({3}, 5);
+  TensorList xs;
+  for (int q = 0; q < size; ++q) xs.push_back(Shard(q, {4, 3}));
+  const Tensor x_all = cat(xs, 0);
+  auto loss = [](const Tensor& v, const Tensor& x) {
+    return mean(Softplus::apply(matmul(x, v))) + 0.1 * sum(v * v * v);
+  };
+  const Tensor h_expected =
+      hessian(TensorFnOfList([&](const TensorList& a) { return loss(a[0], x_all); }))({w})[0];
+  const Tensor g_expected =
+      grad(ScalarFn([&](const TensorList& a) { return loss(a[0], x_all); }))({w})[0];
+  dist::testing::RunOnThreads(size, [&](ProcessGroup& g) {
+    auto binding = dist::bind_axis("dp", Borrow(g));
+    const Tensor x = xs[static_cast<size_t>(g.rank())];
+    // The mean over the whole batch is the pmean of the shards' means (equal shards).
+    auto global = [&](const Tensor& v) {
+      return pmean(mean(Softplus::apply(matmul(x, v))), "dp") + 0.1 * sum(v * v * v);
+    };
+    const int64_t before = binding.calls();
+    Tensor gw = grad(ScalarFn([&](const TensorList& a) { return global(a[0]); }))({w})[0];
+    EXPECT_EQ(binding.calls() - before, 2);  // the pmean, and one sum of w's gradient
+    EXPECT_TENSOR_NEAR(gw, g_expected, 1e-12);
+    Tensor h = hessian(TensorFnOfList([&](const TensorList& a) { return global(a[0]); }))({w})[0];
+    EXPECT_TENSOR_NEAR(h, h_expected, 1e-12);
+  });
+}
+
+TEST_P(ProcessAxis, FunctionalizeKeepsCollectives) {
+  const int size = GetParam();
+  dist::testing::RunOnThreads(size, [size](ProcessGroup& g) {
+    auto binding = dist::bind_axis("dp", Borrow(g));
+    auto f = functionalize(TensorListFn([](const TensorList& a) {
+      Tensor y = clone(a[0]);
+      mul_(y, Scalar(2.0));
+      psum(y, "dp");  // unused: still made
+      return TensorList{psum(y, "dp")};
+    }));
+    const int64_t before = binding.calls();
+    Tensor out = f({full({2}, Scalar(1.0), kFloat64)})[0];
+    EXPECT_EQ(binding.calls() - before, 2);
+    EXPECT_EQ(out.to_vector<double>()[0], 2.0 * size);
   });
 }
 
