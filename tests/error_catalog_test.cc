@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "distributed/collectives.h"
+#include "distributed/testing.h"
 #include "ft.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -690,6 +692,71 @@ TEST(ErrorCatalog, Tree) {
   EXPECT_ERROR_STARTS(tree_unflatten<Tensor>(tree_structure(p), tree_leaves(p)),
                       "tree_unflatten: at the root the structure holds CatalogMlp{w, b, slope} "
                       "where the type holds a Tensor");
+  EXPECT_TRUE(LayerStack::empty());
+}
+
+TEST(ErrorCatalog, NamedAxes) {
+  const Tensor xs = ones({3, 2});
+  VmapOptions named;
+  named.axis_name = "i";
+  EXPECT_ERROR_STARTS(psum(xs, "dp"), "psum: axis name 'dp' is not in effect (named axes in "
+                                      "effect: none)");
+  EXPECT_ERROR_STARTS(vmap(TensorFn([](const Tensor& x) { return psum(x, "dp"); }), named)(xs),
+                      "psum: axis name 'dp' is not in effect (named axes in effect: 'i' (vmap, "
+                      "3 members))");
+  VmapOptions chunked = named;
+  chunked.chunk_size = 2;
+  EXPECT_ERROR_STARTS(vmap(TensorFn([](const Tensor& x) { return psum(x, "i"); }), chunked)(xs),
+                      "vmap: chunk_size (2) cannot be combined with axis_name 'i'");
+  EXPECT_ERROR_STARTS(
+      vmap(TensorFn([](const Tensor& x) { return psum_scatter(x, "i", 0); }), named)(xs),
+      "psum_scatter: dim 0 of the input (shape [2]) must have one entry per member of axis "
+      "'i' (3)");
+  EXPECT_ERROR_STARTS(
+      vmap(TensorFn([](const Tensor& x) { return all_gather(x, "i", 3); }), named)(xs),
+      "all_gather: dim 3 is out of range for a tensor of rank 1 (expected -2 <= dim < 2)");
+  EXPECT_ERROR_STARTS(
+      vmap(grad(TensorFn([](const Tensor& x) { return sum(pmax(x, "i")); })), named)(xs),
+      "grad: no derivative formula for 'pmax'");
+  VmapOptions shared = named;
+  shared.in_dims = {std::nullopt, 0};
+  auto centered = vmap(grad(ScalarFn([](const TensorList& a) {
+                         Tensor l = sum(a[0] * a[1]);
+                         return l - pmean(l, "i");
+                       })),
+                       shared);
+  EXPECT_ERROR_STARTS(centered({ones({2}), xs}),
+                      "grad: f's output varies over axis 'i' (each member of the axis has its "
+                      "own), but it was computed through a collective over 'i'");
+  EXPECT_TRUE(LayerStack::empty());
+  EXPECT_EQ(NamedAxes::depth(), 0);
+}
+
+TEST(ErrorCatalog, Processes) {
+  EXPECT_ERROR_STARTS(dist::init_process_group(),
+                      "init_process_group: no process group in the environment");
+  std::vector<std::string> messages(2);
+  dist::testing::RunOnThreads(2, [&](dist::ProcessGroup& g) {
+    auto binding =
+        dist::bind_axis("dp", std::shared_ptr<dist::ProcessGroup>(&g, [](dist::ProcessGroup*) {}));
+    messages[static_cast<size_t>(g.rank())] =
+        Catch([&] { psum(zeros({g.rank() == 0 ? 3 : 4}), "dp"); }).what;
+  });
+  for (const std::string& m : messages) {
+    EXPECT_THAT(m, StartsWith("psum over axis 'dp': the processes disagree: rank "));
+    EXPECT_THAT(m, HasSubstr("psum of a float32 tensor of shape [3] as its collective #0"));
+    EXPECT_THAT(m, HasSubstr("psum of a float32 tensor of shape [4] as its collective #0"));
+  }
+  std::string stalled;
+  dist::testing::RunOnThreads(
+      2,
+      [&](dist::ProcessGroup& g) {
+        auto binding = dist::bind_axis(
+            "dp", std::shared_ptr<dist::ProcessGroup>(&g, [](dist::ProcessGroup*) {}));
+        if (g.rank() == 0) stalled = Catch([&] { psum(ones({3}), "dp"); }).what;
+      },
+      std::chrono::milliseconds(300));
+  EXPECT_THAT(stalled, StartsWith("psum over axis 'dp' (rank 0 of 2, gloo): "));
   EXPECT_TRUE(LayerStack::empty());
 }
 
