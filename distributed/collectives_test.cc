@@ -230,7 +230,10 @@ TEST(VmapAxis, JvpAndVjpAreTransposesForEveryCollective) {
       {"all_gather", [](const Tensor& x) { return all_gather(x, "i", 1); }},
       {"psum_scatter", [](const Tensor& x) { return psum_scatter(x, "i", 1); }},
   };
-  for (const auto& [name, c] : collectives) {
+  for (const auto& entry : collectives) {
+    // Named variables: lambdas below capture them (clang 14 cannot capture bindings).
+    const char* name = entry.first;
+    const TensorFn& c = entry.second;
     TensorFn batched = vmap(c, Named("i"));
     const Tensor v = Rand(xs.sizes(), 19);
     JvpResult j = jvp(TensorListFn([&](const TensorList& a) { return TensorList{batched(a[0])}; }),

@@ -199,7 +199,10 @@ TEST_P(ProcessAxis, JvpAndVjpAreTransposesSummedOverRanks) {
       // psum_scatter's result is each rank's own; gathered, one value for all.
       {"psum_scatter", [](const Tensor& x) { return all_gather(psum_scatter(x, "dp", 1), "dp"); }},
   };
-  for (const auto& [name, c] : collectives) {
+  for (const auto& entry : collectives) {
+    // Named variables: lambdas below capture them (clang 14 cannot capture bindings).
+    const char* name = entry.first;
+    const TensorFn& c = entry.second;
     std::mutex mu;
     double lhs = 0;  // <J v, u>, summed over ranks where the output varies
     double rhs = 0;  // sum over ranks of <v, J^T u>
