@@ -2,8 +2,11 @@
 // split across processes, which meet over a named axis "dp" (distributed/collectives.h).
 //   ./bazelw build //examples:distributed_dp_sgd //distributed:ft_launch
 //   .bazel/bin/distributed/ft_launch -n 2 .bazel/bin/examples/distributed_dp_sgd
-// (or `mpirun -np 2 .bazel/bin/examples/distributed_dp_sgd`: the MPI engine, or Gloo with
-// FT_BACKEND=gloo). Any number of processes that divides the global batch (24) works.
+// or, once built,
+//   ./bazelw run //distributed:ft_launch -- -n 2 $(pwd)/.bazel/bin/examples/distributed_dp_sgd
+// or under Open MPI (add --allow-run-as-root as root): `mpirun -np 2
+// .bazel/bin/examples/distributed_dp_sgd` runs MPI's engine, `FT_BACKEND=gloo mpirun ...`
+// Gloo's. Any number of processes that divides the global batch (24) works, 1 included.
 //
 // Each step every process builds the whole global batch from the step's seed and keeps its
 // own shard (contiguous rows, rank order). On the shard:
@@ -39,7 +42,7 @@ namespace {
 
 constexpr int64_t kFeatures = 6, kHidden = 16, kClasses = 3;
 constexpr int64_t kGlobalBatch = 24, kSteps = 6;
-constexpr double kLearningRate = 0.5, kClip = 1.0, kNoise = 0.5;
+constexpr double kLearningRate = 0.5, kClip = 2.0, kNoise = 0.5;
 constexpr double kTolerance = 1e-12;
 constexpr uint64_t kSeed = 2024;
 
@@ -120,9 +123,10 @@ Mlp Unflatten(const ft::Tensor& flat, const Mlp& like) {
 // One DP-SGD step on `batch` (a shard, or the whole global batch). `distributed`: the
 // clipped sums of every process are added by one psum over "dp"; otherwise the batch is
 // the whole global batch and there is nothing to add. `noise_gen` must be in the same state
-// on every process (and in the reference run): each draws the same noise.
-Mlp DpSgdStep(const Mlp& params, const Batch& batch, bool distributed,
-              ft::Generator& noise_gen) {
+// on every process (and in the reference run): each draws the same noise. Adds to `clipped`
+// the number of this batch's examples whose gradient was scaled down.
+Mlp DpSgdStep(const Mlp& params, const Batch& batch, bool distributed, ft::Generator& noise_gen,
+              int64_t& clipped) {
   const int64_t n = batch.x.size(0);
   // Parameters shared (nullopt), examples mapped: each leaf [n, shape of the parameter].
   // No collective inside: without a pmean the loss varies over "dp", so grad sums nothing.
@@ -133,6 +137,7 @@ Mlp DpSgdStep(const Mlp& params, const Batch& batch, bool distributed,
     squared = squared + ft::sum(ft::square(ft::reshape(g, {n, -1})), {1});
   }
   const ft::Tensor scale = ft::minimum(kClip / (ft::sqrt(squared) + 1e-12), 1.0);  // [n]
+  clipped += ft::sum(ft::lt(scale, 1.0)).item<int64_t>();
   const Mlp clipped_sum = ft::tree_map(
       [&](const ft::Tensor& g) {
         std::vector<int64_t> shape(static_cast<size_t>(g.dim()), 1);
@@ -179,10 +184,11 @@ int Run(const std::shared_ptr<ft::dist::ProcessGroup>& group) {
   // Data-parallel DP-SGD.
   Mlp params = init;
   ft::Generator noise_gen(kSeed + 7);
+  int64_t clipped = 0;
   for (int64_t step = 0; step < kSteps; ++step) {
     const Batch mine = Shard(GlobalBatch(step), rank * rows, rows);
     const int64_t before = binding.calls();
-    params = DpSgdStep(params, mine, /*distributed=*/true, noise_gen);
+    params = DpSgdStep(params, mine, /*distributed=*/true, noise_gen, clipped);
     if (binding.calls() - before != 1) {
       std::fprintf(stderr, "rank %d: FAILED: step %lld made %lld collectives, expected 1\n",
                    rank, static_cast<long long>(step),
@@ -212,23 +218,35 @@ int Run(const std::shared_ptr<ft::dist::ProcessGroup>& group) {
   Mlp reference = init;
   ft::Generator reference_noise(kSeed + 7);
   const int64_t calls_before = binding.calls();
+  int64_t reference_clipped = 0;
   for (int64_t step = 0; step < kSteps; ++step) {
-    reference = DpSgdStep(reference, GlobalBatch(step), /*distributed=*/false, reference_noise);
+    reference = DpSgdStep(reference, GlobalBatch(step), /*distributed=*/false, reference_noise,
+                          reference_clipped);
   }
   const double reference_loss = BatchLoss(reference, last.x, last.y).item<double>();
   if (binding.calls() != calls_before) {
     std::fprintf(stderr, "rank %d: FAILED: the reference run made a collective\n", rank);
     return 1;
   }
+  // The same examples clipped: the processes' counts add up to the reference's.
+  const int64_t all_clipped =
+      ft::psum(ft::full({}, ft::Scalar(clipped), ft::kInt64), "dp").item<int64_t>();
+  if (all_clipped != reference_clipped) {
+    std::fprintf(stderr, "rank %d: FAILED: %lld examples clipped, %lld in the reference run\n",
+                 rank, static_cast<long long>(all_clipped),
+                 static_cast<long long>(reference_clipped));
+    return 1;
+  }
   const double diff = MaxRelDiff(params, reference);
   const double loss_diff = std::abs(loss - reference_loss) / std::abs(reference_loss);
   const double initial_loss = BatchLoss(init, last.x, last.y).item<double>();
   std::printf("rank %d of %d (%s): %lld steps of DP-SGD on %lld of %lld examples per step, "
-              "loss %.4f -> %.6f; vs one process: max rel diff %.2e (loss %.2e); weights "
-              "identical on every rank\n",
+              "%lld of %lld clipped, loss %.4f -> %.6f; vs one process: max rel diff %.2e "
+              "(loss %.2e); weights identical on every rank\n",
               rank, world, group->backend().c_str(), static_cast<long long>(kSteps),
-              static_cast<long long>(rows), static_cast<long long>(kGlobalBatch), initial_loss,
-              loss, diff, loss_diff);
+              static_cast<long long>(rows), static_cast<long long>(kGlobalBatch),
+              static_cast<long long>(clipped), static_cast<long long>(kSteps * rows),
+              initial_loss, loss, diff, loss_diff);
   if (!(diff <= kTolerance) || !(loss_diff <= kTolerance)) {
     std::fprintf(stderr, "rank %d: FAILED: the distributed run differs from the single-process "
                  "one by more than %.0e\n", rank, kTolerance);
@@ -239,14 +257,14 @@ int Run(const std::shared_ptr<ft::dist::ProcessGroup>& group) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   std::shared_ptr<ft::dist::ProcessGroup> group;
   try {
     group = ft::dist::init_process_group();
   } catch (const ft::Error& e) {
-    std::fprintf(stderr, "%s\nhint: run it under the launcher, e.g.\n"
-                 "  .bazel/bin/distributed/ft_launch -n 2 .bazel/bin/examples/distributed_dp_sgd\n",
-                 e.what());
+    // Not under ft_launch or mpirun: say how, rather than run as one process unasked.
+    std::fprintf(stderr, "%s\nhint: .bazel/bin/distributed/ft_launch -n 2 %s\n", e.what(),
+                 argc > 0 ? argv[0] : "PROGRAM");
     return 2;
   }
   try {

@@ -2,7 +2,8 @@
 // across processes that meet over a named axis "dp" (distributed/collectives.h).
 //   ./bazelw build //examples:distributed_ensemble //distributed:ft_launch
 //   .bazel/bin/distributed/ft_launch -n 2 .bazel/bin/examples/distributed_ensemble
-// Any number of processes that divides kMembers (4) works: 1, 2 or 4.
+// Any number of processes that divides kMembers (4) works: 1, 2 or 4; mpirun -np 2 too (as
+// for examples/distributed_dp_sgd.cc).
 //
 // Every process builds all members' initial parameters and the shared data from one seed,
 // keeps its own members (a contiguous block, rank order), stacked along a leading dim, and
@@ -243,7 +244,7 @@ int Run(const std::shared_ptr<ft::dist::ProcessGroup>& group) {
   for (const auto& [what, diff] : diffs) {
     worst = std::max(worst, diff);
     if (!(diff <= kTolerance)) {
-      std::fprintf(stderr, "rank %d: FAILED: %s differ from one process's by %.2e > %.0e\n",
+      std::fprintf(stderr, "rank %d: FAILED: %s: max rel diff from one process's %.2e > %.0e\n",
                    rank, what, diff, kTolerance);
       ok = false;
     }
@@ -267,14 +268,14 @@ int Run(const std::shared_ptr<ft::dist::ProcessGroup>& group) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   std::shared_ptr<ft::dist::ProcessGroup> group;
   try {
     group = ft::dist::init_process_group();
   } catch (const ft::Error& e) {
-    std::fprintf(stderr, "%s\nhint: run it under the launcher, e.g.\n"
-                 "  .bazel/bin/distributed/ft_launch -n 2 .bazel/bin/examples/distributed_ensemble\n",
-                 e.what());
+    // Not under ft_launch or mpirun: say how, rather than run as one process unasked.
+    std::fprintf(stderr, "%s\nhint: .bazel/bin/distributed/ft_launch -n 2 %s\n", e.what(),
+                 argc > 0 ? argv[0] : "PROGRAM");
     return 2;
   }
   try {
