@@ -22,7 +22,9 @@
 //   - the weights equal a single-process run of the same DP-SGD on the whole batch (same
 //     clipping and noise, no collectives) to max|a - b| / max|b| <= 1e-12 per parameter
 //     (float64; only the order of the sums differs);
-//   - so does the loss on the last batch (pmean of the shards' mean losses).
+//   - so does the loss on the last batch (pmean of the shards' mean losses), and the
+//     processes' counts of clipped examples add up to the reference's (kClip is set so that
+//     some examples are clipped and some not).
 // Without a process group in the environment (not under ft_launch or mpirun) it exits 2.
 #include <algorithm>
 #include <cmath>
