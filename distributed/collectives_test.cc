@@ -12,6 +12,7 @@
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
 #include "tensor/factories.h"
+#include "tree/transforms.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"
 
@@ -287,6 +288,28 @@ TEST(VmapAxis, FunctionalizeSeesCollectives) {
                            Named("i"))(a[0])};
   }));
   EXPECT_TENSOR_NEAR(f({xs})[0], expand(sum(xs * 2.0, {0}, true), {4, 3}), 1e-12);
+}
+
+struct Member {
+  Tensor w;
+  Tensor b;
+};
+FT_TREE(Member, w, b);
+
+Tensor MemberOutput(const Member& m, const Tensor& x) {
+  // Each member's output, centred by the mean output over the members.
+  Tensor y = sum(m.w * x) + m.b;
+  return y - pmean(y, "member");
+}
+
+TEST(VmapAxis, TreeVmapNamesItsAxis) {
+  const Member stacked{Rand({4, 3}, 30), Rand({4}, 31)};
+  const Tensor x = Rand({3}, 32);
+  auto f = vmap(&MemberOutput, TreeVmapOptions{.in_dims = {0, std::nullopt},
+                                                .axis_name = "member"});
+  Tensor out = f(stacked, x);
+  Tensor raw = sum(stacked.w * x, {1}) + stacked.b;
+  EXPECT_TENSOR_NEAR(out, raw - mean(raw), 1e-12);
 }
 
 }  // namespace

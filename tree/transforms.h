@@ -561,40 +561,68 @@ auto hessian(F f) {
 
 // ---- vmap ----
 
+// TreeVmapOptions: every setting of a vmap over trees by name, e.g. a named axis for the
+// collectives of //distributed: vmap(&Loss, TreeVmapOptions{.in_dims = {0, 0},
+// .axis_name = "member"}). Like VmapOptions, it is taken by a deduced type, so a braced list
+// still means in_dims.
+struct TreeVmapOptions {
+  TreeDims in_dims = 0;
+  TreeDims out_dims = 0;
+  Randomness randomness = Randomness::kError;
+  std::optional<int64_t> chunk_size = std::nullopt;
+  std::string axis_name;
+};
+
+template <TreeFunctionBesideTensorFn F, typename O,
+          typename = std::enable_if_t<std::is_same_v<O, TreeVmapOptions>>>
+auto vmap(F f, const O& options) {
+  using R = tree_internal::ResultOf<F>;
+  using Args = tree_internal::ArgsOf<F>;
+  return tree_internal::WithArgs<Args>::Make([f, options](const auto&... args) {
+    const tree_internal::FlatArgs flat = tree_internal::FlattenArgs(args...);
+    auto out_def = std::make_shared<TreeDef>();
+    TensorListFn flat_fn = [&](const TensorList& l) {
+      return tree_internal::CallFlat<F, std::decay_t<decltype(args)>...>(f, flat, l,
+                                                                        out_def.get());
+    };
+    const TreeDims& out_dims = options.out_dims;
+    Dims leaf_out_dims = Dims::Deferred([&out_dims, out_def](size_t) {
+      std::vector<std::optional<int64_t>> dims;
+      std::string path;
+      out_dims.Expand(*out_def, 0, path, "out_dims", dims);
+      return dims;
+    });
+    VmapOptions leaf_options;
+    leaf_options.in_dims = Dims(options.in_dims.ExpandArguments(flat.defs));
+    leaf_options.out_dims = leaf_out_dims;
+    leaf_options.randomness = options.randomness;
+    leaf_options.chunk_size = options.chunk_size;
+    leaf_options.axis_name = options.axis_name;
+    const TensorListFn batched = vmap(flat_fn, leaf_options);
+    TensorList out;
+    try {
+      out = batched(flat.leaves);
+    } catch (const Error& e) {
+      // vmap's own checks name leaves by position: say which path each is.
+      if (tree_internal::NamesLeafPositions(e)) {
+        tree_internal::RethrowWithLeafPaths(e, flat);
+      }
+      throw;
+    }
+    return tree_unflatten<R>(*out_def, out);
+  });
+}
+
 template <TreeFunctionBesideTensorFn F>
 auto vmap(F f, TreeDims in_dims = 0, TreeDims out_dims = 0,
           Randomness randomness = Randomness::kError,
           std::optional<int64_t> chunk_size = std::nullopt) {
-  using R = tree_internal::ResultOf<F>;
-  using Args = tree_internal::ArgsOf<F>;
-  return tree_internal::WithArgs<Args>::Make(
-      [f, in_dims, out_dims, randomness, chunk_size](const auto&... args) {
-        const tree_internal::FlatArgs flat = tree_internal::FlattenArgs(args...);
-        auto out_def = std::make_shared<TreeDef>();
-        TensorListFn flat_fn = [&](const TensorList& l) {
-          return tree_internal::CallFlat<F, std::decay_t<decltype(args)>...>(f, flat, l,
-                                                                            out_def.get());
-        };
-        Dims leaf_out_dims = Dims::Deferred([&out_dims, out_def](size_t) {
-          std::vector<std::optional<int64_t>> dims;
-          std::string path;
-          out_dims.Expand(*out_def, 0, path, "out_dims", dims);
-          return dims;
-        });
-        const TensorListFn batched = vmap(flat_fn, Dims(in_dims.ExpandArguments(flat.defs)),
-                                          leaf_out_dims, randomness, chunk_size);
-        TensorList out;
-        try {
-          out = batched(flat.leaves);
-        } catch (const Error& e) {
-          // vmap's own checks name leaves by position: say which path each is.
-          if (tree_internal::NamesLeafPositions(e)) {
-            tree_internal::RethrowWithLeafPaths(e, flat);
-          }
-          throw;
-        }
-        return tree_unflatten<R>(*out_def, out);
-      });
+  TreeVmapOptions options;
+  options.in_dims = std::move(in_dims);
+  options.out_dims = std::move(out_dims);
+  options.randomness = randomness;
+  options.chunk_size = chunk_size;
+  return vmap(std::move(f), options);
 }
 
 // ---- jit ----
