@@ -64,7 +64,13 @@ int64_t NormalizeDim(const char* op, int64_t dim, int64_t bound, int64_t rank) {
 // reduced or assembled locally, in rank order, so that one round trip suffices and every
 // process computes the same bits. A large payload takes the engine's own collective.
 
-enum class Coll : uint32_t { kPsum = 1, kPmax = 2, kAllGather = 3, kPsumScatter = 4 };
+enum class Coll : uint32_t {
+  kPsum = 1,
+  kPmax = 2,
+  kAllGather = 3,
+  kPsumScatter = 4,
+  kPpermute = 5
+};
 
 const char* CollName(uint32_t c) {
   switch (static_cast<Coll>(c)) {
@@ -72,6 +78,7 @@ const char* CollName(uint32_t c) {
     case Coll::kPmax: return "pmax";
     case Coll::kAllGather: return "all_gather";
     case Coll::kPsumScatter: return "psum_scatter";
+    case Coll::kPpermute: return "ppermute";
   }
   return "an unknown collective";
 }
@@ -88,6 +95,7 @@ struct Header {
   int64_t call;
   int64_t sizes[kHeaderSizes];  // the first sizes, for messages
   uint64_t shape_hash;          // every size
+  uint64_t extra_hash;          // ppermute's pairs
 };
 
 constexpr int64_t kSmallPayload = 256;
@@ -113,7 +121,13 @@ void* RawData(const Tensor& t) {
   return nullptr;
 }
 
-Header MakeHeader(Coll c, const Tensor& x, int64_t dim, int64_t call) {
+uint64_t HashInts(IntArrayRef values) {
+  uint64_t hash = 1469598103934665603ull;
+  for (int64_t v : values) hash = (hash ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+  return hash;
+}
+
+Header MakeHeader(Coll c, const Tensor& x, int64_t dim, int64_t call, IntArrayRef extra) {
   Header h;
   std::memset(&h, 0, sizeof(h));
   h.magic = kMagic;
@@ -128,12 +142,14 @@ Header MakeHeader(Coll c, const Tensor& x, int64_t dim, int64_t call) {
     hash = (hash ^ static_cast<uint64_t>(x.sizes()[i])) * 1099511628211ull;
   }
   h.shape_hash = hash;
+  h.extra_hash = HashInts(extra);
   return h;
 }
 
 bool SameCall(const Header& a, const Header& b) {
   return a.magic == b.magic && a.coll == b.coll && a.dtype == b.dtype && a.rank == b.rank &&
-         a.dim == b.dim && a.call == b.call && a.shape_hash == b.shape_hash;
+         a.dim == b.dim && a.call == b.call && a.shape_hash == b.shape_hash &&
+         a.extra_hash == b.extra_hash;
 }
 
 std::string DescribeHeader(const Header& h) {
@@ -151,8 +167,11 @@ std::string DescribeHeader(const Header& h) {
                             static_cast<Coll>(h.coll) == Coll::kPsumScatter
                         ? absl::StrCat(" dim ", h.dim)
                         : std::string();
+  const std::string pairs = static_cast<Coll>(h.coll) == Coll::kPpermute
+                                ? absl::StrCat(" (pairs hash ", h.extra_hash, ")")
+                                : std::string();
   return absl::StrCat(CollName(h.coll), " of a ", DTypeName(static_cast<DType>(h.dtype)),
-                      " tensor of shape ", shape, dim, " as its collective #", h.call);
+                      " tensor of shape ", shape, dim, pairs, " as its collective #", h.call);
 }
 
 // Engine runs one engine call, turning its failure into an error naming the axis, the op,
@@ -211,8 +230,35 @@ void ReduceSmall(const std::vector<char>& records, int size, const Tensor& out, 
 
 Shape SizesOf(const Tensor& t) { return Shape(t.sizes().begin(), t.sizes().end()); }
 
+// Sources: for each member, the member whose value it receives from ppermute's (source,
+// destination) pairs (flattened), or -1 (it receives zeros). Validated against `size`.
+std::vector<int64_t> PermutationSources(const char* op, IntArrayRef pairs, int64_t size,
+                                        const std::string& axis) {
+  if (pairs.size() % 2 != 0) {
+    ThrowError(op, ": the pairs must be (source, destination) pairs, got ", pairs.size(),
+               " numbers");
+  }
+  std::vector<int64_t> sources(static_cast<size_t>(size), -1);
+  std::vector<bool> sent(static_cast<size_t>(size), false);
+  for (size_t i = 0; i < pairs.size(); i += 2) {
+    const int64_t from = pairs[i], to = pairs[i + 1];
+    if (from < 0 || from >= size || to < 0 || to >= size) {
+      ThrowError(op, ": pair (", from, ", ", to, ") is out of range for axis '", axis, "' of ",
+                 size, " members");
+    }
+    if (sent[static_cast<size_t>(from)] || sources[static_cast<size_t>(to)] >= 0) {
+      ThrowError(op, ": member ", sent[static_cast<size_t>(from)] ? from : to, " appears twice ",
+                 sent[static_cast<size_t>(from)] ? "as a source" : "as a destination",
+                 " in the pairs over axis '", axis, "'");
+    }
+    sent[static_cast<size_t>(from)] = true;
+    sources[static_cast<size_t>(to)] = from;
+  }
+  return sources;
+}
+
 Tensor ProcessCollective(Coll c, const char* op, const Tensor& input, int64_t axis,
-                         int64_t dim) {
+                         int64_t dim, IntArrayRef pairs = {}) {
   dist::AxisBinding& b = ProcessBinding(op, axis);
   dist::ProcessGroup& g = b.group();
   const int size = g.size();
@@ -231,8 +277,10 @@ Tensor ProcessCollective(Coll c, const char* op, const Tensor& input, int64_t ax
                  ") must have one entry per member of axis '", b.axis(), "' (", size, ")");
     }
   }
+  std::vector<int64_t> sources;
+  if (c == Coll::kPpermute) sources = PermutationSources(op, pairs, size, b.axis());
   const int64_t call = b.mutable_calls()++;
-  const Header header = MakeHeader(c, x, d, call);
+  const Header header = MakeHeader(c, x, d, call, pairs);
   const bool small = bytes <= kSmallPayload;
   std::vector<char> record(kRecordBytes, 0);
   std::memcpy(record.data(), &header, sizeof(header));
@@ -262,6 +310,26 @@ Tensor ProcessCollective(Coll c, const char* op, const Tensor& input, int64_t ax
         g.AllReduce(RawData(out), out.numel(), out.dtype(),
                     c == Coll::kPsum ? dist::ReduceOp::kSum : dist::ReduceOp::kMax);
       });
+      return out;
+    }
+    case Coll::kPpermute: {
+      // The engine has no point-to-point call: every value goes to every member (an
+      // all-gather), and each keeps the one it receives.
+      Tensor out = zeros(SizesOf(x), x.dtype());
+      const int64_t from = sources[static_cast<size_t>(rank)];
+      if (small) {
+        if (from >= 0 && bytes > 0) {
+          std::memcpy(RawData(out),
+                      records.data() + from * kRecordBytes + static_cast<int64_t>(sizeof(Header)),
+                      static_cast<size_t>(bytes));
+        }
+        return out;
+      }
+      std::vector<char> gathered(static_cast<size_t>(bytes) * size);
+      Engine(op, b, [&] { g.AllGather(RawData(x), gathered.data(), bytes); });
+      if (from >= 0) {
+        std::memcpy(RawData(out), gathered.data() + from * bytes, static_cast<size_t>(bytes));
+      }
       return out;
     }
     case Coll::kAllGather: {
@@ -346,6 +414,9 @@ Tensor AllGatherKernel(const Tensor& x, int64_t axis, int64_t dim) {
 Tensor PsumScatterKernel(const Tensor& x, int64_t axis, int64_t dim) {
   return ProcessCollective(Coll::kPsumScatter, "psum_scatter", x, axis, dim);
 }
+Tensor PpermuteKernel(const Tensor& x, int64_t axis, IntArrayRef pairs) {
+  return ProcessCollective(Coll::kPpermute, "ppermute", x, axis, 0, pairs);
+}
 Tensor AxisIndexKernel(int64_t axis) {
   return scalar_tensor(int64_t{ProcessBinding("axis_index", axis).group().rank()}, kInt64);
 }
@@ -411,6 +482,27 @@ BatchedResult PsumScatterRule(const VmapContext& ctx, BatchedArgs& args) {
   return {{Value(Call<&PsumScatterKernel>(MoveBdimToFront(x, bdim), axis, d + 1))}, {0}};
 }
 
+BatchedResult PpermuteRule(const VmapContext& ctx, BatchedArgs& args) {
+  const Tensor& x = args.tensor(0);
+  const BDim bdim = args.bdim(0);
+  const int64_t axis = args.values[1].to_int();
+  const Shape& pairs = args.values[2].shape();
+  if (OwnAxis(ctx, axis)) {
+    const std::vector<int64_t> sources =
+        PermutationSources("ppermute", pairs, ctx.batch_size, Name(axis));
+    const Tensor front = EnsureBatchedFront(x, bdim, ctx.batch_size);
+    TensorList rows;
+    for (int64_t from : sources) {
+      rows.push_back(from >= 0 ? select(front, 0, from) : zeros_like(select(front, 0, 0)));
+    }
+    if (rows.empty()) return {{Value(front)}, {0}};
+    return {{Value(stack(rows, 0))}, {0}};
+  }
+  if (!bdim) return {{Value(Call<&PpermuteKernel>(x, axis, IntArrayRef(pairs)))}, {std::nullopt}};
+  return {{Value(Call<&PpermuteKernel>(MoveBdimToFront(x, bdim), axis, IntArrayRef(pairs)))},
+          {0}};
+}
+
 BatchedResult AxisIndexRule(const VmapContext& ctx, BatchedArgs& args) {
   const int64_t axis = args.values[0].to_int();
   if (OwnAxis(ctx, axis)) {
@@ -432,9 +524,19 @@ Tensor OwnSlice(const Tensor& g, int64_t axis, int64_t d) {
   return squeeze_dim(index_select(g, d, index), d);
 }
 
+// Inverse: the (source, destination) pairs swapped.
+Shape InversePairs(const Shape& pairs) {
+  Shape inverse(pairs.size());
+  for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+    inverse[i] = pairs[i + 1];
+    inverse[i + 1] = pairs[i];
+  }
+  return inverse;
+}
+
 void RegisterDerivativesOnce(const Operator& psum_op, const Operator& pmax_op,
                              const Operator& gather_op, const Operator& scatter_op,
-                             const Operator& index_op) {
+                             const Operator& index_op, const Operator& permute_op) {
   using autograd::JvpContext;
   using autograd::VjpContext;
   autograd::SetVjp(psum_op, [](const VjpContext&, const TensorList& g) {
@@ -464,6 +566,16 @@ void RegisterDerivativesOnce(const Operator& psum_op, const Operator& pmax_op,
   });
   autograd::MarkInputValuesUnused(scatter_op);
   autograd::MarkNonDifferentiable(index_op);
+  // ppermute is a permutation (zeros where nothing arrives): its transpose sends back.
+  autograd::SetVjp(permute_op, [](const VjpContext& c, const TensorList& g) {
+    const Shape inverse = InversePairs(c.inputs[2].shape());
+    return TensorList{Call<&PpermuteKernel>(g[0], c.inputs[1].to_int(), IntArrayRef(inverse))};
+  });
+  autograd::SetJvp(permute_op, [](const JvpContext& c, const TensorList& t) {
+    return TensorList{Call<&PpermuteKernel>(t[0], c.inputs[1].to_int(),
+                                            IntArrayRef(c.inputs[2].shape()))};
+  });
+  autograd::MarkInputValuesUnused(permute_op);
   // pmax has neither formula: grad and jvp refuse it when its input carries a derivative.
   (void)pmax_op;
 }
@@ -493,8 +605,11 @@ void RegisterCollectives() {
     });
     SetBatchRule(gather_op, AllGatherRule);
     SetBatchRule(scatter_op, PsumScatterRule);
+    Operator& permute_op =
+        RegisterOp<&PpermuteKernel>(registry, "ppermute", {"self", "axis", "pairs"}, varying);
     SetBatchRule(index_op, AxisIndexRule);
-    RegisterDerivativesOnce(psum_op, pmax_op, gather_op, scatter_op, index_op);
+    SetBatchRule(permute_op, PpermuteRule);
+    RegisterDerivativesOnce(psum_op, pmax_op, gather_op, scatter_op, index_op, permute_op);
   });
 }
 
@@ -541,6 +656,19 @@ Tensor psum_scatter(const Tensor& x, const std::string& axis, int64_t dim) {
     ThrowError("psum_scatter: cannot sum a bool tensor over axis '", axis, "'");
   }
   return Call<&PsumScatterKernel>(x, id, dim);
+}
+
+Tensor ppermute(const Tensor& x, const std::string& axis,
+                const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+  const int64_t id = Enter("ppermute", axis);
+  Shape flat;
+  for (const auto& [from, to] : pairs) {
+    flat.push_back(from);
+    flat.push_back(to);
+  }
+  // Validated here too, so that the message names the call under any transform.
+  PermutationSources("ppermute", flat, NamedAxes::Find(id)->size, axis);
+  return Call<&PpermuteKernel>(x, id, IntArrayRef(flat));
 }
 
 Tensor axis_index(const std::string& axis) {

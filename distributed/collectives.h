@@ -13,6 +13,7 @@
 //   all_gather(x, a, dim)   every member's x stacked along a new dim `dim`, in member order;
 //   psum_scatter(x, a, dim) x's dim `dim` must have size(a) entries; member i gets the sum
 //                           over members of their entry i (the transpose of all_gather);
+//   ppermute(x, a, pairs)   member d gets member s's x for each (s, d) pair, zeros elsewhere;
 //   axis_index(a)           this member's index along a, an int64 scalar.
 // Nested names compose: psum over "i" inside vmap(..., axis_name = "i"), then over "dp"
 // across processes, gives the global sum. The innermost axis of a name is the one meant.
@@ -53,6 +54,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dispatch/named_axes.h"
 #include "distributed/process_group.h"
@@ -65,6 +68,13 @@ Tensor pmean(const Tensor& x, const std::string& axis);
 Tensor pmax(const Tensor& x, const std::string& axis);
 Tensor all_gather(const Tensor& x, const std::string& axis, int64_t dim = 0);
 Tensor psum_scatter(const Tensor& x, const std::string& axis, int64_t dim = 0);
+// ppermute: member `destination` gets member `source`'s x for each (source, destination)
+// pair (each member at most once as each); a member no pair sends to gets zeros. Its
+// transpose sends back (the pairs swapped). Across processes it is an all-gather of which
+// each process keeps one row (the engines' point-to-point calls are not used): P times the
+// traffic of a direct exchange.
+Tensor ppermute(const Tensor& x, const std::string& axis,
+                const std::vector<std::pair<int64_t, int64_t>>& pairs);
 Tensor axis_index(const std::string& axis);
 // axis_size: the number of members of `axis` (no communication).
 int64_t axis_size(const std::string& axis);

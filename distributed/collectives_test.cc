@@ -98,6 +98,33 @@ TEST(VmapAxis, PsumScatterGivesEachExampleItsSum) {
                   "member of axis 'i' (4)");
 }
 
+TEST(VmapAxis, PpermuteSendsEachValueToItsDestination) {
+  const Tensor xs = Rand({4, 2}, 40);
+  // A ring: member i gets member i - 1's value.
+  auto ring = vmap(TensorFn([](const Tensor& x) {
+                     return ppermute(x, "i", {{0, 1}, {1, 2}, {2, 3}, {3, 0}});
+                   }),
+                   Named("i"));
+  EXPECT_TENSOR_NEAR(ring(xs), cat({narrow(xs, 0, 3, 1), narrow(xs, 0, 0, 3)}, 0), 0);
+  // Members nothing is sent to get zeros; an unbatched x is the same on every member.
+  auto partial = vmap(TensorListFn([](const TensorList& a) {
+                        return TensorList{ppermute(a[1], "i", {{2, 0}})};
+                      }),
+                      Named("i", {0, std::nullopt}));
+  const Tensor c = Rand({2}, 41);
+  Tensor got = partial({xs, c})[0];
+  EXPECT_TENSOR_NEAR(select(got, 0, 0), c, 0);
+  EXPECT_TENSOR_NEAR(narrow(got, 0, 1, 3), zeros({3, 2}, kFloat64), 0);
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& x) { return ppermute(x, "i", {{0, 4}}); }),
+                       Named("i"))(xs),
+                  "ppermute: pair (0, 4) is out of range for axis 'i' of 4 members");
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& x) {
+                         return ppermute(x, "i", {{0, 1}, {2, 1}});
+                       }),
+                       Named("i"))(xs),
+                  "ppermute: member 1 appears twice as a destination");
+}
+
 TEST(VmapAxis, NestedNamesComposeAndTheInnermostNameWins) {
   const Tensor xs = Rand({2, 3, 4}, 9);
   // Inner over "j" (dim 1 of xs), outer over "i" (dim 0).
@@ -230,6 +257,7 @@ TEST(VmapAxis, JvpAndVjpAreTransposesForEveryCollective) {
       {"pmean", [](const Tensor& x) { return pmean(x, "i"); }},
       {"all_gather", [](const Tensor& x) { return all_gather(x, "i", 1); }},
       {"psum_scatter", [](const Tensor& x) { return psum_scatter(x, "i", 1); }},
+      {"ppermute", [](const Tensor& x) { return ppermute(x, "i", {{0, 2}, {2, 1}}); }},
   };
   for (const auto& entry : collectives) {
     // Named variables: lambdas below capture them (clang 14 cannot capture bindings).

@@ -65,6 +65,16 @@ TEST_P(ProcessAxis, EveryCollectiveMatchesItsClosedForm) {
       EXPECT_TENSOR_NEAR(all_gather(to(x, kFloat32), "dp", 1), to(stack(all, 1), kFloat32), 0);
     }
     EXPECT_EQ(axis_index("dp").item<int64_t>(), r);
+    // A ring over the processes, small and large: rank r gets rank r - 1's shard.
+    for (const Shape& shape : {Shape{2}, Shape{100, 10}}) {
+      std::vector<std::pair<int64_t, int64_t>> ring;
+      for (int q = 0; q < size; ++q) ring.push_back({q, (q + 1) % size});
+      EXPECT_TENSOR_NEAR(ppermute(Shard(r, shape), "dp", ring),
+                         Shard((r + size - 1) % size, shape), 0);
+      // Only rank 0 sends (to the last rank): the others get zeros.
+      Tensor one = ppermute(Shard(r, shape), "dp", {{0, size - 1}});
+      EXPECT_TENSOR_NEAR(one, r == size - 1 ? Shard(0, shape) : zeros(shape, kFloat64), 0);
+    }
     EXPECT_EQ(axis_size("dp"), size);
     // psum_scatter: rank r gets the sum over ranks of their entry r along dim 1.
     for (int64_t cols : {int64_t{3}, int64_t{500}}) {
@@ -196,6 +206,13 @@ TEST_P(ProcessAxis, JvpAndVjpAreTransposesSummedOverRanks) {
   const std::vector<std::pair<const char*, TensorFn>> collectives = {
       {"psum", [](const Tensor& x) { return psum(x, "dp"); }},
       {"all_gather", [](const Tensor& x) { return all_gather(x, "dp", 1); }},
+      // ppermute's result is each rank's own; gathered, one value for all.
+      {"ppermute",
+       [size](const Tensor& x) {
+         std::vector<std::pair<int64_t, int64_t>> ring;
+         for (int q = 0; q < size; ++q) ring.push_back({q, (q + 1) % size});
+         return all_gather(ppermute(x, "dp", ring), "dp");
+       }},
       // psum_scatter's result is each rank's own; gathered, one value for all.
       {"psum_scatter", [](const Tensor& x) { return all_gather(psum_scatter(x, "dp", 1), "dp"); }},
   };

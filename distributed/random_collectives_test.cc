@@ -60,6 +60,13 @@ std::vector<Step> Steps(int64_t b, std::mt19937& rng) {
          return vs * reshape(arange(1.0, static_cast<double>(b) + 1.0, 1.0, kFloat64),
                              {b, 1, 1});
        }},
+      {"ring",
+       [b](const Tensor& v) {
+         std::vector<std::pair<int64_t, int64_t>> pairs;
+         for (int64_t i = 0; i < b; ++i) pairs.push_back({i, (i + 1) % b});
+         return ppermute(v, "i", pairs);
+       },
+       [b](const Tensor& vs) { return roll(vs, {1}, {0}); }},
       {"sin", [](const Tensor& v) { return sin(v); }, [](const Tensor& vs) { return sin(vs); }},
       {"affine", [](const Tensor& v) { return v * 0.7 + 0.1; },
        [](const Tensor& vs) { return vs * 0.7 + 0.1; }},
