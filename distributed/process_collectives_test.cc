@@ -329,6 +329,36 @@ TEST_P(ProcessAxis, FunctionalizeKeepsCollectives) {
   });
 }
 
+TEST_P(ProcessAxis, JitOfGradReplaysTheForwardAndBackwardCollectives) {
+  const int size = GetParam();
+  const Tensor w = Rand({3, 2}, 9);
+  TensorList xs, ys;
+  for (int q = 0; q < size; ++q) {
+    xs.push_back(Shard(q, {4, 3}, 21));
+    ys.push_back(Shard(q, {4, 2}, 22));
+  }
+  const Tensor x_all = cat(xs, 0), y_all = cat(ys, 0);
+  auto oracle = grad(ScalarFn([&](const TensorList& p) {
+    return LocalLoss(p[0], zeros({2}, kFloat64), x_all, y_all);
+  }));
+  dist::testing::RunOnThreads(size, [&](ProcessGroup& g) {
+    auto binding = dist::bind_axis("dp", Borrow(g));
+    const Tensor x = xs[static_cast<size_t>(g.rank())];
+    const Tensor y = ys[static_cast<size_t>(g.rank())];
+    auto step = jit(grad(ScalarFn([&](const TensorList& p) {
+      return pmean(LocalLoss(p[0], zeros({2}, kFloat64), x, y), "dp");
+    })));
+    Tensor v = w;
+    for (int i = 0; i < 3; ++i) {
+      const int64_t before = binding.calls();
+      Tensor gv = step({v})[0];
+      EXPECT_EQ(binding.calls() - before, 2) << "step " << i;  // pmean, and w's gradient
+      EXPECT_TENSOR_NEAR(gv, oracle({v})[0], 1e-12) << "step " << i;
+      v = v - 0.1 * gv;
+    }
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, ProcessAxis, ::testing::Values(1, 2, 3));
 
 TEST(ProcessAxisErrors, MismatchedShapesAreAnErrorOnEveryRank) {
