@@ -1,8 +1,10 @@
 #include "distributed/collectives.h"
 
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -201,6 +203,13 @@ void ReduceRecords(const std::vector<char>& records, int size, int64_t count, Co
       if (q == 0) {
         out[i] = in[i];
       } else if (c == Coll::kPmax) {
+        // A NaN wins (as amax), wherever it is in rank order.
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(in[i])) {
+            out[i] = in[i];
+            continue;
+          }
+        }
         out[i] = in[i] > out[i] ? in[i] : out[i];
       } else {
         out[i] = static_cast<T>(out[i] + in[i]);

@@ -4,6 +4,7 @@
 // the single-process math on the whole batch.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -87,6 +88,10 @@ TEST_P(ProcessAxis, EveryCollectiveMatchesItsClosedForm) {
     Tensor ints = full({3}, Scalar(int64_t{r + 1}), kInt64);
     EXPECT_EQ(psum(ints, "dp").to_vector<int64_t>(),
               std::vector<int64_t>(3, int64_t{size} * (size + 1) / 2));
+    // A NaN on any rank wins pmax, as it does amax.
+    Tensor with_nan = full({2}, Scalar(double(r)), kFloat64);
+    if (r == 0) with_nan = cat({full({1}, Scalar(std::nan("")), kFloat64), ones({1}, kFloat64)});
+    EXPECT_TRUE(std::isnan(pmax(with_nan, "dp").to_vector<double>()[0]));
     Tensor flags = full({2}, Scalar(r == size - 1), kBool);
     EXPECT_TRUE(pmax(flags, "dp").to_vector<bool>()[0]);
   });
