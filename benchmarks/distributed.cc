@@ -1,0 +1,277 @@
+// ft/benchmarks/distributed.cc  (testonly)
+//
+// ft::psum across processes against the engine's own call, side by side in the same run.
+// One rank of a group started by ft_launch (2 local processes, Gloo over TCP on loopback):
+//   ./bazelw build -c opt //benchmarks:distributed //distributed:ft_launch
+//   .bazel/bin/distributed/ft_launch -n 2 .bazel/bin/benchmarks/distributed [--rounds=N]
+// Targets (issue "distributed"): psum of a 4 MiB float32 tensor between 2 local processes
+// <= 1.1x a direct Gloo allreduce of the same buffer; psum of 1 float <= 1.5x the direct call.
+//
+// For each size (1 float, 1 KiB, 64 KiB, 4 MiB of float32) four variants run:
+//   direct  gloo::allreduce (ring, sum) called on the group's gloo::Context with a tag of our
+//           own, out of place like psum: input x, output a buffer allocated once, outside the
+//           timing (a favour to the direct call);
+//   engine  ProcessGroup::AllReduce in place on a preallocated buffer: the engine call that
+//           psum makes for a payload over 256 bytes;
+//   psum    ft::psum(x, "dp") with the group bound as axis "dp" (a new tensor per call);
+//   record  ProcessGroup::AllGather of 360 bytes: the fixed-size record (header + small
+//           payload) every psum gathers first, i.e. the round trip psum adds to the engine.
+// The values are checked once before timing: psum, direct and engine agree bit for bit.
+//
+// Why not Google Benchmark: its iteration count adapts per process, and each rank would make
+// a different number of collectives (a deadlock), and its random interleaving is seeded per
+// process. Here every rank runs the same fixed schedule in lockstep: `rounds` rounds, each
+// timing a batch of `calls` calls of every variant after a barrier, the variants' order
+// rotating from round to round (interleaving cancels the machine's slow drifts). A batch's
+// time per call is the slowest rank's (an all-reduce of max over the ranks at the end). The
+// table gives each variant's median over the rounds, the ratio of the medians psum / direct
+// and the median of the per-round ratios ("paired"). Only rank 0 prints.
+//
+// FT_BENCH_SMOKE=1 (the smoke test): 2 rounds of 1 call each, only to prove it runs.
+// Exit codes: 0; 2 usage; 3 an ft::Error or a Gloo exception; 5 wrong values.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distributed/collectives.h"
+#include "distributed/gloo_process_group.h"
+#include "distributed/process_group.h"
+#include "gloo/allreduce.h"
+#include "gloo/context.h"
+#include "gloo/math.h"
+#include "tensor/error.h"
+#include "tensor/factories.h"
+#include "tensor/tensor.h"
+
+namespace ft::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using dist::ProcessGroup;
+using dist::ReduceOp;
+
+// Tags of the direct Gloo calls: the group's own count up from 1.
+constexpr uint32_t kDirectTagBase = 0x80000000u;
+// The record every process collective gathers first (distributed/collectives.cc: a 104-byte
+// header and a 256-byte small payload).
+constexpr int64_t kRecordBytes = 104 + 256;
+
+struct Size {
+  const char* label;
+  int64_t elements;  // float32
+  int calls;         // per timed batch (opt); each batch is a few milliseconds
+  const char* target;
+};
+
+constexpr Size kSizes[] = {
+    {"1 float", 1, 200, "<= 1.5x"},
+    {"1 KiB", 256, 200, "-"},
+    {"64 KiB", 16384, 50, "-"},
+    {"4 MiB", 1 << 20, 4, "<= 1.1x"},
+};
+
+enum Variant { kDirect, kEngine, kPsum, kRecord, kVariants };
+
+bool SmokeTest() { return std::getenv("FT_BENCH_SMOKE") != nullptr; }
+
+// DirectAllreduce: gloo::allreduce, ring, sum, out of place, on the group's context.
+class DirectAllreduce {
+ public:
+  explicit DirectAllreduce(const dist::GlooProcessGroup& group)
+      : context_(group.context()), timeout_(group.timeout()) {}
+
+  void operator()(float* in, float* out, int64_t count) {
+    gloo::AllreduceOptions opts(context_);
+    opts.setInput(in, static_cast<size_t>(count));
+    opts.setOutput(out, static_cast<size_t>(count));
+    opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+    opts.setReduceFunction(
+        static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+    opts.setTag(next_tag_++);
+    opts.setTimeout(timeout_);
+    gloo::allreduce(opts);
+  }
+
+ private:
+  std::shared_ptr<gloo::Context> context_;
+  std::chrono::milliseconds timeout_;
+  uint32_t next_tag_ = kDirectTagBase;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string Human(double ns) {
+  char buf[32];
+  if (ns < 1e3) {
+    std::snprintf(buf, sizeof(buf), "%.3g ns", ns);
+  } else if (ns < 1e6) {
+    std::snprintf(buf, sizeof(buf), "%.3g us", ns / 1e3);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.3g ms", ns / 1e6);
+  }
+  return buf;
+}
+
+// Inputs: x[i] = (rank + 1) * (i % 13), whose sums over the ranks are exact in float32.
+float Input(int rank, int64_t i) { return static_cast<float>((rank + 1) * (i % 13)); }
+
+// Check runs each variant once on `x` and compares with the closed form; false on a mismatch
+// (printed by the rank that sees it).
+bool Check(ProcessGroup& g, DirectAllreduce& direct, const Tensor& x, const char* label) {
+  const int64_t n = x.numel();
+  const int p = g.size();
+  std::vector<float> by_direct(static_cast<size_t>(n));
+  direct(x.data<float>(), by_direct.data(), n);
+  std::vector<float> by_engine(x.data<float>(), x.data<float>() + n);
+  g.AllReduce(by_engine.data(), n, kFloat32, ReduceOp::kSum);
+  const Tensor y = psum(x, "dp");
+  const float* by_psum = y.data<float>();
+  bool ok = y.numel() == n;
+  for (int64_t i = 0; ok && i < n; ++i) {
+    const float want = static_cast<float>(p * (p + 1) / 2 * (i % 13));
+    ok = by_direct[i] == want && by_engine[i] == want && by_psum[i] == want;
+    if (!ok) {
+      std::fprintf(stderr, "rank %d: WRONG at %s element %lld: direct %g engine %g psum %g, "
+                   "want %g\n", g.rank(), label, static_cast<long long>(i), by_direct[i],
+                   by_engine[i], by_psum[i], want);
+    }
+  }
+  return ok;
+}
+
+struct Result {
+  // ns[v][round]: time per call of variant v in that round (the slowest rank's).
+  std::vector<double> ns[kVariants];
+};
+
+Result Measure(ProcessGroup& g, DirectAllreduce& direct, const Tensor& x, int rounds,
+               int calls) {
+  const int64_t n = x.numel();
+  std::vector<float> out(static_cast<size_t>(n));
+  std::vector<float> engine_buf(static_cast<size_t>(n), 0.0f);
+  std::vector<char> record(kRecordBytes, 1);
+  std::vector<char> records(static_cast<size_t>(kRecordBytes * g.size()));
+  const std::function<void()> call[kVariants] = {
+      [&] { direct(x.data<float>(), out.data(), n); },
+      [&] { g.AllReduce(engine_buf.data(), n, kFloat32, ReduceOp::kSum); },
+      [&] {
+        Tensor y = psum(x, "dp");
+        if (y.numel() != n) ThrowError("psum: wrong size");
+      },
+      [&] { g.AllGather(record.data(), records.data(), kRecordBytes); },
+  };
+  // Warm-up: one batch of each (connections, caches, the large-block cache of psum's output).
+  for (int v = 0; v < kVariants; ++v) {
+    for (int c = 0; c < calls; ++c) call[v]();
+  }
+  // times[round * kVariants + v], then the maximum over the ranks.
+  std::vector<double> times(static_cast<size_t>(rounds * kVariants));
+  for (int r = 0; r < rounds; ++r) {
+    for (int k = 0; k < kVariants; ++k) {
+      const int v = (r + k) % kVariants;
+      g.Barrier();
+      const Clock::time_point start = Clock::now();
+      for (int c = 0; c < calls; ++c) call[v]();
+      const std::chrono::duration<double, std::nano> elapsed = Clock::now() - start;
+      times[static_cast<size_t>(r * kVariants + v)] = elapsed.count() / calls;
+    }
+  }
+  g.AllReduce(times.data(), static_cast<int64_t>(times.size()), kFloat64, ReduceOp::kMax);
+  Result result;
+  for (int v = 0; v < kVariants; ++v) {
+    for (int r = 0; r < rounds; ++r) {
+      result.ns[v].push_back(times[static_cast<size_t>(r * kVariants + v)]);
+    }
+  }
+  return result;
+}
+
+int Run(int rounds_flag) {
+  std::shared_ptr<ProcessGroup> group = dist::init_process_group();
+  auto* gloo_group = dynamic_cast<dist::GlooProcessGroup*>(group.get());
+  if (gloo_group == nullptr) {
+    std::fprintf(stderr, "rank %d: the group is %s; this benchmark needs Gloo (ft_launch)\n",
+                 group->rank(), group->backend().c_str());
+    return 2;
+  }
+  ProcessGroup& g = *group;
+  const bool smoke = SmokeTest();
+  const int rounds = smoke ? 2 : rounds_flag;
+  DirectAllreduce direct(*gloo_group);
+  auto binding = dist::bind_axis("dp", group);
+  const bool print = g.rank() == 0;
+  if (print) {
+    std::printf("psum over %d processes (%s), float32; median time per call over %d rounds, "
+                "the slowest rank's, variants interleaved\n\n",
+                g.size(), g.backend().c_str(), rounds);
+    std::printf("| size | direct gloo::allreduce | ProcessGroup::AllReduce | ft::psum "
+                "| record allgather (%lld B) | psum / direct | paired | engine / direct "
+                "| target |\n",
+                static_cast<long long>(kRecordBytes));
+    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  }
+  bool ok = true;
+  for (const Size& size : kSizes) {
+    Tensor x = empty({size.elements}, kFloat32);
+    float* data = x.data<float>();
+    for (int64_t i = 0; i < size.elements; ++i) data[i] = Input(g.rank(), i);
+    // Every rank checks and measures, whatever it found: the schedule stays in lockstep.
+    ok = Check(g, direct, x, size.label) && ok;
+    const Result res = Measure(g, direct, x, rounds, smoke ? 1 : size.calls);
+    double median[kVariants];
+    for (int v = 0; v < kVariants; ++v) median[v] = Median(res.ns[v]);
+    std::vector<double> paired;
+    for (int r = 0; r < rounds; ++r) paired.push_back(res.ns[kPsum][r] / res.ns[kDirect][r]);
+    if (print) {
+      std::printf("| %s | %s | %s | %s | %s | %.2fx | %.2fx | %.2fx | %s |\n", size.label,
+                  Human(median[kDirect]).c_str(), Human(median[kEngine]).c_str(),
+                  Human(median[kPsum]).c_str(), Human(median[kRecord]).c_str(),
+                  median[kPsum] / median[kDirect], Median(paired),
+                  median[kEngine] / median[kDirect], size.target);
+      std::fflush(stdout);
+    }
+  }
+  if (print) {
+    std::printf("\ndirect: gloo::allreduce (ring, out of place); ProcessGroup::AllReduce: in "
+                "place; record allgather: the round trip every psum makes first; paired: the "
+                "median of the per-round ratios psum / direct\n");
+  }
+  return ok ? 0 : 5;
+}
+
+}  // namespace
+}  // namespace ft::bench
+
+int main(int argc, char** argv) {
+  int rounds = 31;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--rounds=", 0) == 0 && std::atoi(arg.c_str() + 9) > 0) {
+      rounds = std::atoi(arg.c_str() + 9);
+    } else {
+      std::fprintf(stderr, "usage: ft_launch -n 2 %s [--rounds=N]\n", argv[0]);
+      return 2;
+    }
+  }
+  const char* rank = std::getenv("FT_RANK");
+  try {
+    return ft::bench::Run(rounds);
+  } catch (const ft::Error& e) {
+    std::fprintf(stderr, "rank %s: ft::Error: %s\n", rank ? rank : "?", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rank %s: %s\n", rank ? rank : "?", e.what());
+  }
+  return 3;
+}
