@@ -15,7 +15,10 @@
 //           psum makes for a payload over 256 bytes;
 //   psum    ft::psum(x, "dp") with the group bound as axis "dp" (a new tensor per call);
 //   record  ProcessGroup::AllGather of 360 bytes: the fixed-size record (header + small
-//           payload) every psum gathers first, i.e. the round trip psum adds to the engine.
+//           payload) every psum gathers first, i.e. the round trip psum adds to the engine;
+//   copy    kernels::clone(x) alone (no communication): the copy psum makes of its input
+//           before the in-place engine call (payloads over 256 bytes).
+// psum ~ record + copy + engine (+ dispatch): the columns say where psum's time goes.
 // The values are checked once before timing: psum, direct and engine agree bit for bit.
 //
 // Why not Google Benchmark: its iteration count adapts per process, and each rank would make
@@ -47,6 +50,7 @@
 #include "gloo/allreduce.h"
 #include "gloo/context.h"
 #include "gloo/math.h"
+#include "tensor/copy.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 #include "tensor/tensor.h"
@@ -78,7 +82,7 @@ constexpr Size kSizes[] = {
     {"4 MiB", 1 << 20, 4, "<= 1.1x"},
 };
 
-enum Variant { kDirect, kEngine, kPsum, kRecord, kVariants };
+enum Variant { kDirect, kEngine, kPsum, kRecord, kCopy, kVariants };
 
 bool SmokeTest() { return std::getenv("FT_BENCH_SMOKE") != nullptr; }
 
@@ -171,6 +175,10 @@ Result Measure(ProcessGroup& g, DirectAllreduce& direct, const Tensor& x, int ro
         if (y.numel() != n) ThrowError("psum: wrong size");
       },
       [&] { g.AllGather(record.data(), records.data(), kRecordBytes); },
+      [&] {
+        Tensor y = kernels::clone(x);
+        if (y.numel() != n) ThrowError("clone: wrong size");
+      },
   };
   // Warm-up: one batch of each (connections, caches, the large-block cache of psum's output).
   for (int v = 0; v < kVariants; ++v) {
@@ -217,10 +225,10 @@ int Run(int rounds_flag) {
                 "the slowest rank's, variants interleaved\n\n",
                 g.size(), g.backend().c_str(), rounds);
     std::printf("| size | direct gloo::allreduce | ProcessGroup::AllReduce | ft::psum "
-                "| record allgather (%lld B) | psum / direct | paired | engine / direct "
-                "| target |\n",
+                "| record allgather (%lld B) | copy | psum / direct | paired "
+                "| engine / direct | target |\n",
                 static_cast<long long>(kRecordBytes));
-    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   }
   bool ok = true;
   for (const Size& size : kSizes) {
@@ -235,9 +243,10 @@ int Run(int rounds_flag) {
     std::vector<double> paired;
     for (int r = 0; r < rounds; ++r) paired.push_back(res.ns[kPsum][r] / res.ns[kDirect][r]);
     if (print) {
-      std::printf("| %s | %s | %s | %s | %s | %.2fx | %.2fx | %.2fx | %s |\n", size.label,
-                  Human(median[kDirect]).c_str(), Human(median[kEngine]).c_str(),
+      std::printf("| %s | %s | %s | %s | %s | %s | %.2fx | %.2fx | %.2fx | %s |\n",
+                  size.label, Human(median[kDirect]).c_str(), Human(median[kEngine]).c_str(),
                   Human(median[kPsum]).c_str(), Human(median[kRecord]).c_str(),
+                  Human(median[kCopy]).c_str(),
                   median[kPsum] / median[kDirect], Median(paired),
                   median[kEngine] / median[kDirect], size.target);
       std::fflush(stdout);
@@ -245,8 +254,9 @@ int Run(int rounds_flag) {
   }
   if (print) {
     std::printf("\ndirect: gloo::allreduce (ring, out of place); ProcessGroup::AllReduce: in "
-                "place; record allgather: the round trip every psum makes first; paired: the "
-                "median of the per-round ratios psum / direct\n");
+                "place; record allgather: the round trip every psum makes first; copy: "
+                "kernels::clone(x), psum's copy of its input; paired: the median of the "
+                "per-round ratios psum / direct\n");
   }
   return ok ? 0 : 5;
 }
