@@ -7,17 +7,20 @@
 // Targets (issue "distributed"): psum of a 4 MiB float32 tensor between 2 local processes
 // <= 1.1x a direct Gloo allreduce of the same buffer; psum of 1 float <= 1.5x the direct call.
 //
-// For each size (1 float, 1 KiB, 64 KiB, 4 MiB of float32) four variants run:
-//   direct  gloo::allreduce (ring, sum) called on the group's gloo::Context with a tag of our
-//           own, out of place like psum: input x, output a buffer allocated once, outside the
-//           timing (a favour to the direct call);
-//   engine  ProcessGroup::AllReduce in place on a preallocated buffer: the engine call that
-//           psum makes for a payload over 256 bytes;
-//   psum    ft::psum(x, "dp") with the group bound as axis "dp" (a new tensor per call);
-//   record  ProcessGroup::AllGather of 360 bytes: the fixed-size record (header + small
-//           payload) every psum gathers first, i.e. the round trip psum adds to the engine;
-//   copy    kernels::clone(x) alone (no communication): the copy psum makes of its input
-//           before the in-place engine call (payloads over 256 bytes).
+// For each size (1 float, 1 KiB, 64 KiB, 4 MiB of float32) these variants run:
+//   direct     gloo::allreduce (ring, sum) called on the group's gloo::Context with tags of
+//              our own, out of place like psum: input x (kept), output a buffer allocated
+//              once, outside the timing (a favour to the direct call); the like-for-like
+//              baseline of psum, which keeps its input and returns a new tensor;
+//   direct ip  the same call in place on a preallocated buffer (setOutput only): the least
+//              a caller who may overwrite its input pays;
+//   engine     ProcessGroup::AllReduce in place on a preallocated buffer: the engine call
+//              that psum makes for a payload over 256 bytes;
+//   psum       ft::psum(x, "dp") with the group bound as axis "dp" (a new tensor per call);
+//   record     ProcessGroup::AllGather of 360 bytes: the fixed-size record (header + small
+//              payload) every psum gathers first, i.e. the round trip psum adds to the engine;
+//   copy       kernels::clone(x) alone (no communication): the copy psum makes of its input
+//              before the in-place engine call (payloads over 256 bytes).
 // psum ~ record + copy + engine (+ dispatch): the columns say where psum's time goes.
 // The values are checked once before timing: psum, direct and engine agree bit for bit.
 //
@@ -27,8 +30,9 @@
 // timing a batch of `calls` calls of every variant after a barrier, the variants' order
 // rotating from round to round (interleaving cancels the machine's slow drifts). A batch's
 // time per call is the slowest rank's (an all-reduce of max over the ranks at the end). The
-// table gives each variant's median over the rounds, the ratio of the medians psum / direct
-// and the median of the per-round ratios ("paired"). Only rank 0 prints.
+// first table gives each variant's median over the rounds; the second the ratios of the
+// medians psum / direct (out of place and in place) and the medians of the per-round ratios
+// ("paired"). Only rank 0 prints.
 //
 // FT_BENCH_SMOKE=1 (the smoke test): 2 rounds of 1 call each, only to prove it runs.
 // Exit codes: 0; 2 usage; 3 an ft::Error or a Gloo exception; 5 wrong values.
@@ -82,11 +86,12 @@ constexpr Size kSizes[] = {
     {"4 MiB", 1 << 20, 4, "<= 1.1x"},
 };
 
-enum Variant { kDirect, kEngine, kPsum, kRecord, kCopy, kVariants };
+enum Variant { kDirect, kDirectInPlace, kEngine, kPsum, kRecord, kCopy, kVariants };
 
 bool SmokeTest() { return std::getenv("FT_BENCH_SMOKE") != nullptr; }
 
-// DirectAllreduce: gloo::allreduce, ring, sum, out of place, on the group's context.
+// DirectAllreduce: gloo::allreduce, ring, sum, on the group's context; out of place from `in`
+// to `out`, or in place on `out` when `in` is null.
 class DirectAllreduce {
  public:
   explicit DirectAllreduce(const dist::GlooProcessGroup& group)
@@ -94,7 +99,7 @@ class DirectAllreduce {
 
   void operator()(float* in, float* out, int64_t count) {
     gloo::AllreduceOptions opts(context_);
-    opts.setInput(in, static_cast<size_t>(count));
+    if (in != nullptr) opts.setInput(in, static_cast<size_t>(count));
     opts.setOutput(out, static_cast<size_t>(count));
     opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
     opts.setReduceFunction(
@@ -164,11 +169,13 @@ Result Measure(ProcessGroup& g, DirectAllreduce& direct, const Tensor& x, int ro
                int calls) {
   const int64_t n = x.numel();
   std::vector<float> out(static_cast<size_t>(n));
+  std::vector<float> in_place(static_cast<size_t>(n), 0.0f);
   std::vector<float> engine_buf(static_cast<size_t>(n), 0.0f);
   std::vector<char> record(kRecordBytes, 1);
   std::vector<char> records(static_cast<size_t>(kRecordBytes * g.size()));
   const std::function<void()> call[kVariants] = {
       [&] { direct(x.data<float>(), out.data(), n); },
+      [&] { direct(nullptr, in_place.data(), n); },
       [&] { g.AllReduce(engine_buf.data(), n, kFloat32, ReduceOp::kSum); },
       [&] {
         Tensor y = psum(x, "dp");
@@ -224,13 +231,13 @@ int Run(int rounds_flag) {
     std::printf("psum over %d processes (%s), float32; median time per call over %d rounds, "
                 "the slowest rank's, variants interleaved\n\n",
                 g.size(), g.backend().c_str(), rounds);
-    std::printf("| size | direct gloo::allreduce | ProcessGroup::AllReduce | ft::psum "
-                "| record allgather (%lld B) | copy | psum / direct | paired "
-                "| engine / direct | target |\n",
+    std::printf("| size | direct gloo::allreduce | direct, in place "
+                "| ProcessGroup::AllReduce | ft::psum | record allgather (%lld B) | copy |\n",
                 static_cast<long long>(kRecordBytes));
-    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
   }
   bool ok = true;
+  std::vector<std::string> ratios;
   for (const Size& size : kSizes) {
     Tensor x = empty({size.elements}, kFloat32);
     float* data = x.data<float>();
@@ -240,23 +247,35 @@ int Run(int rounds_flag) {
     const Result res = Measure(g, direct, x, rounds, smoke ? 1 : size.calls);
     double median[kVariants];
     for (int v = 0; v < kVariants; ++v) median[v] = Median(res.ns[v]);
-    std::vector<double> paired;
-    for (int r = 0; r < rounds; ++r) paired.push_back(res.ns[kPsum][r] / res.ns[kDirect][r]);
+    // The median of the per-round ratios a / b.
+    auto paired = [&](Variant a, Variant b) {
+      std::vector<double> r;
+      for (int i = 0; i < rounds; ++i) r.push_back(res.ns[a][i] / res.ns[b][i]);
+      return Median(r);
+    };
     if (print) {
-      std::printf("| %s | %s | %s | %s | %s | %s | %.2fx | %.2fx | %.2fx | %s |\n",
-                  size.label, Human(median[kDirect]).c_str(), Human(median[kEngine]).c_str(),
-                  Human(median[kPsum]).c_str(), Human(median[kRecord]).c_str(),
-                  Human(median[kCopy]).c_str(),
-                  median[kPsum] / median[kDirect], Median(paired),
-                  median[kEngine] / median[kDirect], size.target);
+      std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", size.label,
+                  Human(median[kDirect]).c_str(), Human(median[kDirectInPlace]).c_str(),
+                  Human(median[kEngine]).c_str(), Human(median[kPsum]).c_str(),
+                  Human(median[kRecord]).c_str(), Human(median[kCopy]).c_str());
       std::fflush(stdout);
+      char row[256];
+      std::snprintf(row, sizeof(row), "| %s | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %s |",
+                    size.label, median[kPsum] / median[kDirect], paired(kPsum, kDirect),
+                    median[kPsum] / median[kDirectInPlace], paired(kPsum, kDirectInPlace),
+                    median[kEngine] / median[kDirectInPlace], size.target);
+      ratios.push_back(row);
     }
   }
   if (print) {
-    std::printf("\ndirect: gloo::allreduce (ring, out of place); ProcessGroup::AllReduce: in "
-                "place; record allgather: the round trip every psum makes first; copy: "
-                "kernels::clone(x), psum's copy of its input; paired: the median of the "
-                "per-round ratios psum / direct\n");
+    std::printf("\n| size | psum / direct | paired | psum / direct in place | paired "
+                "| engine / direct in place | target (psum / direct) |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+    for (const std::string& row : ratios) std::printf("%s\n", row.c_str());
+    std::printf("\ndirect: gloo::allreduce (ring) from x into a preallocated buffer; in place: "
+                "on a preallocated buffer; ProcessGroup::AllReduce: in place; record "
+                "allgather: the round trip every psum makes first; copy: kernels::clone(x), "
+                "psum's copy of its input; paired: the median of the per-round ratios\n");
   }
   return ok ? 0 : 5;
 }

@@ -11,7 +11,8 @@ FT_BENCH_SMOKE=1 FT_DIST_TIMEOUT_MS=10000 "$launch" --timeout 45 -n 2 "$bench" >
 cat "$out"
 [[ $code -eq 0 ]] || { echo "FAIL: ft_launch exited $code" >&2; exit 1; }
 for size in "1 float" "1 KiB" "64 KiB" "4 MiB"; do
-  grep -qF "[0] | $size |" "$out" || { echo "FAIL: no row for $size" >&2; exit 1; }
+  rows=$(grep -cF "[0] | $size |" "$out") || true
+  [[ $rows -eq 2 ]] || { echo "FAIL: $rows rows for $size, not 2 (times, ratios)" >&2; exit 1; }
 done
 if grep -q '^\[1\]' "$out"; then
   echo "FAIL: rank 1 printed to stdout" >&2
