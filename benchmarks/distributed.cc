@@ -3,7 +3,8 @@
 // ft::psum across processes against the engine's own call, side by side in the same run.
 // One rank of a group started by ft_launch (2 local processes, Gloo over TCP on loopback):
 //   ./bazelw build -c opt //benchmarks:distributed //distributed:ft_launch
-//   .bazel/bin/distributed/ft_launch -n 2 .bazel/bin/benchmarks/distributed [--rounds=N]
+//   .bazel/bin/distributed/ft_launch -n 2 .bazel/bin/benchmarks/distributed
+// Flags: --rounds=N (default 31), --only=SIZE (one size: 1float, 1KiB, 64KiB or 4MiB).
 // Targets (issue "distributed"): psum of a 4 MiB float32 tensor between 2 local processes
 // <= 1.1x a direct Gloo allreduce of the same buffer; psum of 1 float <= 1.5x the direct call.
 //
@@ -20,19 +21,23 @@
 //   record     ProcessGroup::AllGather of 360 bytes: the fixed-size record (header + small
 //              payload) every psum gathers first, i.e. the round trip psum adds to the engine;
 //   copy       kernels::clone(x) alone (no communication): the copy psum makes of its input
-//              before the in-place engine call (payloads over 256 bytes).
-// psum ~ record + copy + engine (+ dispatch): the columns say where psum's time goes.
+//              before the in-place engine call (payloads over 256 bytes);
+//   steps      psum's engine calls written out by hand: record, copy, engine on the copy
+//              (for payloads over 256 bytes; at 1 float psum makes only the record).
+// psum ~ steps ~ record + copy + engine (+ dispatch): the columns say where psum's time goes.
 // The values are checked once before timing: psum, direct and engine agree bit for bit.
 //
 // Why not Google Benchmark: its iteration count adapts per process, and each rank would make
 // a different number of collectives (a deadlock), and its random interleaving is seeded per
 // process. Here every rank runs the same fixed schedule in lockstep: `rounds` rounds, each
 // timing a batch of `calls` calls of every variant after a barrier, the variants' order
-// rotating from round to round (interleaving cancels the machine's slow drifts). A batch's
-// time per call is the slowest rank's (an all-reduce of max over the ranks at the end). The
-// first table gives each variant's median over the rounds; the second the ratios of the
-// medians psum / direct (out of place and in place) and the medians of the per-round ratios
-// ("paired"). Only rank 0 prints.
+// rotating from round to round (interleaving cancels the machine's slow drifts). Every call
+// is timed; a call's time is the slowest rank's (an all-reduce of max over the ranks at the
+// end). The first table gives each variant's median over all its calls: on a small shared
+// machine a few calls stall for milliseconds (the scheduler; Gloo's device threads), and the
+// median of the calls leaves them out. The second table gives the ratios of those medians
+// and, for psum / direct, the median over the rounds of the ratio of the batches' mean times
+// ("batch means", stalls included). Only rank 0 prints.
 //
 // FT_BENCH_SMOKE=1 (the smoke test): 2 rounds of 1 call each, only to prove it runs.
 // Exit codes: 0; 2 usage; 3 an ft::Error or a Gloo exception; 5 wrong values.
@@ -83,10 +88,10 @@ constexpr Size kSizes[] = {
     {"1 float", 1, 200, "<= 1.5x"},
     {"1 KiB", 256, 200, "-"},
     {"64 KiB", 16384, 50, "-"},
-    {"4 MiB", 1 << 20, 4, "<= 1.1x"},
+    {"4 MiB", 1 << 20, 8, "<= 1.1x"},
 };
 
-enum Variant { kDirect, kDirectInPlace, kEngine, kPsum, kRecord, kCopy, kVariants };
+enum Variant { kDirect, kDirectInPlace, kEngine, kPsum, kRecord, kCopy, kSteps, kVariants };
 
 bool SmokeTest() { return std::getenv("FT_BENCH_SMOKE") != nullptr; }
 
@@ -161,8 +166,11 @@ bool Check(ProcessGroup& g, DirectAllreduce& direct, const Tensor& x, const char
 }
 
 struct Result {
-  // ns[v][round]: time per call of variant v in that round (the slowest rank's).
-  std::vector<double> ns[kVariants];
+  // each[v]: every timed call of variant v (the slowest rank's time), in nanoseconds.
+  std::vector<double> each[kVariants];
+  // batch[v][round]: the mean time per call of variant v's batch in that round (the slowest
+  // rank's), stalls included.
+  std::vector<double> batch[kVariants];
 };
 
 Result Measure(ProcessGroup& g, DirectAllreduce& direct, const Tensor& x, int rounds,
@@ -186,34 +194,50 @@ Result Measure(ProcessGroup& g, DirectAllreduce& direct, const Tensor& x, int ro
         Tensor y = kernels::clone(x);
         if (y.numel() != n) ThrowError("clone: wrong size");
       },
+      [&] {
+        g.AllGather(record.data(), records.data(), kRecordBytes);
+        if (n * 4 <= 256) return;
+        Tensor y = kernels::clone(x);
+        g.AllReduce(y.data<float>(), n, kFloat32, ReduceOp::kSum);
+      },
   };
   // Warm-up: one batch of each (connections, caches, the large-block cache of psum's output).
   for (int v = 0; v < kVariants; ++v) {
     for (int c = 0; c < calls; ++c) call[v]();
   }
-  // times[round * kVariants + v], then the maximum over the ranks.
-  std::vector<double> times(static_cast<size_t>(rounds * kVariants));
+  // times[(r * kVariants + v) * (calls + 1) + c]: call c of variant v in round r, then the
+  // batch's mean at c = calls; at the end the maximum over the ranks.
+  const size_t stride = static_cast<size_t>(calls) + 1;
+  std::vector<double> times(static_cast<size_t>(rounds * kVariants) * stride);
   for (int r = 0; r < rounds; ++r) {
     for (int k = 0; k < kVariants; ++k) {
       const int v = (r + k) % kVariants;
+      double* at = times.data() + static_cast<size_t>(r * kVariants + v) * stride;
       g.Barrier();
       const Clock::time_point start = Clock::now();
-      for (int c = 0; c < calls; ++c) call[v]();
-      const std::chrono::duration<double, std::nano> elapsed = Clock::now() - start;
-      times[static_cast<size_t>(r * kVariants + v)] = elapsed.count() / calls;
+      Clock::time_point before = start;
+      for (int c = 0; c < calls; ++c) {
+        call[v]();
+        const Clock::time_point after = Clock::now();
+        at[c] = std::chrono::duration<double, std::nano>(after - before).count();
+        before = after;
+      }
+      at[calls] = std::chrono::duration<double, std::nano>(before - start).count() / calls;
     }
   }
   g.AllReduce(times.data(), static_cast<int64_t>(times.size()), kFloat64, ReduceOp::kMax);
   Result result;
   for (int v = 0; v < kVariants; ++v) {
     for (int r = 0; r < rounds; ++r) {
-      result.ns[v].push_back(times[static_cast<size_t>(r * kVariants + v)]);
+      const double* at = times.data() + static_cast<size_t>(r * kVariants + v) * stride;
+      result.each[v].insert(result.each[v].end(), at, at + calls);
+      result.batch[v].push_back(at[calls]);
     }
   }
   return result;
 }
 
-int Run(int rounds_flag) {
+int Run(int rounds_flag, const std::string& only) {
   std::shared_ptr<ProcessGroup> group = dist::init_process_group();
   auto* gloo_group = dynamic_cast<dist::GlooProcessGroup*>(group.get());
   if (gloo_group == nullptr) {
@@ -228,54 +252,64 @@ int Run(int rounds_flag) {
   auto binding = dist::bind_axis("dp", group);
   const bool print = g.rank() == 0;
   if (print) {
-    std::printf("psum over %d processes (%s), float32; median time per call over %d rounds, "
-                "the slowest rank's, variants interleaved\n\n",
+    std::printf("psum over %d processes (%s), float32. %d rounds per size, each a batch of "
+                "every variant in turn after a barrier. Times: the median over every call "
+                "of the slowest rank's time.\n\n",
                 g.size(), g.backend().c_str(), rounds);
     std::printf("| size | direct gloo::allreduce | direct, in place "
-                "| ProcessGroup::AllReduce | ft::psum | record allgather (%lld B) | copy |\n",
+                "| ProcessGroup::AllReduce | ft::psum | record allgather (%lld B) | copy "
+                "| steps by hand |\n",
                 static_cast<long long>(kRecordBytes));
-    std::printf("|---|---|---|---|---|---|---|\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
   }
   bool ok = true;
   std::vector<std::string> ratios;
   for (const Size& size : kSizes) {
+    std::string label = size.label;
+    label.erase(std::remove(label.begin(), label.end(), ' '), label.end());
+    if (!only.empty() && label != only) continue;
     Tensor x = empty({size.elements}, kFloat32);
     float* data = x.data<float>();
     for (int64_t i = 0; i < size.elements; ++i) data[i] = Input(g.rank(), i);
     // Every rank checks and measures, whatever it found: the schedule stays in lockstep.
     ok = Check(g, direct, x, size.label) && ok;
-    const Result res = Measure(g, direct, x, rounds, smoke ? 1 : size.calls);
+    const int calls = smoke ? 1 : size.calls;
+    const Result res = Measure(g, direct, x, rounds, calls);
     double median[kVariants];
-    for (int v = 0; v < kVariants; ++v) median[v] = Median(res.ns[v]);
-    // The median of the per-round ratios a / b.
-    auto paired = [&](Variant a, Variant b) {
-      std::vector<double> r;
-      for (int i = 0; i < rounds; ++i) r.push_back(res.ns[a][i] / res.ns[b][i]);
-      return Median(r);
-    };
+    for (int v = 0; v < kVariants; ++v) median[v] = Median(res.each[v]);
+    // The median over the rounds of the ratio of a's and b's batch means (stalls included).
+    std::vector<double> batch_ratio;
+    for (int r = 0; r < rounds; ++r) {
+      batch_ratio.push_back(res.batch[kPsum][r] / res.batch[kDirect][r]);
+    }
     if (print) {
-      std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", size.label,
+      std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", size.label,
                   Human(median[kDirect]).c_str(), Human(median[kDirectInPlace]).c_str(),
                   Human(median[kEngine]).c_str(), Human(median[kPsum]).c_str(),
-                  Human(median[kRecord]).c_str(), Human(median[kCopy]).c_str());
+                  Human(median[kRecord]).c_str(), Human(median[kCopy]).c_str(),
+                  Human(median[kSteps]).c_str());
       std::fflush(stdout);
       char row[256];
-      std::snprintf(row, sizeof(row), "| %s | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %s |",
-                    size.label, median[kPsum] / median[kDirect], paired(kPsum, kDirect),
-                    median[kPsum] / median[kDirectInPlace], paired(kPsum, kDirectInPlace),
-                    median[kEngine] / median[kDirectInPlace], size.target);
+      std::snprintf(row, sizeof(row), "| %s | %d x %d | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx "
+                    "| %s |", size.label, rounds, calls, median[kPsum] / median[kDirect],
+                    Median(batch_ratio), median[kPsum] / median[kDirectInPlace],
+                    median[kEngine] / median[kDirectInPlace],
+                    median[kRecord] / median[kDirect], size.target);
       ratios.push_back(row);
     }
   }
   if (print) {
-    std::printf("\n| size | psum / direct | paired | psum / direct in place | paired "
-                "| engine / direct in place | target (psum / direct) |\n");
-    std::printf("|---|---|---|---|---|---|---|\n");
+    std::printf("\n| size | rounds x calls | psum / direct | same, batch means | psum / direct "
+                "in place | engine / direct in place | record / direct "
+                "| target (psum / direct) |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
     for (const std::string& row : ratios) std::printf("%s\n", row.c_str());
     std::printf("\ndirect: gloo::allreduce (ring) from x into a preallocated buffer; in place: "
                 "on a preallocated buffer; ProcessGroup::AllReduce: in place; record "
                 "allgather: the round trip every psum makes first; copy: kernels::clone(x), "
-                "psum's copy of its input; paired: the median of the per-round ratios\n");
+                "psum's copy of its input; steps by hand: record, copy, in-place AllReduce of "
+                "the copy. Batch means: the median over the rounds of the ratio of the two "
+                "batches' mean times (scheduling stalls included).\n");
   }
   return ok ? 0 : 5;
 }
@@ -285,18 +319,23 @@ int Run(int rounds_flag) {
 
 int main(int argc, char** argv) {
   int rounds = 31;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--rounds=", 0) == 0 && std::atoi(arg.c_str() + 9) > 0) {
       rounds = std::atoi(arg.c_str() + 9);
+    } else if (arg.rfind("--only=", 0) == 0) {
+      only = arg.substr(7);
     } else {
-      std::fprintf(stderr, "usage: ft_launch -n 2 %s [--rounds=N]\n", argv[0]);
+      std::fprintf(stderr, "usage: ft_launch -n 2 %s [--rounds=N] [--only=SIZE]\n"
+                   "  SIZE: one of the table's sizes, without spaces (1float, 4MiB, ...)\n",
+                   argv[0]);
       return 2;
     }
   }
   const char* rank = std::getenv("FT_RANK");
   try {
-    return ft::bench::Run(rounds);
+    return ft::bench::Run(rounds, only);
   } catch (const ft::Error& e) {
     std::fprintf(stderr, "rank %s: ft::Error: %s\n", rank ? rank : "?", e.what());
   } catch (const std::exception& e) {
