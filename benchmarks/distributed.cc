@@ -12,7 +12,9 @@
 //   direct     gloo::allreduce (ring, sum) called on the group's gloo::Context with tags of
 //              our own, out of place like psum: input x (kept), output a buffer allocated
 //              once, outside the timing (a favour to the direct call); the like-for-like
-//              baseline of psum, which keeps its input and returns a new tensor;
+//              baseline of psum, which keeps its input and returns a new tensor. Its
+//              reduction is Gloo's gloo::sum<float>; ProcessGroup::AllReduce uses ft's own
+//              (distributed/reduce.h), so "engine" is the baseline with ft's reduction;
 //   direct ip  the same call in place on a preallocated buffer (setOutput only): the least
 //              a caller who may overwrite its input pays;
 //   engine     ProcessGroup::AllReduce in place on a preallocated buffer: the engine call
@@ -80,7 +82,7 @@ constexpr int64_t kRecordBytes = 104 + 256;
 struct Size {
   const char* label;
   int64_t elements;  // float32
-  int calls;         // per timed batch (opt); each batch is a few milliseconds
+  int calls;         // per timed batch (opt): a batch takes some 20-40 ms
   const char* target;
 };
 
