@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs //benchmarks:distributed once on tiny counts (FT_BENCH_SMOKE) as 2 processes under
 # ft_launch: proves it starts, checks its values, prints the table from rank 0 only and exits
-# 0. A hang fails fast: ft_launch --timeout 45 and a 10 s peer timeout (the test's is 60 s).
+# 0. A hang fails fast: ft_launch --timeout 45 and a 10 s peer timeout, inside the test's
+# short timeout.
 set -euo pipefail
 launch=$1
 bench=$2
