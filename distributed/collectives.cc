@@ -314,10 +314,11 @@ Tensor ProcessCollective(Coll c, const char* op, const Tensor& input, int64_t ax
         ReduceSmall(records, size, out, c, 0);
         return out;
       }
-      Tensor out = kernels::clone(x);
+      // Out of place: the engine reads x while it reduces into the result, no copy pass.
+      Tensor out = empty(SizesOf(x), x.dtype());
       Engine(op, b, [&] {
-        g.AllReduce(RawData(out), out.numel(), out.dtype(),
-                    c == Coll::kPsum ? dist::ReduceOp::kSum : dist::ReduceOp::kMax);
+        g.AllReduceInto(RawData(x), RawData(out), out.numel(), out.dtype(),
+                        c == Coll::kPsum ? dist::ReduceOp::kSum : dist::ReduceOp::kMax);
       });
       return out;
     }
