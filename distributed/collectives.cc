@@ -314,11 +314,10 @@ Tensor ProcessCollective(Coll c, const char* op, const Tensor& input, int64_t ax
         ReduceSmall(records, size, out, c, 0);
         return out;
       }
-      // Out of place: the engine reads x while it reduces into the result, no copy pass.
-      Tensor out = empty(SizesOf(x), x.dtype());
+      Tensor out = kernels::clone(x);
       Engine(op, b, [&] {
-        g.AllReduceInto(RawData(x), RawData(out), out.numel(), out.dtype(),
-                        c == Coll::kPsum ? dist::ReduceOp::kSum : dist::ReduceOp::kMax);
+        g.AllReduce(RawData(out), out.numel(), out.dtype(),
+                    c == Coll::kPsum ? dist::ReduceOp::kSum : dist::ReduceOp::kMax);
       });
       return out;
     }

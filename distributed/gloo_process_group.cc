@@ -215,13 +215,7 @@ void GlooProcessGroup::Run(const char* op, const Body& body) {
 }
 
 void GlooProcessGroup::AllReduce(void* data, int64_t count, DType dtype, ReduceOp op) {
-  AllReduceInto(data, data, count, dtype, op);
-}
-
-void GlooProcessGroup::AllReduceInto(const void* in, void* out, int64_t count, DType dtype,
-                                     ReduceOp op) {
-  CheckCount("AllReduce", count, in, "elements");
-  CheckCount("AllReduce", count, out, "elements");
+  CheckCount("AllReduce", count, data, "elements");
   CheckReduction("AllReduce (gloo)", dtype, op);
   if (count == 0) {
     return;
@@ -230,12 +224,7 @@ void GlooProcessGroup::AllReduceInto(const void* in, void* out, int64_t count, D
     VisitReduceType(dtype, [&](auto zero) {
       using T = decltype(zero);
       gloo::AllreduceOptions opts(context_);
-      // Out of place, Gloo's ring reads `in` block by block while it reduces into `out`: no
-      // separate copy pass. Gloo reads the input only; its API takes a non-const pointer.
-      if (in != out) {
-        opts.setInput(static_cast<T*>(const_cast<void*>(in)), static_cast<size_t>(count));
-      }
-      opts.setOutput(static_cast<T*>(out), static_cast<size_t>(count));
+      opts.setOutput(static_cast<T*>(data), static_cast<size_t>(count));
       // The ring: every block reduced in one fixed order, then copied to every rank.
       opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
       opts.setReduceFunction(op == ReduceOp::kSum ? &ReduceFn<T, ReduceOp::kSum>

@@ -79,8 +79,6 @@ class GlooProcessGroup final : public ProcessGroup {
   std::chrono::milliseconds timeout() const override { return timeout_; }
 
   void AllReduce(void* data, int64_t count, DType dtype, ReduceOp op) override;
-  void AllReduceInto(const void* in, void* out, int64_t count, DType dtype,
-                     ReduceOp op) override;
   void AllGather(const void* in, void* out, int64_t bytes) override;
   void ReduceScatter(const void* in, void* out, int64_t count, DType dtype,
                      ReduceOp op) override;

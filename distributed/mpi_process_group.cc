@@ -145,22 +145,16 @@ class MpiProcessGroup final : public ProcessGroup {
   std::chrono::milliseconds timeout() const override { return timeout_; }
 
   void AllReduce(void* data, int64_t count, DType dtype, ReduceOp op) override {
-    AllReduceInto(data, data, count, dtype, op);
-  }
-
-  void AllReduceInto(const void* in, void* out, int64_t count, DType dtype,
-                     ReduceOp op) override {
     CheckReduction("AllReduce (mpi)", dtype, op);
-    CheckCount("AllReduce", count, in, "elements");
-    int n = CheckCount("AllReduce", count, out, "elements");
+    int n = CheckCount("AllReduce", count, data, "elements");
     if (n == 0) {
       return;
     }
     Start("AllReduce");
     MPI_Request request;
     Check("AllReduce", "MPI_Iallreduce",
-          MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out, n, MpiType(dtype),
-                         MpiOp(dtype, op), comm_, &request));
+          MPI_Iallreduce(MPI_IN_PLACE, data, n, MpiType(dtype), MpiOp(dtype, op), comm_,
+                         &request));
     Wait("AllReduce", &request);
   }
 

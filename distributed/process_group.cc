@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -91,14 +90,6 @@ constexpr MpiEnv kMpiEnvs[] = {
 };
 
 }  // namespace
-
-void ProcessGroup::AllReduceInto(const void* in, void* out, int64_t count, DType dtype,
-                                 ReduceOp op) {
-  if (count > 0 && in != out) {
-    std::memcpy(out, in, static_cast<size_t>(count * ItemSize(dtype)));
-  }
-  AllReduce(out, count, dtype, op);
-}
 
 std::shared_ptr<ProcessGroup> init_process_group() {
   const std::chrono::milliseconds timeout = Timeout();

@@ -49,11 +49,6 @@ class ProcessGroup {
   // AllReduce reduces `count` elements of `dtype` at `data` over every rank, in place.
   // dtype is one of float32, float64, int64, int32, bool (kMax only for bool).
   virtual void AllReduce(void* data, int64_t count, DType dtype, ReduceOp op) = 0;
-  // AllReduceInto: the same reduction of `count` elements at `in` (left unchanged) into
-  // `out`. The engines do it in one pass (Gloo copies block by block inside its ring, MPI
-  // takes separate buffers); the default copies, then reduces in place.
-  virtual void AllReduceInto(const void* in, void* out, int64_t count, DType dtype,
-                             ReduceOp op);
   // AllGather concatenates every rank's `bytes` bytes at `in` into `out` (size() * bytes
   // bytes), in rank order.
   virtual void AllGather(const void* in, void* out, int64_t bytes) = 0;
