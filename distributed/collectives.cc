@@ -314,7 +314,9 @@ Tensor ProcessCollective(Coll c, const char* op, const Tensor& input, int64_t ax
         ReduceSmall(records, size, out, c, 0);
         return out;
       }
-      Tensor out = kernels::clone(x);
+      // One plain copy on this thread: the engine's threads need the other core.
+      Tensor out = empty(SizesOf(x), x.dtype());
+      std::memcpy(RawData(out), RawData(x), static_cast<size_t>(bytes));
       Engine(op, b, [&] {
         g.AllReduce(RawData(out), out.numel(), out.dtype(),
                     c == Coll::kPsum ? dist::ReduceOp::kSum : dist::ReduceOp::kMax);
