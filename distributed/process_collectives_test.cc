@@ -12,6 +12,7 @@
 #include "distributed/collectives.h"
 #include "distributed/testing.h"
 #include "dispatch/ops.h"
+#include "control_flow/control_flow.h"
 #include "custom_function/function.h"
 #include "interpreters/functionalize/functionalize.h"
 #include "interpreters/grad/grad.h"
@@ -361,6 +362,43 @@ TEST_P(ProcessAxis, JitOfGradReplaysTheForwardAndBackwardCollectives) {
       EXPECT_TENSOR_NEAR(gv, oracle({v})[0], 1e-12) << "step " << i;
       v = v - 0.1 * gv;
     }
+  });
+}
+
+TEST_P(ProcessAxis, ControlFlowInsideGradOfPmean) {
+  // A loop over the shard (fori_loop) and a scan, inside grad(pmean): the global gradient.
+  const int size = GetParam();
+  const Tensor w = Rand({1}, 12);
+  TensorList xs;
+  for (int q = 0; q < size; ++q) xs.push_back(Shard(q, {4}, 31));
+  const Tensor x_all = cat(xs, 0);
+  auto unrolled = [](const Tensor& v, const Tensor& x) {
+    Tensor c = x;
+    for (int k = 0; k < 3; ++k) c = tanh(c * v) + 0.1 * x;
+    return mean(c);
+  };
+  const Tensor expected =
+      grad(ScalarFn([&](const TensorList& a) { return unrolled(a[0], x_all); }))({w})[0];
+  dist::testing::RunOnThreads(size, [&](ProcessGroup& g) {
+    auto binding = dist::bind_axis("dp", Borrow(g));
+    const Tensor x = xs[static_cast<size_t>(g.rank())];
+    Tensor by_fori = grad(ScalarFn([&](const TensorList& a) {
+      const Tensor v = a[0];
+      TensorList out = fori_loop(0, 3, [&](const Tensor&, const TensorList& c) {
+        return TensorList{tanh(c[0] * v) + 0.1 * x};
+      }, {x});
+      return pmean(mean(out[0]), "dp");
+    }))({w})[0];
+    EXPECT_TENSOR_NEAR(by_fori, expected, 1e-12);
+    Tensor by_scan = grad(ScalarFn([&](const TensorList& a) {
+      const Tensor v = a[0];
+      ScanResult r = scan([&](const TensorList& c, const TensorList&) {
+        Tensor next = tanh(c[0] * v) + 0.1 * x;
+        return std::pair<TensorList, TensorList>{{next}, {}};
+      }, {x}, {zeros({3}, kFloat64)});
+      return pmean(mean(r.carry[0]), "dp");
+    }))({w})[0];
+    EXPECT_TENSOR_NEAR(by_scan, expected, 1e-12);
   });
 }
 

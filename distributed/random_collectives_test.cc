@@ -66,7 +66,7 @@ std::vector<Step> Steps(int64_t b, std::mt19937& rng) {
          for (int64_t i = 0; i < b; ++i) pairs.push_back({i, (i + 1) % b});
          return ppermute(v, "i", pairs);
        },
-       [b](const Tensor& vs) { return roll(vs, {1}, {0}); }},
+       [](const Tensor& vs) { return roll(vs, {1}, {0}); }},
       {"sin", [](const Tensor& v) { return sin(v); }, [](const Tensor& vs) { return sin(vs); }},
       {"affine", [](const Tensor& v) { return v * 0.7 + 0.1; },
        [](const Tensor& vs) { return vs * 0.7 + 0.1; }},
