@@ -21,21 +21,10 @@ for np in 1 2 3; do
   expect_elapsed_below "$start" 30000 "ft_launch -n $np check"
 done
 
-# start_ranks P MODE: ranks started by hand (ft_launch would stop the survivors itself).
-start_ranks() {
-  local p=$1 mode=$2 r store
-  store=$(mktemp -d)
-  pids=()
-  for ((r = 0; r < p; r++)); do
-    FT_RANK=$r FT_WORLD_SIZE=$p FT_STORE="file:$store" FT_DIST_TIMEOUT_MS=1000 \
-      timeout 30 "$worker" "$mode" "$token" >"$TMPDIR/out$r" 2>"$TMPDIR/err$r" &
-    pids+=($!)
-  done
-}
-
 for mode in die stall; do
   start=$(now_ms)
-  start_ranks 3 "$mode"
+  # By hand: ft_launch would stop the survivors itself.
+  start_ranks 3 1000 "$worker" "$mode" "$token"
   for r in 0 2; do
     wait "${pids[$r]}"
     code=$?

@@ -7,21 +7,9 @@ worker=$1
 source "$2"
 token="ft-peer-test-$$-$RANDOM"
 
-# start_ranks P MODE: starts ranks 0..P-1 in the background; pids in $pids, logs in $TMPDIR.
-start_ranks() {
-  local p=$1 mode=$2 r store
-  store=$(mktemp -d)
-  pids=()
-  for ((r = 0; r < p; r++)); do
-    FT_RANK=$r FT_WORLD_SIZE=$p FT_STORE="file:$store" FT_DIST_TIMEOUT_MS=1000 \
-      timeout 30 "$worker" "$mode" gloo "$token" >"$TMPDIR/out$r" 2>"$TMPDIR/err$r" &
-    pids+=($!)
-  done
-}
-
 # A peer killed by SIGKILL after the first AllReduce: the survivors' next one fails.
 start=$(now_ms)
-start_ranks 3 die
+start_ranks 3 1000 "$worker" die gloo "$token"
 for r in 0 2; do
   wait "${pids[$r]}"
   code=$?
@@ -37,7 +25,7 @@ expect_no_leftovers "$token"
 
 # A peer stopped (SIGSTOP) after the first AllReduce: the survivor times out.
 start=$(now_ms)
-start_ranks 2 stall
+start_ranks 2 1000 "$worker" stall gloo "$token"
 wait "${pids[0]}"
 code=$?
 [[ $code -eq 3 ]] || { cat "$TMPDIR/err0" >&2; fail "stall: rank 0 exited $code, not 3"; }

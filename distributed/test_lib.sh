@@ -47,4 +47,20 @@ expect_elapsed_below() {
   echo "$3: ${elapsed} ms"
 }
 
+# start_ranks P TIMEOUT_MS COMMAND...: starts ranks 0..P-1 of COMMAND in the background by
+# hand, as ft_launch would but without its stopping the others when one fails, with a fresh
+# store and FT_DIST_TIMEOUT_MS=TIMEOUT_MS; their pids in $pids, rank r's output in
+# $TMPDIR/out$r and $TMPDIR/err$r, each bounded to 30 s.
+start_ranks() {
+  local p=$1 timeout_ms=$2 r store
+  shift 2
+  store=$(mktemp -d)
+  pids=()
+  for ((r = 0; r < p; r++)); do
+    FT_RANK=$r FT_WORLD_SIZE=$p FT_STORE="file:$store" FT_DIST_TIMEOUT_MS=$timeout_ms \
+      timeout 30 "$@" >"$TMPDIR/out$r" 2>"$TMPDIR/err$r" &
+    pids+=($!)
+  done
+}
+
 export TMPDIR=${TEST_TMPDIR:-$(mktemp -d)}
