@@ -20,7 +20,7 @@
 //   engine     ProcessGroup::AllReduce in place on a preallocated buffer: the engine call
 //              that psum makes for a payload over 256 bytes;
 //   psum       ft::psum(x, "dp") with the group bound as axis "dp" (a new tensor per call);
-//   record     ProcessGroup::AllGather of 360 bytes: the fixed-size record (header + small
+//   record     ProcessGroup::AllGather of 368 bytes: the fixed-size record (header + small
 //              payload) every psum gathers first, i.e. the round trip psum adds to the engine;
 //   copy       kernels::clone(x) alone (no communication): the copy psum makes of its input
 //              before the in-place engine call (payloads over 256 bytes);
@@ -75,9 +75,9 @@ using dist::ReduceOp;
 
 // Tags of the direct Gloo calls: the group's own count up from 1.
 constexpr uint32_t kDirectTagBase = 0x80000000u;
-// The record every process collective gathers first (distributed/collectives.cc: a 104-byte
+// The record every process collective gathers first (distributed/collectives.cc: a 112-byte
 // header and a 256-byte small payload).
-constexpr int64_t kRecordBytes = 104 + 256;
+constexpr int64_t kRecordBytes = 112 + 256;
 
 struct Size {
   const char* label;
