@@ -172,6 +172,29 @@ TEST(VmapAxis, Errors) {
                        Named("i"))(xs),
                   "psum: cannot sum a bool tensor");
   EXPECT_FT_ERROR(axis_size("i"), "axis_size: axis name 'i' is not in effect");
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& x) { return pmean(to(x, kInt64), "i"); }),
+                       Named("i"))(xs),
+                  "pmean: needs a floating point tensor, got int64 (over axis 'i')");
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& x) {
+                         return psum_scatter(gt(x, Scalar(0.0)), "i", 0);
+                       }),
+                       Named("i"))(xs),
+                  "psum_scatter: cannot sum a bool tensor over axis 'i'");
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& x) {
+                         return ppermute(x, "i", {{0, 1}, {0, 2}});
+                       }),
+                       Named("i"))(xs),
+                  "ppermute: member 0 appears twice as a source in the pairs over axis 'i'");
+  // A vmap axis is not a process axis; nothing bound at all is refused the same way.
+  EXPECT_FT_ERROR(vmap(TensorFn([](const Tensor& x) {
+                         dist::PerProcessInputs local("i");
+                         return x;
+                       }),
+                       Named("i"))(xs),
+                  "PerProcessInputs: 'i' is not a process axis in effect (named axes in "
+                  "effect: 'i' (vmap, 3 members))");
+  EXPECT_FT_ERROR(dist::PerProcessInputs("dp"), "PerProcessInputs: 'dp' is not a process axis");
+  EXPECT_FT_ERROR(dist::bind_axis("dp", nullptr), "bind_axis: axis 'dp' got a null group");
   // The name is gone once the vmap returned, also after an error inside it.
   EXPECT_EQ(NamedAxes::depth(), 0);
 }
