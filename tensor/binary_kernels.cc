@@ -706,6 +706,39 @@ Tensor logical_not(const Tensor& x) {
 }
 
 // ---- where ----
+
+// RowSelect: where() of a condition with one value per row (per leading index; size 1 over
+// the trailing dims) between a and b that are contiguous in the result's shape: each row
+// of the result is the row of the side its condition picks. This is how vmap of cond and
+// while_loop selects (a per-example predicate over each example's values), so it runs once
+// per op on every batched branch or loop step. Returns false (nothing written) for any
+// other layout, which the general strided loop then takes.
+template <typename T>
+bool RowSelect(const Tensor& condition, const Tensor& a, const Tensor& b, IntArrayRef shape,
+               T* out) {
+  if (!condition.is_contiguous() || !a.is_contiguous() || !b.is_contiguous() ||
+      a.sizes() != shape || b.sizes() != shape || condition.dim() != std::ssize(shape)) {
+    return false;
+  }
+  const IntArrayRef cs = condition.sizes();
+  size_t p = 0;  // condition matches the result's dims [0, p), is 1 over [p, rank)
+  while (p < shape.size() && cs[p] == shape[p]) ++p;
+  for (size_t d = p; d < shape.size(); ++d) {
+    if (cs[d] != 1) return false;
+  }
+  const int64_t rows = Numel(shape.subspan(0, p));
+  const int64_t inner = Numel(shape.subspan(p));
+  if (inner < 2) return false;  // an elementwise select: the general loop's packet path
+  const bool* pc = condition.data<const bool>();
+  const T* pa = a.data<const T>();
+  const T* pb = b.data<const T>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* src = (pc[r] ? pa : pb) + r * inner;
+    std::copy_n(src, inner, out + r * inner);
+  }
+  return true;
+}
+
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   if (condition.dtype() != kBool) {
     ThrowError("where: expected condition to be a bool tensor, got ", DTypeName(condition.dtype()),
@@ -721,6 +754,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     constexpr int64_t kT = sizeof(T);
+    if (RowSelect<T>(condition, ca, cb, shape, out.data<T>())) return;
     std::array<Operand, 4> ops = {MakeOperand(out, shape), MakeOperand(condition, shape),
                                   MakeOperand(ca, shape), MakeOperand(cb, shape)};
     internal::ForEachStrided<4>(

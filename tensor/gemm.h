@@ -7,9 +7,10 @@
 // on every call, as //tensor:vecmath does. The default build's Eigen is SSE2 code; at AVX-512
 // the same source runs 4.9x faster on 1024 x 1024 float32 (docs/performance.md, "GEMM").
 //
-// Which kernel runs: products of at most kSmallGemmMaxWork multiply-adds into a contiguous C
-// go to SmallGemm (AVX2's copy on AVX-512 machines: 256-bit packets fit the small widths),
-// the rest to Eigen's blocked GEMM (with FMA at AVX2 and AVX-512).
+// Which kernel runs: products into a contiguous C of at most kSmallGemmMaxWork multiply-adds,
+// or whose B has at most kSmallGemmMaxPanel elements (tall, narrow products), go to SmallGemm
+// (AVX2's copy on AVX-512 machines: 256-bit packets fit the small widths), the rest to
+// Eigen's blocked GEMM (with FMA at AVX2 and AVX-512).
 //
 // Results: deterministic for a given capability and shape; they differ between capabilities
 // by rounding (FMA, block sizes), except SmallGemm's, which are the same k-ordered sums of

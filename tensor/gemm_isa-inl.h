@@ -79,7 +79,7 @@ void GemmImpl(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t 
     for (int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, sizeof(T) * n);
     return;
   }
-  if (m * k * n <= kSmallGemmMaxWork && ldc == n &&
+  if (UseSmallGemm(m, k, n) && ldc == n &&
       SmallProduct(m, k, n, a, ars, acs, b, brs, bcs, c)) {
     return;
   }
