@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@
 #include "dispatch/ops.h"
 #include "interpreters/grad/grad_interpreter.h"
 #include "interpreters/jit/trace.h"
+#include "interpreters/vmap/vmap.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 
@@ -103,35 +105,62 @@ std::string Describe(const Tensor& t) {
   return absl::StrCat(DTypeName(t.dtype()), " ", ShapeToString(t.sizes()));
 }
 
+// Who names the function (or value) a message is about: "true_fn", "branch 2", "body_fn at
+// iteration 7". It is spelled out only when a message needs it: a loop names every
+// iteration, and a string built per step would be per-step cost.
+struct Who {
+  const char* name;
+  const char* before_number = nullptr;  // " at iteration ", " ", ...; null: no number
+  int64_t number = 0;
+  std::string str() const {
+    return before_number == nullptr ? std::string(name)
+                                    : absl::StrCat(name, before_number, number);
+  }
+};
+
 // NOTE: [Masking captured tensors]
 // A branch (or a while_loop body) also reads tensors it captured from outside, not only its
 // operands: a weight, a rate constant. Under a batched predicate its gradient with respect
 // to those is summed over every example, including the examples that did not take it, where
 // 0 * inf may be NaN. So while a masked branch runs, a DispatchArgumentHook rewrites every
-// op's wrapped floating-point argument that the branch did not make (not an operand, not an
-// op's output in the branch) to where(take, c, stop_gradient(c)), once per tensor: each
-// example's use of the capture is then selected, and the examples that did not take the
-// branch send it exactly zero. Dense tensors are constants at every level and are left
-// alone.
+// op's wrapped floating-point argument that the branch did not make to
+// where(take, c, stop_gradient(c)), once per tensor: each example's use of the capture is
+// then selected, and the examples that did not take the branch send it exactly zero. Dense
+// tensors are constants at every level and are left alone.
+//
+// "Made by the branch" is told by storage, with no per-op bookkeeping: a buffer this thread
+// allocated after the region began (Storage::AllocationMark, as the jit tracer tells
+// captured tensors from made ones), or an operand's buffer. So a view the branch takes of a
+// captured tensor is captured too, as its storage is. Under functionalize a wrapper's
+// buffer is replaced when it catches up with a write (Sync), so a captured tensor could
+// look new: there the region records the tensors its ops return instead.
 //
 // The same hook keeps branches pure where it matters: an in-place op whose target the branch
-// did not make (a captured tensor) is an ft::Error, as in torch, under a batched predicate
-// (the write would reach every example, taken or not) and under functionalize (it would be
-// a hidden effect of a branch). A branch that runs alone, a loop body or a scan step writes
-// what it writes, as the same code unrolled would.
+// did not make (a captured tensor, or a view of one) is an ft::Error, as in torch, under a
+// batched predicate (the write would reach every example, taken or not) and under
+// functionalize (it would be a hidden effect of a branch). A branch that runs alone, a loop
+// body or a scan step writes what it writes, as the same code unrolled would.
 class BranchRegion final : public DispatchArgumentHook {
  public:
   // take: where the branch is taken, when its captures must be masked (else undefined).
-  BranchRegion(const char* op, const std::string& who, Tensor take, const TensorList& operands)
-      : op_(op), who_(who), take_(std::move(take)) {
-    for (const Tensor& x : operands) made_.insert(x.impl());
+  BranchRegion(const char* op, const Who& who, Tensor take, const TensorList& operands)
+      : op_(op),
+        who_(who),
+        take_(std::move(take)),
+        start_(Storage::Mark()),
+        by_outputs_(OnStack(TransformType::kFunctionalize)) {
+    for (const Tensor& x : operands) {
+      if (!x.defined()) continue;
+      if (by_outputs_) made_.insert(x.impl());
+      operand_storages_.push_back(x.data_storage().id());
+    }
   }
   void BeforeOp(const Operator& op, ValueList& args) override {
     const int written = op.schema().mutated_arg.value_or(-1);
     if (written >= 0) {
       const Tensor& target = args[written].tensor();
-      if (target.defined() && !made_.contains(target.impl())) {
-        ThrowError(op_, ": ", who_, " wrote a tensor it did not make (in-place op '",
+      if (target.defined() && !Made(target)) {
+        ThrowError(op_, ": ", who_.str(), " wrote a tensor it did not make (in-place op '",
                    op.name(), "' on ", Describe(target), "); branches and loop bodies must "
                    "not modify tensors captured from outside (return the new value instead)");
       }
@@ -147,6 +176,7 @@ class BranchRegion final : public DispatchArgumentHook {
     }
   }
   void AfterOp(const Operator&, const ValueList& outputs) override {
+    if (!by_outputs_) return;
     for (const Value& v : outputs) {
       if (v.is_tensor()) {
         made_.insert(v.tensor().impl());
@@ -157,21 +187,28 @@ class BranchRegion final : public DispatchArgumentHook {
   }
 
  private:
+  bool Made(const Tensor& t) const {
+    if (by_outputs_) return made_.contains(t.impl());
+    const Storage& storage = t.data_storage();
+    if (!storage.defined() || storage.AllocatedAfter(start_)) return true;
+    return absl::c_linear_search(operand_storages_, storage.id());
+  }
   void Substitute(Tensor& t) {
-    if (!t.defined() || t.is_dense() || !IsFloating(t.dtype()) || made_.contains(t.impl())) {
-      return;
-    }
+    if (!t.defined() || t.is_dense() || !IsFloating(t.dtype()) || Made(t)) return;
     auto [it, inserted] = masked_.try_emplace(t.impl());
     if (inserted) {
       it->second = where(take_, t, stop_gradient(t));
-      made_.insert(it->second.impl());
+      if (by_outputs_) made_.insert(it->second.impl());
     }
     t = it->second;
   }
 
   const char* op_;
-  const std::string& who_;
+  const Who& who_;
   Tensor take_;
+  const Storage::AllocationMark start_;      // buffers allocated later are the branch's
+  std::vector<const void*> operand_storages_;  // and so are the operands' buffers
+  const bool by_outputs_;                      // under functionalize: made_ decides
   absl::flat_hash_set<const TensorImpl*> made_;  // operands and the branch's op outputs
   absl::flat_hash_map<const TensorImpl*, Tensor> masked_;  // capture -> its masked use
 };
@@ -180,11 +217,11 @@ class BranchRegion final : public DispatchArgumentHook {
 
 // CheckPredicate: a one-element tensor of the expected kind (bool for a predicate, an
 // integer dtype for an index).
-void CheckPredicate(const char* op, const std::string& what, const Tensor& p, bool index) {
-  if (!p.defined()) ThrowError(op, ": ", what, " is an undefined tensor");
+void CheckPredicate(const char* op, const Who& what, const Tensor& p, bool index) {
+  if (!p.defined()) ThrowError(op, ": ", what.str(), " is an undefined tensor");
   const bool kind_ok = index ? IsIntegral(p.dtype(), /*include_bool=*/false) : p.dtype() == kBool;
   if (!kind_ok || p.numel() != 1) {
-    ThrowError(op, ": ", what, " must be ", index ? "an integer" : "a bool",
+    ThrowError(op, ": ", what.str(), " must be ", index ? "an integer" : "a bool",
                " tensor with one element, got ", Describe(p),
                index ? "" : " (compare, e.g. ft::gt(x, 0), to get one)");
   }
@@ -192,27 +229,27 @@ void CheckPredicate(const char* op, const std::string& what, const Tensor& p, bo
 
 // CheckSameOutputs: `outs` (what `who` returned) against `ref` (what `ref_who` returned or
 // what init holds): same count, dtypes and shapes.
-void CheckSameOutputs(const char* op, const std::string& who, const TensorList& outs,
-                      const std::string& ref_who, const TensorList& ref, const char* noun) {
+void CheckSameOutputs(const char* op, const Who& who, const TensorList& outs,
+                      const Who& ref_who, const TensorList& ref, const char* noun) {
   if (outs.size() != ref.size()) {
-    ThrowError(op, ": ", who, " returned ", outs.size(), " ", noun, "s, but ", ref_who, " has ",
-               ref.size());
+    ThrowError(op, ": ", who.str(), " returned ", outs.size(), " ", noun, "s, but ",
+               ref_who.str(), " has ", ref.size());
   }
   for (size_t j = 0; j < outs.size(); ++j) {
     if (!outs[j].defined()) {
-      ThrowError(op, ": ", who, " returned an undefined tensor as ", noun, " ", j);
+      ThrowError(op, ": ", who.str(), " returned an undefined tensor as ", noun, " ", j);
     }
     if (outs[j].dtype() != ref[j].dtype() || outs[j].sizes() != ref[j].sizes()) {
-      ThrowError(op, ": ", noun, " ", j, " of ", who, " is ", Describe(outs[j]), ", but ",
-                 ref_who, "'s is ", Describe(ref[j]), "; they must match");
+      ThrowError(op, ": ", noun, " ", j, " of ", who.str(), " is ", Describe(outs[j]), ", but ",
+                 ref_who.str(), "'s is ", Describe(ref[j]), "; they must match");
     }
   }
 }
 
-void CheckDefinedOutputs(const char* op, const std::string& who, const TensorList& outs) {
+void CheckDefinedOutputs(const char* op, const Who& who, const TensorList& outs) {
   for (size_t j = 0; j < outs.size(); ++j) {
     if (!outs[j].defined()) {
-      ThrowError(op, ": ", who, " returned an undefined tensor as output ", j);
+      ThrowError(op, ": ", who.str(), " returned an undefined tensor as output ", j);
     }
   }
 }
@@ -226,10 +263,10 @@ class PurityGuard {
     versions_.reserve(operands.size());
     for (const Tensor& x : operands) versions_.push_back(x.data_version());
   }
-  void Check(const char* op, const std::string& who) const {
+  void Check(const char* op, const Who& who) const {
     for (size_t j = 0; j < operands_.size(); ++j) {
       if (operands_[j].data_version() != versions_[j]) {
-        ThrowError(op, ": ", who, " wrote operand ", j, " (", Describe(operands_[j]),
+        ThrowError(op, ": ", who.str(), " wrote operand ", j, " (", Describe(operands_[j]),
                    ") in place; branches and loop bodies must not modify their operands "
                    "(clone it inside, or return the new value)");
       }
@@ -244,7 +281,7 @@ class PurityGuard {
 // CallChecked: fn on its operands, refusing writes into them; under functionalize also into
 // the tensors fn captured (BranchRegion). Elsewhere a branch that runs alone, a loop body or
 // a scan step writes what it writes, as the same code unrolled would, at no cost per op.
-TensorList CallChecked(const char* op, const std::string& who, const TensorListFn& fn,
+TensorList CallChecked(const char* op, const Who& who, const TensorListFn& fn,
                        const TensorList& operands) {
   PurityGuard purity(operands);
   TensorList out;
@@ -263,7 +300,7 @@ TensorList CallChecked(const char* op, const std::string& who, const TensorListF
 // operands masked for them (MaskedFor), with its captured tensors masked the same way (NOTE:
 // [Masking captured tensors]; without a grad level nothing can carry a gradient, and only
 // writes into captured tensors are refused: they would reach every example).
-TensorList CallMasked(const char* op, const std::string& who, const TensorListFn& fn,
+TensorList CallMasked(const char* op, const Who& who, const TensorListFn& fn,
                       const Tensor& take, const TensorList& operands) {
   const bool grad = GradActive();
   const TensorList masked = grad ? MaskedFor(take, operands) : operands;
@@ -340,9 +377,62 @@ TensorList Dispatch(OperatorId id, std::function<TensorList(const TensorList&)> 
 
 // ---- cond and switch_case ----
 
-std::string BranchName(const char* op, size_t k) {
-  if (std::string(op) == "cond") return k == 0 ? "true_fn" : "false_fn";
-  return absl::StrCat("branch ", k);
+Who BranchName(const char* op, size_t k) {
+  if (std::string_view(op) == "cond") return Who{k == 0 ? "true_fn" : "false_fn"};
+  return Who{"branch", " ", static_cast<int64_t>(k)};
+}
+
+// NOTE: [Branches that do not run]
+// Branches must agree on their outputs' count, dtypes and shapes whether or not they run, as
+// in JAX and torch, which trace every branch. An unbatched predicate runs one branch; every
+// other one is evaluated on a batch of zero examples: vmap of the branch over its operands,
+// each an empty [0, ...] tensor of the operand's dtype and shape, so that each op computes
+// its result's dtype and shape but no element. The branch's code runs (as a trace would
+// run it); its ops touch no data, and a write into a tensor it captured is refused before
+// it happens. When the evaluation cannot be done (the branch reads a value, draws random
+// numbers, writes a captured tensor, or throws), that branch goes unchecked: a branch never
+// raises an error it would not raise when taken. Under a jit trace the other paths are
+// checked when a trace takes them. Cost: each untaken branch's ops are dispatched once more,
+// on empty tensors.
+void CheckUntakenBranches(const char* op, size_t taken, const std::vector<TensorListFn>& branches,
+                          const TensorList& operands, const TensorList& taken_outputs) {
+  if (branches.size() < 2 || CurrentBaseCallObserver() != nullptr) return;
+  TensorList empties;
+  empties.reserve(operands.size());
+  for (const Tensor& x : operands) {
+    Shape shape{0};
+    shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
+    empties.push_back(empty(shape, x.dtype()));
+  }
+  const Who ref = BranchName(op, taken);
+  for (size_t k = 0; k < branches.size(); ++k) {
+    if (k == taken) continue;
+    const Who who = BranchName(op, k);
+    TensorList outs;
+    try {
+      outs = vmap(TensorListFn([&](const TensorList& xs) {
+        BranchRegion region(op, who, Tensor(), xs);
+        DispatchArgumentHookScope scope(&region);
+        return branches[k](xs);
+      }))(empties);
+    } catch (const std::exception&) {
+      continue;  // not evaluable without data: unchecked (see the NOTE)
+    }
+    if (outs.size() != taken_outputs.size()) {
+      ThrowError(op, ": ", who.str(), " returned ", outs.size(), " outputs, but ", ref.str(),
+                 " has ", taken_outputs.size(), " (", who.str(), " did not run: its outputs "
+                 "were evaluated on an empty batch)");
+    }
+    for (size_t j = 0; j < outs.size(); ++j) {
+      const IntArrayRef shape = IntArrayRef(outs[j].sizes()).subspan(1);
+      if (outs[j].dtype() != taken_outputs[j].dtype() || shape != taken_outputs[j].sizes()) {
+        ThrowError(op, ": output ", j, " of ", who.str(), " is ", DTypeName(outs[j].dtype()), " ",
+                   ShapeToString(shape), ", but ", ref.str(), "'s is ",
+                   Describe(taken_outputs[j]), "; they must match (", who.str(),
+                   " did not run: its outputs were evaluated on an empty batch)");
+      }
+    }
+  }
 }
 
 // Branches: the shared body of cond and switch_case. `taken` is the branch a concrete
@@ -354,6 +444,7 @@ TensorList Branches(const char* op, std::optional<int64_t> taken,
   if (taken.has_value()) {
     TensorList out = CallChecked(op, BranchName(op, *taken), branches[*taken], operands);
     CheckDefinedOutputs(op, BranchName(op, *taken), out);
+    CheckUntakenBranches(op, static_cast<size_t>(*taken), branches, operands, out);
     return out;
   }
   // Batched: every branch runs on operands masked to it; each output is selected per example.
@@ -399,14 +490,14 @@ TensorList WhileLoop(const CondFn& cond_fn, const TensorListFn& body_fn, const T
     return TraceWhile(
         [&](const TensorList& c) {
           Tensor p = cond_fn(c);
-          CheckPredicate("while_loop", absl::StrCat("cond_fn's result at iteration ", cond_it++),
+          CheckPredicate("while_loop", Who{"cond_fn's result", " at iteration ", cond_it++},
                          p, false);
           return p;
         },
         [&](const TensorList& c) {
-          const std::string who = absl::StrCat("body_fn at iteration ", body_it++);
+          const Who who{"body_fn", " at iteration ", body_it++};
           TensorList next = CallChecked("while_loop", who, body_fn, c);
-          CheckSameOutputs("while_loop", who, next, "init", init, "carry");
+          CheckSameOutputs("while_loop", who, next, Who{"init"}, init, "carry");
           return next;
         },
         init);
@@ -415,15 +506,14 @@ TensorList WhileLoop(const CondFn& cond_fn, const TensorListFn& body_fn, const T
   bool batched = false;
   for (int64_t it = 0;; ++it) {
     Tensor p = cond_fn(carry);
-    CheckPredicate("while_loop", absl::StrCat("cond_fn's result at iteration ", it), p, false);
+    CheckPredicate("while_loop", Who{"cond_fn's result", " at iteration ", it}, p, false);
+    const Who body{"body_fn", " at iteration ", it};
     if (!batched) {
       std::optional<int64_t> go = ConcreteScalar(p);
       if (go.has_value()) {
         if (*go == 0) return carry;
-        TensorList next = CallChecked("while_loop", absl::StrCat("body_fn at iteration ", it),
-                                      body_fn, carry);
-        CheckSameOutputs("while_loop", absl::StrCat("body_fn at iteration ", it), next, "init",
-                         init, "carry");
+        TensorList next = CallChecked("while_loop", body, body_fn, carry);
+        CheckSameOutputs("while_loop", body, next, Who{"init"}, init, "carry");
         carry = std::move(next);
         continue;
       }
@@ -432,10 +522,8 @@ TensorList WhileLoop(const CondFn& cond_fn, const TensorListFn& body_fn, const T
     if (!AnyTrue(p)) return carry;
     // Examples whose predicate is false are done: their carry stays, and the body's result
     // for them (computed on masked carries) is selected away.
-    TensorList next = CallMasked("while_loop", absl::StrCat("body_fn at iteration ", it),
-                                 body_fn, p, carry);
-    CheckSameOutputs("while_loop", absl::StrCat("body_fn at iteration ", it), next, "init", init,
-                     "carry");
+    TensorList next = CallMasked("while_loop", body, body_fn, p, carry);
+    CheckSameOutputs("while_loop", body, next, Who{"init"}, init, "carry");
     for (size_t j = 0; j < carry.size(); ++j) carry[j] = where(p, next[j], carry[j]);
   }
 }
@@ -492,10 +580,10 @@ ScanResult Scan(const ScanFn& f, const TensorList& init, const TensorList& xs,
   auto run_step = [&](int64_t t, const TensorList& x) {
     TensorList flat = result.carry;
     flat.insert(flat.end(), x.begin(), x.end());
-    const std::string who = absl::StrCat("f at step ", t);
+    const Who who{"f", " at step ", t};
     TensorList out = CallChecked("scan", who, step, flat);
     TensorList next(out.begin(), out.begin() + num_carry);
-    CheckSameOutputs("scan", who, next, "init", init, "carry");
+    CheckSameOutputs("scan", who, next, Who{"init"}, init, "carry");
     TensorList y(out.begin() + num_carry, out.end());
     CheckDefinedOutputs("scan", who, y);
     return std::pair(std::move(next), std::move(y));
@@ -507,7 +595,7 @@ ScanResult Scan(const ScanFn& f, const TensorList& init, const TensorList& xs,
     for (const Tensor& xi : xs) x.push_back(select(xi, 0, t));
     auto [next, y] = run_step(t, x);
     if (i > 0) {
-      CheckSameOutputs("scan", absl::StrCat("f at step ", t), y, "the previous step", ys.back(),
+      CheckSameOutputs("scan", Who{"f", " at step ", t}, y, Who{"the previous step"}, ys.back(),
                        "output");
     }
     result.carry = std::move(next);
@@ -554,7 +642,7 @@ std::function<bool(const ft::Operator&)> SavesOutputs(CheckpointPolicy policy) {
 
 TensorList cond(const Tensor& pred, const TensorListFn& true_fn, const TensorListFn& false_fn,
                 const TensorList& operands) {
-  CheckPredicate("cond", "pred", pred, false);
+  CheckPredicate("cond", Who{"pred"}, pred, false);
   CheckDefined("cond", "operand", operands);
   if (!true_fn || !false_fn) ThrowError("cond: true_fn and false_fn must be callable");
   std::vector<TensorListFn> branches{true_fn, false_fn};
@@ -581,7 +669,7 @@ TensorList cond(const Tensor& pred, const TensorListFn& true_fn, const TensorLis
 
 TensorList switch_case(const Tensor& index, const std::vector<TensorListFn>& branches,
                        const TensorList& operands) {
-  CheckPredicate("switch_case", "index", index, true);
+  CheckPredicate("switch_case", Who{"index"}, index, true);
   CheckDefined("switch_case", "operand", operands);
   if (branches.empty()) ThrowError("switch_case: no branches");
   for (size_t k = 0; k < branches.size(); ++k) {
@@ -635,11 +723,11 @@ TensorList fori_loop(int64_t lower, int64_t upper, const ForiBodyFn& body,
       [&](const TensorList& start) {
         TensorList carry = start;
         for (int64_t i = lower; i < upper; ++i) {
-          const std::string who = absl::StrCat("body at i = ", i);
+          const Who who{"body", " at i = ", i};
           const Tensor index = scalar_tensor(i, kInt64);
           TensorList next = CallChecked(
               "fori_loop", who, [&](const TensorList& c) { return body(index, c); }, carry);
-          CheckSameOutputs("fori_loop", who, next, "init", start, "carry");
+          CheckSameOutputs("fori_loop", who, next, Who{"init"}, start, "carry");
           carry = std::move(next);
         }
         return carry;

@@ -106,7 +106,9 @@ TEST(Cond, UnbatchedPredicateUnderVmapRunsOneBranch) {
   const Tensor xs = Rand({5, 3}, 2);
   EXPECT_TENSOR_NEAR(vmap(TensorFn(f))(xs), sin(xs), 1e-15);
   EXPECT_EQ(true_calls, 1);
-  EXPECT_EQ(false_calls, 0);
+  // false_fn's code ran once more, on a batch of zero examples, only to check that it
+  // agrees with true_fn (NOTE: [Branches that do not run]).
+  EXPECT_EQ(false_calls, 1);
 }
 
 // f(x) = sqrt(x) where sum(x) > 1, else x^2 (two outputs): the branch not taken has an
@@ -200,6 +202,79 @@ TEST(Cond, Errors) {
                        [](const TensorList& a) { return TensorList{add_(a[0], 1.0), a[1]}; },
                        {buffer, x}),
                   "cond: false_fn wrote operand 0 (float64 [2]) in place");
+}
+
+// NOTE: [Branches that do not run] in control_flow.cc: an unbatched predicate runs one
+// branch, and the others are still checked against it, on a batch of zero examples.
+TEST(Cond, BranchesThatDoNotRunAreCheckedToo) {
+  const Tensor x = tensor({1.0, 2.0});
+  const TensorListFn doubled = [](const TensorList& a) { return TensorList{a[0] * 2.0}; };
+  const TensorListFn summed = [](const TensorList& a) { return TensorList{sum(a[0])}; };
+  const TensorListFn twice = [](const TensorList& a) { return TensorList{a[0], a[0]}; };
+  const TensorListFn as_float = [](const TensorList& a) { return TensorList{to(a[0], kFloat32)}; };
+  EXPECT_FT_ERROR(cond(scalar_tensor(true), doubled, summed, {x}),
+                  "cond: output 0 of false_fn is float64 [], but true_fn's is float64 [2]; they "
+                  "must match (false_fn did not run: its outputs were evaluated on an empty "
+                  "batch)");
+  EXPECT_FT_ERROR(cond(scalar_tensor(false), twice, doubled, {x}),
+                  "cond: true_fn returned 2 outputs, but false_fn has 1");
+  EXPECT_FT_ERROR(switch_case(scalar_tensor(int64_t{0}, kInt64), {doubled, doubled, as_float}, {x}),
+                  "switch_case: output 0 of branch 2 is float32 [2], but branch 0's is float64 "
+                  "[2]");
+  // Under transforms the same: the logical shapes are compared.
+  EXPECT_FT_ERROR(grad([&](const Tensor& v) {
+                    return sum(cond(scalar_tensor(true), doubled, summed, {v})[0]);
+                  })(x),
+                  "cond: output 0 of false_fn is float64 [], but true_fn's is float64 [2]");
+  EXPECT_FT_ERROR(vmap(TensorFn([&](const Tensor& v) {
+                    return cond(scalar_tensor(false), summed, doubled, {v})[0];
+                  }))(Rand({3, 2}, 1)),
+                  "cond: output 0 of true_fn is float64 [], but false_fn's is float64 [2]");
+  EXPECT_EQ(LayerStack::size(), 0);
+  // Agreeing branches: the taken one's values, and its gradient alone.
+  EXPECT_TENSOR_NEAR(cond(scalar_tensor(false), doubled, TensorListFn([](const TensorList& a) {
+                            return TensorList{a[0] * a[0]};
+                          }), {x})[0],
+                     tensor({1.0, 4.0}), 0);
+  EXPECT_TENSOR_NEAR(grad([&](const Tensor& v) {
+                       return sum(cond(scalar_tensor(true), doubled, TensorListFn([](
+                                       const TensorList& a) { return TensorList{exp(a[0])}; }),
+                                       {v})[0]);
+                     })(x),
+                     tensor({2.0, 2.0}), 0);
+}
+
+// The evaluation on an empty batch has no effect a user could see, and a branch it cannot
+// evaluate without data goes unchecked rather than failing a call that runs the other one.
+TEST(Cond, CheckingABranchThatDoesNotRunHasNoEffect) {
+  const Tensor x = tensor({1.0, 2.0});
+  const TensorListFn doubled = [](const TensorList& a) { return TensorList{a[0] * 2.0}; };
+  // Reads a value (item() has no value per example in an empty batch).
+  const TensorListFn reads = [](const TensorList& a) {
+    return TensorList{sum(a[0]).item<double>() > 0 ? a[0] : sum(a[0])};
+  };
+  EXPECT_TENSOR_NEAR(cond(scalar_tensor(true), doubled, reads, {x})[0], x * 2.0, 0);
+  // Writes a tensor it captured: refused before the write, so the tensor keeps its values.
+  Tensor counter = tensor({0.0});
+  const TensorListFn writes = [&counter](const TensorList& a) {
+    add_(counter, 1.0);
+    return TensorList{a[0] + counter};
+  };
+  EXPECT_TENSOR_NEAR(cond(scalar_tensor(true), doubled, writes, {x})[0], x * 2.0, 0);
+  EXPECT_TENSOR_EQ(counter, tensor({0.0}));
+  // Draws random numbers: the generator is where it was.
+  const TensorListFn noisy = [](const TensorList& a) { return TensorList{a[0] + randn_like(a[0])}; };
+  manual_seed(3);
+  const Tensor expected = randn_like(zeros({4}));
+  manual_seed(3);
+  EXPECT_TENSOR_NEAR(cond(scalar_tensor(true), doubled, noisy, {x})[0], x * 2.0, 0);
+  EXPECT_TENSOR_EQ(randn_like(zeros({4})), expected);
+  // Throws: the taken branch's result stands.
+  const TensorListFn throws = [](const TensorList&) -> TensorList {
+    ThrowError("a branch that must not run");
+  };
+  EXPECT_TENSOR_NEAR(cond(scalar_tensor(true), doubled, throws, {x})[0], x * 2.0, 0);
+  EXPECT_EQ(LayerStack::size(), 0);
 }
 
 TEST(Cond, WritingACapturedTensorInsideABranchIsAnErrorUnderTransforms) {

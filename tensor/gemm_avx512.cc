@@ -1,7 +1,8 @@
 // The avx512 GEMM table, compiled with -mavx512f -mavx512dq -mfma (tensor/BUILD); nothing
-// here runs unless ActiveCpuCapability() is avx512 (gemm.cc). Small products use the avx2
-// file's SmallGemm: at the widths they have, 256-bit packets fill where 512-bit ones would
-// leave most columns to the scalar tail.
+// here runs unless ActiveCpuCapability() is avx512 (gemm.cc). Small products with narrow or
+// odd widths use the avx2 file's SmallGemm: 256-bit packets fill them where 512-bit ones
+// would leave most columns to the scalar tail; wide ones (16, 24, 32, ... floats) use this
+// file's, with half the tiles (SmallProduct in gemm_isa-inl.h). The bits are the same.
 // GCC 12's AVX-512 intrinsics pass an undefined merge source (_mm512_undefined_ps) to the
 // masked forms Eigen's packet ops use, which -O2 reports as (maybe-)uninitialized. Clang
 // does not, and does not know the maybe- option.

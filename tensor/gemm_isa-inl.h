@@ -6,7 +6,8 @@
 //   FT_GEMM_ISA          the name of this copy (sse2, avx2, avx512), which is also the inline
 //                        namespace of its SmallGemm (small_gemm.h);
 //   FT_GEMM_TABLE        the table to define (kSse2GemmTable, ...);
-//   FT_GEMM_OWN_SMALL    1 to use this file's SmallGemm, 0 to use the AVX2 file's;
+//   FT_GEMM_OWN_SMALL    1 to use this file's SmallGemm, 0 to use the AVX2 file's except
+//                        for outputs wide enough for this file's packets (SmallProduct);
 // and, for AVX2 and AVX-512, renames Eigen's namespace (#define Eigen FtEigenAvx2) before
 // this include, so that this copy's Eigen instantiations do not merge with another
 // capability's at link time (where one copy would run the other's instructions).
@@ -55,19 +56,26 @@ void WithMap(const T* p, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
 }
 
 // SmallProduct runs SmallGemm when b has a unit stride; false when it does not.
+// Without a SmallGemm of its own (AVX-512), this copy's packets still serve outputs wide
+// enough for them: whole packets, and at most a half packet left (n = 16, 24, 32, ... floats:
+// half the tiles of 256-bit packets); narrower or odd widths go to the AVX2 copy, whose
+// packets fit them. Every copy gives the same bits, so the choice changes speed only.
 template <typename T>
 bool SmallProduct(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t acs,
                   const T* b, int64_t brs, int64_t bcs, T* c) {
   if (bcs != 1 && brs != 1 && n != 1) return false;
-#if FT_GEMM_OWN_SMALL
+#if !FT_GEMM_OWN_SMALL
+  constexpr int64_t W = kGemmPacketSize<T>;
+  if (n < W || n % (W / 2) != 0) {
+    SmallGemmAvx2(m, k, n, a, ars, acs, b, brs, bcs, c);
+    return true;
+  }
+#endif
   if (bcs == 1 || n == 1) {
     SmallGemmRowB(a, ars, acs, b, brs, c, m, k, n);
   } else {
     SmallGemmColB(a, ars, acs, b, bcs, c, m, k, n);
   }
-#else
-  SmallGemmAvx2(m, k, n, a, ars, acs, b, brs, bcs, c);
-#endif
   return true;
 }
 

@@ -162,7 +162,9 @@ TEST_F(GemmTest, InnerSizeZeroGivesZerosAndEmptyProductsWriteNothing) {
 TEST_F(GemmTest, SmallProductsAreTheSameBitsAtEveryLevel) {
   std::mt19937_64 rng(11);
   for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{
-           {4, 4, 4}, {8, 8, 8}, {16, 16, 16}, {24, 24, 24}, {5, 7, 3}, {17, 9, 33}, {1, 20, 9}}) {
+           {4, 4, 4}, {8, 8, 8}, {16, 16, 16}, {24, 24, 24}, {5, 7, 3}, {17, 9, 33}, {1, 20, 9},
+           // wide outputs (AVX-512's own packets) and tall, narrow products (any height)
+           {16, 16, 32}, {9, 5, 24}, {70, 16, 16}, {300, 32, 32}, {129, 12, 48}}) {
     for (Layout lb : {Layout::kRowMajor, Layout::kColMajor}) {
       const Strided<float> a = MakeOperand<float>(m, k, Layout::kColMajor, rng);
       const Strided<float> b = MakeOperand<float>(k, n, lb, rng);
@@ -175,6 +177,28 @@ TEST_F(GemmTest, SmallProductsAreTheSameBitsAtEveryLevel) {
       }
       for (size_t i = 1; i < results.size(); ++i) {
         EXPECT_EQ(results[i], results[0]) << m << "x" << k << "x" << n << " level " << i;
+      }
+    }
+  }
+}
+
+// A tall product through a small B (vmap of a per-example product) rounds each row as that
+// row's own product does, at every level: batching does not change an example's bits.
+TEST_F(GemmTest, EachRowOfATallNarrowProductIsItsOwnProduct) {
+  std::mt19937_64 rng(12);
+  for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{
+           {64, 16, 16}, {100, 32, 32}, {40, 7, 5}, {2048, 16, 16}}) {
+    const Strided<float> a = MakeOperand<float>(m, k, Layout::kRowMajor, rng);
+    const Strided<float> b = MakeOperand<float>(k, n, Layout::kRowMajor, rng);
+    for (CpuCapability level : SupportedCpuCapabilities()) {
+      SetCpuCapability(level);
+      std::vector<float> c(m * n), row(n);
+      Gemm(m, k, n, a.storage.data(), a.rs, a.cs, b.storage.data(), b.rs, b.cs, c.data(), n);
+      for (int64_t i = 0; i < m; i += 7) {
+        Gemm(1, k, n, a.storage.data() + i * a.rs, a.rs, a.cs, b.storage.data(), b.rs, b.cs,
+             row.data(), n);
+        EXPECT_EQ(row, std::vector<float>(c.begin() + i * n, c.begin() + (i + 1) * n))
+            << m << "x" << k << "x" << n << " row " << i << " " << CpuCapabilityName(level);
       }
     }
   }

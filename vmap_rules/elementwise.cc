@@ -144,22 +144,24 @@ ValueList PointwiseOneLevel(VmapInterpreter& vmap, const Operator& op, ValueList
     rank = std::max(rank, b ? b->value().dim() - 1 : v.tensor().dim());
     any_batched = any_batched || b != nullptr;
   }
-  // The physical arguments: a batched tensor's value with its batch dim moved to the front
-  // and padded to the common logical rank (usually it already is: then the value as is).
-  ValueList physical;
-  for (const Value& v : args) {
-    const BatchedTensorImpl* b = v.is_tensor() ? MaybeBatchedAt(v.tensor(), level) : nullptr;
-    if (b == nullptr) {
-      physical.push_back(v);
-    } else if (b->bdim() == 0 && b->value().dim() - 1 == rank) {
-      physical.emplace_back(b->value());
-    } else {
-      physical.emplace_back(
-          PadToLogicalRank(MoveBdimToFront(b->value(), b->bdim()), int64_t{0}, rank));
-    }
-  }
   ValueList out = [&] {
+    // Below this level: the views that align the values (a per-example predicate padded
+    // to a row's rank) go straight to the levels under it.
     LowerGuard lower(&vmap);
+    // The physical arguments: a batched tensor's value with its batch dim moved to the
+    // front and padded to the common logical rank (usually it already is: then the value).
+    ValueList physical;
+    for (const Value& v : args) {
+      const BatchedTensorImpl* b = v.is_tensor() ? MaybeBatchedAt(v.tensor(), level) : nullptr;
+      if (b == nullptr) {
+        physical.push_back(v);
+      } else if (b->bdim() == 0 && b->value().dim() - 1 == rank) {
+        physical.emplace_back(b->value());
+      } else {
+        physical.emplace_back(
+            PadToLogicalRank(MoveBdimToFront(b->value(), b->bdim()), int64_t{0}, rank));
+      }
+    }
     return DispatchBoxed(op, physical);
   }();
   if (!any_batched) return out;
