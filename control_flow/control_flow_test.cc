@@ -888,6 +888,34 @@ TEST(JitControlFlow, GuardsReplayEachBranchOfACondUnderGrad) {
   EXPECT_FT_ERROR(program->Run({n1}), "a guard of the program does not hold");
 }
 
+// In-place writes into buffers f makes (a running sum, a scratch copy) and into tensors
+// after the last guard (an optimizer step) keep a guarded function traceable.
+TEST(JitControlFlow, GuardedFunctionsMayWriteTheirOwnBuffersAndAfterTheirGuards) {
+  Tensor weights = tensor({0.5, -0.25, 1.0});
+  auto step = [&weights](const TensorList& a) {
+    Tensor scratch = a[0] * 1.0;
+    mul_(scratch, weights);  // f's own buffer, written before the guards
+    Tensor g = grad(ScalarFn(BranchyLoss))({scratch})[0];
+    sub_(weights, g * 0.1);  // a captured tensor, written after the last guard
+    return TensorList{g};
+  };
+  auto expected = [](const Tensor& x, Tensor& w) {
+    const Tensor g = grad(ScalarFn(BranchyLoss))({x * w})[0];
+    w = w - g * 0.1;
+    return g;
+  };
+  JitFunction j = jit(step);
+  Tensor w_ref = clone(weights);
+  // sum(x * weights) > 1 takes sqrt, else the square (BranchyLoss).
+  const Tensor p1 = tensor({3.0, -1.0, 1.0}), n1 = tensor({0.2, -0.4, 0.1});
+  for (const Tensor& v : {p1, n1, p1 * 2.0, n1 * 2.0, p1}) {
+    EXPECT_TENSOR_NEAR(j({v})[0], expected(v, w_ref), 1e-15);
+    EXPECT_TENSOR_NEAR(weights, w_ref, 1e-15);
+  }
+  EXPECT_EQ(j.num_paths({p1}), 2) << j.untraceable_reason({p1});
+  EXPECT_EQ(j.stats().replays, 3);
+}
+
 TEST(JitControlFlow, GuardsOnTripCountsUnderGradAndVmap) {
   // grad of an unbatched while_loop: one path per trip count.
   auto loss = [](const TensorList& a) {

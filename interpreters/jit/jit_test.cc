@@ -562,11 +562,46 @@ TEST(JitTest, GuardsKeepOneProgramPerPath) {
   EXPECT_EQ(j.num_paths({pos}), 2);
   EXPECT_NE(j.program({pos})->DebugString().find("guard(%"), std::string::npos);
   EXPECT_FT_ERROR(j.program({pos})->Run({neg}), "a guard of the program does not hold");
-  // A guarded program that writes a buffer could not undo the write when a guard stops it.
+  // A write after the last guard happens only on a replay that holds: once per call, on
+  // every path, also on calls whose first replay stopped at a guard.
   JitFunction w = jit(f);
-  (void)w({pos, ones({2}, kFloat64)});
-  EXPECT_NE(w.untraceable_reason({pos, ones({2}, kFloat64)}).find("writes a buffer"),
-            std::string::npos);
+  const Tensor one = ones({2}, kFloat64);
+  for (const Tensor& x : {pos, neg, pos, neg, neg}) {
+    EXPECT_TENSOR_NEAR(w({x, one})[0], sum(x).item<double>() > 0 ? x * 2.0 : x * -3.0, 0);
+  }
+  EXPECT_TENSOR_EQ(buffer, full({2}, 5.0, kFloat64));
+  EXPECT_EQ(w.num_paths({pos, one}), 2);
+  EXPECT_EQ(w.stats().replays, 3);
+}
+
+// A write before a guard: into the program's own buffer it is undone with a stopped replay;
+// into a captured (or input) buffer it could not be, so that trace is refused.
+TEST(JitTest, WritesBeforeAGuardOnlyIntoBuffersTheProgramMakes) {
+  Tensor captured = zeros({2}, kFloat64);
+  auto f = [&captured](const TensorList& a) {
+    Tensor local = a[0] * 1.0;
+    add_(local, 1.0);  // the program's own buffer
+    if (a.size() > 1) add_(captured, a[1]);
+    const Tensor p = gt(sum(local), 0.0);
+    const bool positive = TraceGuard(p, /*truth=*/true) ? internal::ReadElement<bool>(*p.impl(), 0)
+                                                        : p.item<bool>();
+    return TensorList{positive ? local * 2.0 : local * -3.0};
+  };
+  const Tensor pos = tensor({1.0, 2.0}), neg = tensor({-3.0, -4.0});
+  JitFunction local_only = jit(f);
+  for (const Tensor& x : {pos, neg, pos, neg}) {
+    const Tensor l = x + 1.0;
+    EXPECT_TENSOR_NEAR(local_only({x})[0], sum(l).item<double>() > 0 ? l * 2.0 : l * -3.0, 0);
+  }
+  EXPECT_EQ(local_only.num_paths({pos}), 2);
+  EXPECT_EQ(local_only.stats().replays, 2);
+  JitFunction writes_captured = jit(f);
+  const Tensor one = ones({2}, kFloat64);
+  for (const Tensor& x : {pos, neg, pos}) (void)writes_captured({x, one});
+  EXPECT_TENSOR_EQ(captured, full({2}, 3.0, kFloat64));  // once per call, eagerly
+  EXPECT_NE(writes_captured.untraceable_reason({pos, one}).find("wrote a buffer it did not make"),
+            std::string::npos)
+      << writes_captured.untraceable_reason({pos, one});
 }
 
 // NOTE: [Control flow in traces]: the hooks //control_flow calls, used directly.

@@ -373,17 +373,27 @@ std::shared_ptr<const Program> Tracer::Finish(const TensorList& outputs) {
   }
   if (!reason_.empty()) return nullptr;
 
-  // A guard stops a replay that has not yet done anything visible: none in a program that
-  // writes a buffer (NOTE: [Guards]).
-  const bool guarded = std::any_of(calls_.begin(), calls_.end(),
-                                   [](const Call& c) { return c.guard.has_value(); });
-  const bool writes_buffers = std::any_of(calls_.begin(), calls_.end(), [](const Call& c) {
-    return c.op != nullptr && c.op->schema().mutated_arg.has_value();
-  });
-  if (guarded && writes_buffers) {
-    Taint("f reads a control-flow predicate under a transform (a guard) and writes a buffer in "
-          "place: a replay stopped by the guard could not undo the write");
-    return nullptr;
+  // A guard stops a replay that has not yet done anything visible (NOTE: [Guards]). A write
+  // before the last guard into a buffer the replay does not make (an input's, a captured
+  // tensor's, or a view of one) would be visible and could not be undone; a write into a
+  // buffer the program makes goes away with the stopped replay, and a write after the last
+  // guard happens only on a replay that holds.
+  size_t last_guard = 0;
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    if (calls_[i].guard.has_value()) last_guard = i + 1;
+  }
+  for (size_t i = 0; i + 1 < last_guard; ++i) {
+    const Call& call = calls_[i];
+    if (call.op == nullptr || !call.op->schema().mutated_arg.has_value()) continue;
+    for (const Program::TensorRef& ref : call.tensor_args) {
+      if (ref.value != *call.op->schema().mutated_arg) continue;
+      if (!slots_[ref.slot].value.storage().AllocatedAfter(start_)) {
+        Taint("f reads a control-flow predicate under a transform (a guard) after '",
+              call.op->name(), "' wrote a buffer it did not make (an input's or a captured "
+              "tensor's) in place: a replay stopped by the guard could not undo the write");
+        return nullptr;
+      }
+    }
   }
   // Buffers some op writes. A fresh constant among them would carry one replay's writes into
   // the next; a result written later must be recomputed, not folded.

@@ -247,8 +247,10 @@ bool ControlFlowTraceable();
 // says otherwise TryRun stops and ft::jit traces that call again, keeping one program per
 // path (up to a bound, then eager). `value` must be a plain tensor of one element, the
 // predicate under every wrapper; `truth`: the guard compares value != 0, else
-// clamp(value, 0, clamp_to). Returns false when no trace is recording or the trace cannot
-// take a guard (it already writes a buffer): the caller's read then counts as usual.
+// clamp(value, 0, clamp_to). Returns false when no trace is recording or the trace is
+// already untraceable: the caller's read then counts as usual. A program whose replay could
+// stop at a guard after writing an input or a captured tensor in place is refused; writes
+// into its own buffers, and writes after its last guard, are replayed.
 bool TraceGuard(const Tensor& value, bool truth, int64_t clamp_to = 0);
 TensorList TraceSwitch(const Tensor& index, bool bool_index,
                        const std::vector<std::function<TensorList(const TensorList&)>>& branches,
