@@ -119,6 +119,12 @@ Tensor BatchedMatmul(Tensor a, BDim abd, Tensor b, BDim bbd) {
     // and squeeze and no batch of columns to gather.
     return matmul(b, transpose(a, 0, 1));
   }
+  if (abd && !bbd && ra == 1 && rb == 2) {
+    // A batch of vectors times one matrix (a layer applied to each example): the rows of
+    // a [B, k] times b is one plain GEMM, already batched at 0, with no unit dim to add and
+    // squeeze.
+    return matmul(a, b);
+  }
   // A logical vector becomes a logical [1, k] row / [k, 1] column (matmul's own rule, applied
   // before the batch dim could make a physical matrix of it).
   if (ra == 1) a = unsqueeze(a, abd ? 1 : 0);
