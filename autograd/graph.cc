@@ -157,8 +157,16 @@ void Accumulate(Tensor& slot, const Tensor& g) {
 
 }  // namespace
 
+TensorList FunctionNode::Apply(TensorList grad_outputs) {
+  if (!backward_) {
+    ThrowError("grad: ", name_, " ran after its saved values were freed (its graph was run "
+               "backward by grad, which runs a graph once; use vjp to run one again)");
+  }
+  return backward_(grad_outputs);
+}
+
 TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
-                       const std::vector<Edge>& inputs) {
+                       const std::vector<Edge>& inputs, bool release_saved) {
   const Targets targets(inputs);
   Reachable r;
   // Training loops run the same backward over and over: room for as many nodes as this
@@ -200,6 +208,12 @@ TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
   if (!std::is_sorted(order.begin(), order.end(), newer)) {
     std::sort(order.begin(), order.end(), newer);
   }
+  if (release_saved) {
+    // Nodes no input is reached through never run: what they saved can go now.
+    for (const Reachable::Entry& entry : r.nodes) {
+      if (!entry.needed && !entry.target) entry.node->ReleaseSaved();
+    }
+  }
   // A node's result list, once its gradients are accumulated, carries the next node's
   // incoming gradients: one heap list per node instead of two.
   TensorList incoming;
@@ -208,10 +222,14 @@ TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
     Node* node = entry.node;
     const auto first = slots.begin() + entry.first_slot;
     const auto last = first + node->num_inputs();
-    if (std::none_of(first, last, [](const Tensor& g) { return g.defined(); })) continue;
+    if (std::none_of(first, last, [](const Tensor& g) { return g.defined(); })) {
+      if (release_saved) node->ReleaseSaved();  // no gradient reached it: it will not run
+      continue;
+    }
     // Hand the incoming gradients over (this frees them as early as the node allows).
     incoming.assign(std::make_move_iterator(first), std::make_move_iterator(last));
     TensorList out = node->Apply(std::move(incoming));
+    if (release_saved) node->ReleaseSaved();
     FT_CHECK(out.size() == node->next_edges().size());
     for (size_t k = 0; k < out.size(); ++k) {
       const int j = r.child[static_cast<size_t>(entry.first_edge) + k];

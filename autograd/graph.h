@@ -73,6 +73,11 @@ class Node {
   // run backward more than once (a vjp_fn called twice).
   virtual TensorList Apply(TensorList grad_outputs) = 0;
 
+  // ReleaseSaved frees the values the node saved for Apply, once a backward that runs its
+  // graph only once (NOTE: [Freeing saved values]) has applied it; Apply afterwards throws
+  // ft::Error. The default saves nothing to free.
+  virtual void ReleaseSaved() {}
+
  private:
   uint64_t sequence_nr_;
   EdgeList next_edges_;
@@ -97,18 +102,28 @@ class FunctionNode : public Node {
         name_(std::move(name)),
         backward_(std::move(backward)) {}
   std::string name() const override { return name_; }
-  TensorList Apply(TensorList grad_outputs) override { return backward_(grad_outputs); }
+  TensorList Apply(TensorList grad_outputs) override;
+  void ReleaseSaved() override { backward_ = nullptr; }
 
  private:
   std::string name_;
   Backward backward_;
 };
 
+// NOTE: [Freeing saved values]
+// A node keeps what its formula reads (an op's inputs or outputs) until the graph dies, so
+// that a vjp_fn can be called again. grad runs its graph once: with `release_saved`,
+// RunBackward frees each node's saved values right after the node ran, as PyTorch's
+// backward does without retain_graph. A training step then holds, at any point of the
+// backward pass, the activations the rest of it still needs and the gradients made so far,
+// not every activation until the end.
+
 // RunBackward propagates `roots` (an edge and the gradient flowing into it) back to
 // `inputs` and returns the gradient that reached each input (undefined when none did).
-// See NOTE: [Deterministic backward].
+// See NOTE: [Deterministic backward]. `release_saved`: free each node's saved values after
+// it ran (NOTE: [Freeing saved values]); the graph cannot be run backward again.
 TensorList RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
-                       const std::vector<Edge>& inputs);
+                       const std::vector<Edge>& inputs, bool release_saved = false);
 
 // GraphString: the nodes reachable from `root`, newest first, one per line
 // ("MulBackward -> SinBackward, AccumulateGrad"), for debugging and tests.

@@ -2,6 +2,7 @@
 #include "autograd/graph.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,37 @@ TEST(Engine, DiamondAccumulatesAndRunsEachNodeOnceInTopologicalOrder) {
   // dd/dx = (3 + 5) * 2 = 16.
   EXPECT_TENSOR_EQ(grads[0], tensor({16.0}));
   EXPECT_EQ(log, (std::vector<std::string>{"D", "C", "B", "A"}));
+}
+
+// NOTE: [Freeing saved values]: with release_saved, each node's saved values go as soon as
+// it ran (a chain holds fewer and fewer of them), and the graph refuses a second run.
+TEST(Engine, ReleaseSavedFreesEachNodesValuesAfterItRan) {
+  auto leaf = std::make_shared<LeafNode>();
+  Edge tip{leaf, 0};
+  std::vector<std::weak_ptr<int>> saved;  // what each node's backward captured
+  std::vector<long> alive_when_run;       // how many were still alive when each one ran
+  for (int i = 0; i < 4; ++i) {
+    auto value = std::make_shared<int>(i);
+    saved.push_back(value);
+    tip = Edge{std::make_shared<FunctionNode>(
+                   "Node" + std::to_string(i), EdgeList{tip}, 1,
+                   [value, &saved, &alive_when_run](const TensorList& g) {
+                     alive_when_run.push_back(std::count_if(
+                         saved.begin(), saved.end(), [](const auto& w) { return !w.expired(); }));
+                     return TensorList{g[0] * 2.0};
+                   }),
+               0};
+  }
+  // Without release: the graph keeps everything and runs again.
+  EXPECT_TENSOR_EQ(RunBackward({{tip, ones({1}, kFloat64)}}, {Edge{leaf, 0}})[0], tensor({16.0}));
+  EXPECT_EQ(alive_when_run, (std::vector<long>{4, 4, 4, 4}));
+  alive_when_run.clear();
+  EXPECT_TENSOR_EQ(RunBackward({{tip, ones({1}, kFloat64)}}, {Edge{leaf, 0}}, true)[0],
+                   tensor({16.0}));
+  EXPECT_EQ(alive_when_run, (std::vector<long>{4, 3, 2, 1}));
+  EXPECT_TRUE(std::all_of(saved.begin(), saved.end(), [](const auto& w) { return w.expired(); }));
+  EXPECT_FT_ERROR(RunBackward({{tip, ones({1}, kFloat64)}}, {Edge{leaf, 0}}),
+                  "grad: Node3 ran after its saved values were freed");
 }
 
 TEST(Engine, PrunesBranchesThatReachNoInput) {

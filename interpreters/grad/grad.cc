@@ -27,10 +27,12 @@ struct Traced {
 
 // Backward runs the engine from `roots` to t's inputs; an error raised inside names this
 // transform's backward (its level is popped by now) in its transform stack.
-TensorList Backward(const Traced& t,
-                    const std::vector<std::pair<autograd::Edge, Tensor>>& roots) {
+// `once`: the graph is not run again (grad), so each node frees its saved values after it
+// ran (NOTE: [Freeing saved values] in autograd/graph.h); a vjp_fn may be called again.
+TensorList Backward(const Traced& t, const std::vector<std::pair<autograd::Edge, Tensor>>& roots,
+                    bool once = false) {
   ErrorContextScope context(t.api, t.level, ErrorContextScope::Phase::kBackward);
-  return autograd::RunBackward(roots, t.input_edges);
+  return autograd::RunBackward(roots, t.input_edges, once);
 }
 
 // SetObjective records over which named axes f's outputs are invariant, which decides
@@ -193,7 +195,7 @@ GradWithAux GradImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
                "tensor with ", out.dim(), " dims. Maybe you wanted to use the vjp or jacrev "
                "APIs instead?");
   }
-  TensorList grads = Backward(t, {{t.output_edges[0], ones_like(out)}});
+  TensorList grads = Backward(t, {{t.output_edges[0], ones_like(out)}}, /*once=*/true);
   TensorList aux(t.outputs.begin() + 1, t.outputs.end());
   return {internal::InArgnumsOrder(grads, wrap, order, args), out, aux};
 }

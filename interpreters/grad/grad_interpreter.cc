@@ -275,7 +275,10 @@ class RematRecord {
     }
   }
 
-  void AddNode() { ++nodes_; }
+  void AddNode() {
+    ++nodes_;
+    ++total_nodes_;
+  }
 
   // Values: entry `index`'s inputs and outputs as the forward computed them, replaying the
   // record first when it is not replayed.
@@ -286,6 +289,27 @@ class RematRecord {
       pending_ = nodes_;
     }
     return {replayed_args_[index], replayed_outputs_[index]};
+  }
+
+  // Release: a node that will not run again, told by a backward that runs its graph once
+  // (NOTE: [Freeing saved values] in autograd/graph.h); `ran`: it ran (and said Done). One
+  // that did not run never will (no gradient reached it): the replayed values need not wait
+  // for it. After the last node the record itself goes: its recorded arguments hold the
+  // checkpointed function's inputs.
+  void Release(bool ran) {
+    if (!ran) {
+      if (replayed_) {
+        Done();
+      } else {
+        --nodes_;
+      }
+    }
+    if (++released_ < total_nodes_) return;
+    entries_.clear();
+    producers_.clear();
+    replayed_args_.clear();
+    replayed_outputs_.clear();
+    replayed_ = false;
   }
 
   // Done: one node finished its backward; after the last, the values are released.
@@ -429,8 +453,10 @@ class RematRecord {
   absl::flat_hash_map<const TensorImpl*, Producer> producers_;
   std::vector<ValueList> replayed_args_, replayed_outputs_;
   bool replayed_ = false;
-  int nodes_ = 0;
-  int pending_ = 0;
+  int nodes_ = 0;        // nodes that will ask for the values
+  int pending_ = 0;      // of those, the ones that have not finished since the replay
+  int total_nodes_ = 0;  // nodes made for this record
+  int released_ = 0;     // of those, the ones released (Release)
 };
 
 RematScope::RematScope(std::function<bool(const Operator&)> save_outputs,
@@ -512,7 +538,27 @@ class OpNode : public autograd::Node {
 
   std::string name() const override { return derivatives_.backward_name; }
 
+  // NOTE: [Freeing saved values] in autograd/graph.h. A rematerialized node keeps nothing,
+  // but its record keeps the replayed values until every node that will run has: one that
+  // is released without having run tells it not to wait.
+  void ReleaseSaved() override {
+    if (released_) return;
+    released_ = true;
+    if (remat_ != nullptr) {
+      remat_->Release(applied_);
+      return;
+    }
+    inputs_.clear();
+    outputs_.clear();
+  }
+
   TensorList Apply(TensorList g) override {
+    if (released_) {
+      ThrowError("grad: ", derivatives_.backward_name, " ran after its saved values were freed ",
+                 "(its graph was run backward by grad, which runs a graph once; use vjp to run ",
+                 "one again)");
+    }
+    applied_ = true;
     if (remat_ != nullptr) {
       auto [inputs, outputs] = remat_->Values(remat_entry_);
       TensorList result = ApplyTo(inputs, outputs, std::move(g));
@@ -579,6 +625,8 @@ class OpNode : public autograd::Node {
   absl::InlinedVector<std::pair<size_t, int64_t>, 1> output_versions_;  // likewise, outputs
   std::shared_ptr<RematRecord> remat_;  // set: the values come from the record's replay
   int remat_entry_;
+  bool applied_ = false;   // Apply ran (a rematerialized node then told its record)
+  bool released_ = false;  // ReleaseSaved ran: inputs_ and outputs_ are gone
 };
 
 }  // namespace
