@@ -387,6 +387,20 @@ TEST(BinaryOps, Where) {
                    F64({1, 2, 3, 4, 0, 0, 0, 0, 9, 10, 11, 12}, {3, 4}));
   EXPECT_TENSOR_EQ(where(rows, testing::NonContiguousCopy(p), testing::NonContiguousCopy(q)),
                    by_rows);
+  // One condition per leading index over several trailing dims ([2, 3, 1, 1] over
+  // [2, 3, 2, 2]), in int64 and float, against the elementwise definition.
+  const std::vector<bool> picks = {true, false, false, true, true, false};
+  std::vector<int64_t> av(24), bv(24), want(24);
+  std::vector<float> af(24), bf(24), wantf(24);
+  for (int i = 0; i < 24; ++i) {
+    av[i] = i, bv[i] = -i - 100, want[i] = picks[i / 4] ? av[i] : bv[i];
+    af[i] = 0.5f * i, bf[i] = -0.25f * i, wantf[i] = picks[i / 4] ? af[i] : bf[i];
+  }
+  const Tensor blocks = tensor(picks, {2, 3, 1, 1});
+  EXPECT_TENSOR_EQ(where(blocks, tensor(av, {2, 3, 2, 2}), tensor(bv, {2, 3, 2, 2})),
+                   tensor(want, {2, 3, 2, 2}));
+  EXPECT_TENSOR_EQ(where(blocks, tensor(af, {2, 3, 2, 2}), tensor(bf, {2, 3, 2, 2})),
+                   tensor(wantf, {2, 3, 2, 2}));
   // Rank 0 and size 0.
   Tensor r = where(scalar_tensor(false, kBool), scalar_tensor(1.0, kFloat64),
                    scalar_tensor(2.0, kFloat64));
