@@ -6,6 +6,7 @@
 #include "custom_function/rules.h"
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <tuple>
 
@@ -198,6 +199,44 @@ TEST(Function, GradUsesTheUsersBackwardAtEveryLevel) {
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_TENSOR_NEAR(jacrev([](const TensorList& a) { return MySin::apply(a[0]); })({x})[0],
                      eye(4, kFloat64) * cos(x), 1e-15);
+}
+
+// NOTE: [Freeing saved values]: grad drops what a Function saved once its backward ran, so a
+// Function earlier in the forward pass already finds it gone; vjp keeps it for its vjp_fn.
+std::weak_ptr<TensorImpl> g_probe;       // a tensor only ProbeSaver's ctx holds
+bool g_probe_alive_in_backward = false;  // what ProbeReader's backward saw
+
+struct ProbeSaver : Function<ProbeSaver> {
+  static constexpr const char* name = "ProbeSaver";
+  static Tensor forward(const Tensor& x) { return x * 2.0; }
+  static void setup_context(FunctionCtx& ctx, const std::tuple<Tensor>&, const Tensor&) {
+    Tensor probe = zeros({4}, kFloat64);
+    g_probe = probe.impl_ptr();
+    ctx.save_for_backward({probe});
+  }
+  static TensorList backward(FunctionCtx&, const TensorList& g) { return {g[0] * 2.0}; }
+};
+
+struct ProbeReader : Function<ProbeReader> {
+  static constexpr const char* name = "ProbeReader";
+  static Tensor forward(const Tensor& x) { return x * 3.0; }
+  static void setup_context(FunctionCtx&, const std::tuple<Tensor>&, const Tensor&) {}
+  static TensorList backward(FunctionCtx&, const TensorList& g) {
+    g_probe_alive_in_backward = !g_probe.expired();
+    return {g[0] * 3.0};
+  }
+};
+
+TEST(Function, GradFreesWhatAFunctionSavedOnceItsBackwardRan) {
+  auto f = [](const TensorList& a) { return ProbeSaver::apply(ProbeReader::apply(a[0])); };
+  const Tensor x = tensor({1.0, -2.0});
+  EXPECT_TENSOR_NEAR(grad(ScalarFn([&](const TensorList& a) { return sum(f(a)); }))({x})[0],
+                     full({2}, 6.0, kFloat64), 0);
+  EXPECT_FALSE(g_probe_alive_in_backward);
+  VjpResult r = vjp(TensorListFn([&](const TensorList& a) { return TensorList{f(a)}; }), {x});
+  EXPECT_TENSOR_NEAR(r.vjp_fn({ones({2}, kFloat64)})[0], full({2}, 6.0, kFloat64), 0);
+  EXPECT_TRUE(g_probe_alive_in_backward);
+  EXPECT_TENSOR_NEAR(r.vjp_fn({ones({2}, kFloat64)})[0], full({2}, 6.0, kFloat64), 0);
 }
 
 TEST(Function, BackwardNodeIsNamedAfterTheFunction) {
