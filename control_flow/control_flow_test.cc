@@ -263,7 +263,9 @@ TEST(Cond, CheckingABranchThatDoesNotRunHasNoEffect) {
   EXPECT_TENSOR_NEAR(cond(scalar_tensor(true), doubled, writes, {x})[0], x * 2.0, 0);
   EXPECT_TENSOR_EQ(counter, tensor({0.0}));
   // Draws random numbers: the generator is where it was.
-  const TensorListFn noisy = [](const TensorList& a) { return TensorList{a[0] + randn_like(a[0])}; };
+  const TensorListFn noisy = [](const TensorList& a) {
+    return TensorList{a[0] + randn_like(a[0])};
+  };
   manual_seed(3);
   const Tensor expected = randn_like(zeros({4}));
   manual_seed(3);

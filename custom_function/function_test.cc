@@ -233,6 +233,13 @@ TEST(Function, GradFreesWhatAFunctionSavedOnceItsBackwardRan) {
   EXPECT_TENSOR_NEAR(grad(ScalarFn([&](const TensorList& a) { return sum(f(a)); }))({x})[0],
                      full({2}, 6.0, kFloat64), 0);
   EXPECT_FALSE(g_probe_alive_in_backward);
+  // jacrev runs its graph once (one batched backward), unless it goes in chunks.
+  const TensorFnOfList as_fn = [&](const TensorList& a) { return f(a); };
+  const Tensor sixes = tensor({6.0, 0.0, 0.0, 6.0}, {2, 2});
+  EXPECT_TENSOR_NEAR(jacrev(as_fn)({x})[0], sixes, 0);
+  EXPECT_FALSE(g_probe_alive_in_backward);
+  EXPECT_TENSOR_NEAR(jacrev(as_fn, {0}, /*chunk_size=*/1)({x})[0], sixes, 0);
+  EXPECT_TRUE(g_probe_alive_in_backward);
   VjpResult r = vjp(TensorListFn([&](const TensorList& a) { return TensorList{f(a)}; }), {x});
   EXPECT_TENSOR_NEAR(r.vjp_fn({ones({2}, kFloat64)})[0], full({2}, 6.0, kFloat64), 0);
   EXPECT_TRUE(g_probe_alive_in_backward);

@@ -250,8 +250,12 @@ JacobianWithAux JacrevImpl(const AuxFn& f, const std::vector<int64_t>& argnums,
   basis_shape.insert(basis_shape.end(), out.sizes().begin(), out.sizes().end());
   const Tensor basis = reshape(eye(n, IsFloating(out.dtype()) ? out.dtype() : kDefaultFloat),
                                basis_shape);
+  // One backward call (a single output element, or every row in one batched call): the
+  // graph is run once, and frees its saved values as it goes (NOTE: [Freeing saved values]
+  // in autograd/graph.h); chunks run it once per chunk, so it keeps them.
+  const bool once = n == 1 || !chunk_size.has_value() || *chunk_size >= n;
   TensorListFn pullback = [&](const TensorList& c) {
-    TensorList grads = Backward(t, {{t.output_edges[0], c[0]}});
+    TensorList grads = Backward(t, {{t.output_edges[0], c[0]}}, once);
     TensorList result;
     size_t k = 0;
     for (size_t i = 0; i < args.size(); ++i) {
