@@ -151,8 +151,11 @@ class BranchRegion final : public DispatchArgumentHook {
         by_outputs_(OnStack(TransformType::kFunctionalize)) {
     for (const Tensor& x : operands) {
       if (!x.defined()) continue;
-      if (by_outputs_) made_.insert(x.impl());
-      operand_storages_.push_back(x.data_storage().id());
+      if (by_outputs_) {
+        made_.insert(x.impl());
+      } else {
+        operand_storages_.push_back(x.data_storage().id());
+      }
     }
   }
   void BeforeOp(const Operator& op, ValueList& args) override {
@@ -228,20 +231,25 @@ void CheckPredicate(const char* op, const Who& what, const Tensor& p, bool index
 }
 
 // CheckSameOutputs: `outs` (what `who` returned) against `ref` (what `ref_who` returned or
-// what init holds): same count, dtypes and shapes.
+// what init holds): same count, dtypes and shapes. `outs` may carry `batch_dims` leading
+// dims of its own (a branch evaluated on an empty batch), which are not compared; `why`
+// ends the message.
 void CheckSameOutputs(const char* op, const Who& who, const TensorList& outs,
-                      const Who& ref_who, const TensorList& ref, const char* noun) {
+                      const Who& ref_who, const TensorList& ref, const char* noun,
+                      size_t batch_dims = 0, const char* why = "") {
   if (outs.size() != ref.size()) {
     ThrowError(op, ": ", who.str(), " returned ", outs.size(), " ", noun, "s, but ",
-               ref_who.str(), " has ", ref.size());
+               ref_who.str(), " has ", ref.size(), why);
   }
   for (size_t j = 0; j < outs.size(); ++j) {
     if (!outs[j].defined()) {
-      ThrowError(op, ": ", who.str(), " returned an undefined tensor as ", noun, " ", j);
+      ThrowError(op, ": ", who.str(), " returned an undefined tensor as ", noun, " ", j, why);
     }
-    if (outs[j].dtype() != ref[j].dtype() || outs[j].sizes() != ref[j].sizes()) {
-      ThrowError(op, ": ", noun, " ", j, " of ", who.str(), " is ", Describe(outs[j]), ", but ",
-                 ref_who.str(), "'s is ", Describe(ref[j]), "; they must match");
+    const IntArrayRef shape = IntArrayRef(outs[j].sizes()).subspan(batch_dims);
+    if (outs[j].dtype() != ref[j].dtype() || shape != ref[j].sizes()) {
+      ThrowError(op, ": ", noun, " ", j, " of ", who.str(), " is ", DTypeName(outs[j].dtype()),
+                 " ", ShapeToString(shape), ", but ", ref_who.str(), "'s is ", Describe(ref[j]),
+                 "; they must match", why);
     }
   }
 }
@@ -418,20 +426,11 @@ void CheckUntakenBranches(const char* op, size_t taken, const std::vector<Tensor
     } catch (const std::exception&) {
       continue;  // not evaluable without data: unchecked (see the NOTE)
     }
-    if (outs.size() != taken_outputs.size()) {
-      ThrowError(op, ": ", who.str(), " returned ", outs.size(), " outputs, but ", ref.str(),
-                 " has ", taken_outputs.size(), " (", who.str(), " did not run: its outputs "
-                 "were evaluated on an empty batch)");
-    }
-    for (size_t j = 0; j < outs.size(); ++j) {
-      const IntArrayRef shape = IntArrayRef(outs[j].sizes()).subspan(1);
-      if (outs[j].dtype() != taken_outputs[j].dtype() || shape != taken_outputs[j].sizes()) {
-        ThrowError(op, ": output ", j, " of ", who.str(), " is ", DTypeName(outs[j].dtype()), " ",
-                   ShapeToString(shape), ", but ", ref.str(), "'s is ",
-                   Describe(taken_outputs[j]), "; they must match (", who.str(),
-                   " did not run: its outputs were evaluated on an empty batch)");
-      }
-    }
+    const std::string why =
+        absl::StrCat(" (", who.str(), " did not run: its outputs were evaluated on an empty "
+                     "batch)");
+    CheckSameOutputs(op, who, outs, ref, taken_outputs, "output", /*batch_dims=*/1,
+                     why.c_str());
   }
 }
 
