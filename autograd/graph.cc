@@ -157,11 +157,13 @@ void Accumulate(Tensor& slot, const Tensor& g) {
 
 }  // namespace
 
+void Node::ThrowReleased() const {
+  ThrowError("grad: ", name(), " ran after its saved values were freed (its graph was run "
+             "backward by grad, which runs a graph once; use vjp to run one again)");
+}
+
 TensorList FunctionNode::Apply(TensorList grad_outputs) {
-  if (!backward_) {
-    ThrowError("grad: ", name_, " ran after its saved values were freed (its graph was run "
-               "backward by grad, which runs a graph once; use vjp to run one again)");
-  }
+  if (!backward_) ThrowReleased();
   return backward_(grad_outputs);
 }
 

@@ -75,8 +75,11 @@ class Node {
 
   // ReleaseSaved frees the values the node saved for Apply, once a backward that runs its
   // graph only once (NOTE: [Freeing saved values]) has applied it; Apply afterwards throws
-  // ft::Error. The default saves nothing to free.
+  // ft::Error (ThrowReleased). The default saves nothing to free.
   virtual void ReleaseSaved() {}
+
+  // ThrowReleased: the error of an Apply after ReleaseSaved, naming the node.
+  [[noreturn]] void ThrowReleased() const;
 
  private:
   uint64_t sequence_nr_;

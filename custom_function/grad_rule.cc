@@ -117,10 +117,7 @@ class FunctionNode : public autograd::Node {
   void ReleaseSaved() override { ctx_.reset(); }
 
   TensorList Apply(TensorList grads) override {
-    if (ctx_ == nullptr) {
-      ThrowError("grad: ", name(), " ran after its saved values were freed (its graph was run ",
-                 "backward by grad, which runs a graph once; use vjp to run one again)");
-    }
+    if (ctx_ == nullptr) ThrowReleased();
     if (!spec_->backward) {
       ThrowError(spec_->name, ": You must implement either the backward or vjp method for ",
                  "your custom Function to use it with backward mode AD (grad, vjp, jacrev)");

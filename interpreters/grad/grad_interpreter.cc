@@ -553,11 +553,7 @@ class OpNode : public autograd::Node {
   }
 
   TensorList Apply(TensorList g) override {
-    if (released_) {
-      ThrowError("grad: ", derivatives_.backward_name, " ran after its saved values were freed ",
-                 "(its graph was run backward by grad, which runs a graph once; use vjp to run ",
-                 "one again)");
-    }
+    if (released_) ThrowReleased();
     applied_ = true;
     if (remat_ != nullptr) {
       auto [inputs, outputs] = remat_->Values(remat_entry_);
