@@ -18,7 +18,7 @@ FT_TEST_COPTS = [
 ]
 
 # The vector-unit flags of the GEMM copies compiled once per CPU capability
-# (tensor/cpu_capability.h): //tensor:gemm_<isa> and //benchmarks:gemm_libs_eigen_<isa>, which
+# (cpu/cpu_capability.h): //cpu:gemm_<isa> and //benchmarks:gemm_libs_eigen_<isa>, which
 # must measure the same code ft runs.
 FT_GEMM_ISA_COPTS = {
     "sse2": [],

@@ -21,6 +21,7 @@
 
 #include "autograd/grad_mode.h"
 #include "control_flow/control_flow.h"
+#include "cpu/parallel.h"
 #include "custom_function/function.h"
 #include "dispatch/ops.h"
 #include "interpreters/functionalize/functionalize.h"
@@ -35,7 +36,6 @@
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tensor/memory.h"
-#include "tensor/parallel.h"
 #include "tensor/print.h"
 #include "tensor/scalar.h"
 #include "tensor/shape.h"

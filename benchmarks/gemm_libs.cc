@@ -1,11 +1,11 @@
 // ft/benchmarks/gemm_libs.cc: ft's GEMM against the specialists Debian packages, one thread.
 //
-// Issue 22 asked whether ft's hand-written small GEMM (tensor/small_gemm.h) and Eigen's GEMM
+// Issue 22 asked whether ft's hand-written small GEMM (cpu/small_gemm.h) and Eigen's GEMM
 // (what ft runs beyond it) should give way to libxsmm 1.17, OpenBLAS 0.3.21 or BLIS 0.9.
 // Every figure "<dtype>/<m>x<k>x<n>/<lib>" times c = a b, all row-major and contiguous, on
 // one thread, and the run ends with a table of GFLOP/s (2 m k n / median time) per shape:
 //   ft            ft::matmul on tensors: what a user gets, framework cost included;
-//   small_gemm    tensor/small_gemm.h, ft's kernel up to 24 x 24 x 24 (shapes up to 64);
+//   small_gemm    cpu/small_gemm.h, ft's kernel up to 24 x 24 x 24 (shapes up to 64);
 //   eigen_sse2    Eigen 3.4's GEMM as ft's kernels compile it (x86-64's baseline, SSE2);
 //   eigen_avx2    the same source compiled for AVX2 + FMA (gemm_libs_eigen_avx2.cc);
 //   eigen_avx512  the same source compiled for AVX-512 (gemm_libs_eigen_avx512.cc);
@@ -35,10 +35,10 @@
 #include "benchmark/benchmark.h"
 #include "benchmarks/side_by_side.h"
 #include "benchmarks/workloads.h"
+#include "cpu/cpu_capability.h"
+#include "cpu/small_gemm.h"
 #include "ft.h"
 #include "oneapi/dnnl/dnnl.h"
-#include "tensor/cpu_capability.h"
-#include "tensor/small_gemm.h"
 
 extern "C" void omp_set_num_threads(int num_threads);
 

@@ -7,7 +7,7 @@
 //     workload's compulsory traffic is held against (//benchmarks:compare's roofline column).
 //   - Chain10Limit / JvpChain10Limit: workloads.h's Chain10 and its jvp as one hand-written
 //     pass over strips that stay in L1, calling the same vector functions ft's kernels call
-//     (tensor/vecmath.h, SLEEF) for the transcendentals: what the math costs when nothing
+//     (cpu/vecmath.h, SLEEF) for the transcendentals: what the math costs when nothing
 //     but the math runs.
 // Each runs on ft's intra-op threads (FT_NUM_THREADS), split into the same contiguous
 // ranges as ft's kernels, so the 2-thread rows compare like with like.
@@ -18,8 +18,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tensor/parallel.h"
-#include "tensor/vecmath.h"
+#include "cpu/parallel.h"
+#include "cpu/vecmath.h"
 
 namespace ft::bench {
 

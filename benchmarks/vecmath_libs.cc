@@ -72,8 +72,8 @@ HWY_AFTER_NAMESPACE();
 
 #include "benchmark/benchmark.h"
 #include "benchmarks/side_by_side.h"
-#include "tensor/cpu_capability.h"
-#include "tensor/vecmath.h"
+#include "cpu/cpu_capability.h"
+#include "cpu/vecmath.h"
 
 namespace ft_bench {
 

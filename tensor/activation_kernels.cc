@@ -2,11 +2,11 @@
 
 #include <type_traits>
 
+#include "cpu/vecmath.h"
 #include "tensor/activation_math.h"
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
 #include "tensor/unary_kernels.h"
-#include "tensor/vecmath.h"
 
 namespace ft::kernels {
 namespace {

@@ -4,7 +4,7 @@
 // hardtanh, hardswish, hardsigmoid, logsigmoid, softsign) and the special functions (erf, erfc,
 // erfinv, lgamma, digamma, polygamma). Dense tensors only; //dispatch makes them public ops
 // (dispatch/activation_ops.h, which documents each function). Their arithmetic (erf, erfc
-// and lgamma aside, which are tensor/vecmath.h's) is tensor/activation_math.h's strip
+// and lgamma aside, which are cpu/vecmath.h's) is tensor/activation_math.h's strip
 // functions, which jit's fused steps call too.
 //
 // Dtype rules: every kernel is elementwise and returns a new contiguous tensor of x's shape.

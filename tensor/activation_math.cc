@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tensor/vecmath.h"
+#include "cpu/vecmath.h"
 
 namespace ft::activation {
 namespace {

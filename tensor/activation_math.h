@@ -14,7 +14,7 @@
 // - `in` may equal `out` (each element is read before it is written); otherwise the arrays
 //   do not overlap.
 // - Functions made of exp, expm1, log1p, tanh or erfc (gelu, silu, mish, softplus, elu, selu,
-//   celu, logsigmoid) call tensor/vecmath.h's vector code on strips that stay in the L1
+//   celu, logsigmoid) call cpu/vecmath.h's vector code on strips that stay in the L1
 //   cache, so they take the capability's vector path and are as accurate as those functions;
 //   the piecewise-linear ones (leaky_relu, hardtanh, hardswish, hardsigmoid, softsign, clamp)
 //   are vecmath's own vector functions; erfinv, digamma and polygamma are scalar code.

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_capability.h"
 #include "gtest/gtest.h"
-#include "tensor/cpu_capability.h"
 
 namespace ft::activation {
 namespace {

@@ -8,10 +8,10 @@
 #include <limits>
 #include <type_traits>
 
+#include "cpu/vecmath.h"
 #include "tensor/activation_math.h"
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
-#include "tensor/vecmath.h"
 #include "tensor/view_kernels.h"
 
 namespace ft::kernels {

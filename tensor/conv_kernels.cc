@@ -9,10 +9,10 @@
 #include <tuple>
 #include <vector>
 
+#include "cpu/gemm.h"
+#include "cpu/onednn_conv.h"
 #include "tensor/copy.h"
-#include "tensor/gemm.h"
 #include "tensor/kernel_util.h"
-#include "tensor/onednn_conv.h"
 
 namespace ft::kernels {
 namespace {

@@ -22,11 +22,11 @@
 
 #include "Eigen/Core"
 #include "absl/strings/string_view.h"
+#include "cpu/parallel.h"
+#include "cpu/vecmath.h"
 #include "tensor/error.h"
-#include "tensor/parallel.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
-#include "tensor/vecmath.h"
 
 namespace ft::kernels::internal {
 
@@ -131,7 +131,7 @@ void ForEachStrided(IntArrayRef shape, const std::array<Operand, K>& ops, Inner&
 }
 
 // kElementwiseGrain: elements per chunk below which elementwise work is not split over the
-// intra-op threads (NOTE: [Intra-op threads] in tensor/parallel.h): ~20 us of an add, so the
+// intra-op threads (NOTE: [Intra-op threads] in cpu/parallel.h): ~20 us of an add, so the
 // pool's hand-off (a few us) never costs more than it saves.
 inline constexpr int64_t kElementwiseGrain = 65536;
 
@@ -229,7 +229,7 @@ void StripLoop(const Tensor& out, const Tensor& in, Strip&& strip) {
   });
 }
 
-// VecMathLoop writes out = fn(in) with tensor/vecmath.h's vector functions (StripLoop).
+// VecMathLoop writes out = fn(in) with cpu/vecmath.h's vector functions (StripLoop).
 template <typename T>
 void VecMathLoop(vecmath::Fn fn, const Tensor& out, const Tensor& in) {
   StripLoop<T>(out, in, [fn](const T* a, T* o, int64_t n) { vecmath::Apply(fn, a, o, n); });

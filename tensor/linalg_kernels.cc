@@ -9,11 +9,11 @@
 #include <optional>
 #include <type_traits>
 
+#include "cpu/gemm.h"
+#include "cpu/parallel.h"
 #include "tensor/binary_kernels.h"
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
-#include "tensor/parallel.h"
-#include "tensor/gemm.h"
 
 namespace ft::kernels {
 namespace {
@@ -30,10 +30,10 @@ template <typename T>
 using OutMap = Eigen::Map<RowMajorMatrix<T>, Eigen::Unaligned>;
 
 // kGemmGrainWork: multiply-adds (~100 us) below which a product is not split over the
-// intra-op threads (NOTE: [Intra-op threads] in tensor/parallel.h).
+// intra-op threads (NOTE: [Intra-op threads] in cpu/parallel.h).
 constexpr int64_t kGemmGrainWork = int64_t{1} << 21;
 
-// kVectorGemm<T>: T has the vector unit's GEMM (tensor/gemm.h); other dtypes use Eigen's.
+// kVectorGemm<T>: T has the vector unit's GEMM (cpu/gemm.h); other dtypes use Eigen's.
 template <typename T>
 inline constexpr bool kVectorGemm = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
@@ -60,7 +60,7 @@ void Gemm(C&& c, const A& a, const B& b) {
 }
 
 // VectorGemm: c (m x n, row-major, row stride ldc) = a b for float and double, on the vector
-// unit's GEMM (tensor/gemm.h; element (i, kk) of a at a[i * ars + kk * acs], of b likewise),
+// unit's GEMM (cpu/gemm.h; element (i, kk) of a at a[i * ars + kk * acs], of b likewise),
 // split by rows of c as Gemm is, with the same determinism.
 template <typename T>
 void VectorGemm(int64_t m, int64_t k, int64_t n, const T* a, int64_t ars, int64_t acs,
@@ -460,7 +460,7 @@ PlainMatrix AsPlainMatrix(const Tensor& t) {
 
 // PlainMatmul: the common small case, a float matrix times a matrix or vector of its own
 // dtype, straight to one product (no dtype aliases, no batch broadcast, no odometer):
-// the vector unit's GEMM (tensor/gemm.h: SmallGemm for small products, Eigen's GEMM past
+// the vector unit's GEMM (cpu/gemm.h: SmallGemm for small products, Eigen's GEMM past
 // them), or Eigen's matrix-vector product.
 // The operands' layouts are Classify's. Returns nullopt when the general path must run
 // (other dtypes or ranks, inner size 0 or 1, a layout no Eigen map describes).

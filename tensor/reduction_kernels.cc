@@ -6,9 +6,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/vecmath.h"
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
-#include "tensor/vecmath.h"
 #include "tensor/view_kernels.h"
 
 namespace ft::kernels {
@@ -156,7 +156,7 @@ void CheckNonEmptyDims(const char* op, const Tensor& x, IntArrayRef dims, const 
 //   row(v):        reduces one contiguous row v of `reduced` elements (used when inner == 1);
 //   init(acc, v):  starts the `inner` accumulators from row r = 0;
 //   step(acc, v):  folds row r into them (vectorized over inner).
-// On the intra-op threads (NOTE: [Intra-op threads] in tensor/parallel.h): several outputs
+// On the intra-op threads (NOTE: [Intra-op threads] in cpu/parallel.h): several outputs
 // are split by output, whole reductions per thread, so each output is the one-thread value
 // bit for bit; one output row over many elements (inner == 1, outer == 1) is split only when
 // the caller passes `combine` (reducing the per-chunk partials in chunk order: the same bits

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cpu/vecmath.h"
 #include "tensor/copy.h"
 #include "tensor/kernel_util.h"
-#include "tensor/vecmath.h"
 
 namespace ft::kernels {
 namespace {

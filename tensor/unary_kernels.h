@@ -18,7 +18,7 @@
 #include "tensor/tensor.h"
 
 namespace ft::vecmath {
-enum class Fn : uint8_t;  // tensor/vecmath.h
+enum class Fn : uint8_t;  // cpu/vecmath.h
 }  // namespace ft::vecmath
 
 namespace ft::kernels {
@@ -47,7 +47,7 @@ Tensor round(const Tensor& x);
 Tensor exp_(const Tensor& self);
 
 namespace internal {
-// VecMathUnary: `fn` of tensor/vecmath.h over x (int64 computes in float32, bool is an error
+// VecMathUnary: `fn` of cpu/vecmath.h over x (int64 computes in float32, bool is an error
 // naming `op`); the kernel behind every floating function that SLEEF provides.
 Tensor VecMathUnary(const char* op, const Tensor& x, vecmath::Fn fn);
 }  // namespace internal

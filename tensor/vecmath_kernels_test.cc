@@ -20,18 +20,18 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/cpu_capability.h"
+#include "cpu/parallel.h"
+#include "cpu/vecmath.h"
 #include "gtest/gtest.h"
 #include "tensor/activation_kernels.h"
 #include "tensor/binary_kernels.h"
 #include "tensor/copy.h"
-#include "tensor/cpu_capability.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 #include "tensor/linalg_kernels.h"
-#include "tensor/parallel.h"
 #include "tensor/reduction_kernels.h"
 #include "tensor/unary_kernels.h"
-#include "tensor/vecmath.h"
 #include "tensor/view_kernels.h"
 
 namespace ft::kernels {

@@ -15,15 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_capability.h"
 #include "gtest/gtest.h"
-#include "tensor/cpu_capability.h"
 #include "tensor/error.h"
 #include "tensor/print.h"
 #include "tensor/tensor.h"
 
 namespace ft::testing {
 
-// ScopedCpuCapability: sets the CPU capability kernels use (tensor/cpu_capability.h) and
+// ScopedCpuCapability: sets the CPU capability kernels use (cpu/cpu_capability.h) and
 // restores the previous one on scope exit, however the test leaves (a failed ASSERT too).
 class ScopedCpuCapability {
  public:

@@ -129,7 +129,7 @@ TEST(Threads, OneJitFunctionCalledFromSeveralThreads) {
   EXPECT_EQ(stats.eager_calls, 0);
 }
 
-// ---- Intra-op threads (NOTE: [Intra-op threads] in tensor/parallel.h) ----
+// ---- Intra-op threads (NOTE: [Intra-op threads] in cpu/parallel.h) ----
 
 // WithThreads runs f with the intra-op thread count set to n, restoring it after.
 template <typename F>

@@ -7,22 +7,26 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # package | what its libraries may depend on (besides itself and //third_party)
 # A rule may name one target (//pkg:name) instead: that library alone is held to it.
 rules=(
-  "//tensor|"
-  "//dispatch|+ //tensor/..."
-  "//vmap_rules|+ //tensor/... + //dispatch/... + //interpreters/vmap:core"
-  "//interpreters/vmap|+ //tensor/... + //dispatch/... + //vmap_rules/..."
-  "//autograd|+ //tensor/... + //dispatch/..."
-  "//interpreters/grad|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
-  "//custom_function|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/..."
-  "//control_flow|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/... + //custom_function/..."
-  "//interpreters/functionalize|+ //tensor/... + //dispatch/..."
-  "//interpreters/jit|+ //tensor/... + //dispatch/... + //autograd/..."
-  "//interop|+ //tensor/..."
-  "//tree|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/... + //vmap_rules/... + //custom_function/... + //control_flow/..."
-  "//interpreters/jvp|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jit/..."
+  # The leaf every package reports errors through, //cpu included.
+  "//tensor:error|"
+  # The CPU backend: raw pointers and sizes, below the tensor core.
+  "//cpu|+ //tensor:error"
+  "//tensor|+ //cpu/..."
+  "//dispatch|+ //tensor/... + //cpu/..."
+  "//vmap_rules|+ //tensor/... + //cpu/... + //dispatch/... + //interpreters/vmap:core"
+  "//interpreters/vmap|+ //tensor/... + //cpu/... + //dispatch/... + //vmap_rules/..."
+  "//autograd|+ //tensor/... + //cpu/... + //dispatch/..."
+  "//interpreters/grad|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
+  "//custom_function|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/..."
+  "//control_flow|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/... + //custom_function/..."
+  "//interpreters/functionalize|+ //tensor/... + //cpu/... + //dispatch/..."
+  "//interpreters/jit|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/..."
+  "//interop|+ //tensor/... + //cpu/..."
+  "//tree|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/... + //vmap_rules/... + //custom_function/... + //control_flow/..."
+  "//interpreters/jvp|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jit/..."
   # The engine layer (process groups on Gloo and MPI); the collectives above it may go higher.
-  "//distributed:process_group|+ //tensor/..."
-  "//distributed|+ //tensor/... + //dispatch/... + //autograd/... + //interpreters/... + //vmap_rules/..."
+  "//distributed:process_group|+ //tensor/... + //cpu/..."
+  "//distributed|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/... + //vmap_rules/..."
 )
 
 status=0

@@ -11,10 +11,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "cpu/parallel.h"
+#include "cpu/vecmath.h"
 #include "interpreters/jit/trace.h"
 #include "tensor/error.h"
-#include "tensor/parallel.h"
-#include "tensor/vecmath.h"
 
 namespace ft {
 

@@ -11,18 +11,18 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "cpu/parallel.h"
 #include "dispatch/ops.h"
+#include "gtest/gtest.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jit/jit.h"
 #include "interpreters/jit/trace.h"
 #include "interpreters/jvp/jvp.h"
 #include "tensor/factories.h"
-#include "tensor/parallel.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"
 

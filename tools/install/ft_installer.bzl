@@ -136,7 +136,7 @@ _CONFIG = """\
 get_filename_component(_ft_prefix "${{CMAKE_CURRENT_LIST_DIR}}/../../.." ABSOLUTE)
 
 include(CMakeFindDependencyMacro)
-find_dependency(Threads)  # ft's thread pool (tensor/parallel.h)
+find_dependency(Threads)  # ft's thread pool (cpu/parallel.h)
 
 set(_ft_include_dirs "${{_ft_prefix}}/include;${{_ft_prefix}}/include/ft{cmake_includes}")
 

@@ -1,15 +1,15 @@
-// ft/tensor/vecmath_table.h  (internal to //tensor:vecmath)
+// ft/cpu/vecmath_table.h  (internal to //tensor:vecmath)
 //
 // One table of array functions per capability. Each table lives in a translation unit of its
 // own, compiled for its vector unit (vecmath_sse2.cc, vecmath_avx2.cc, vecmath_avx512.cc);
 // vecmath.cc, compiled for baseline x86-64, picks a table at run time. Only the tables cross
 // the boundary, so no AVX instruction can reach code that runs on a machine without AVX.
-#ifndef FT_TENSOR_VECMATH_TABLE_H_
-#define FT_TENSOR_VECMATH_TABLE_H_
+#ifndef FT_CPU_VECMATH_TABLE_H_
+#define FT_CPU_VECMATH_TABLE_H_
 
 #include <cstdint>
 
-#include "tensor/vecmath.h"
+#include "cpu/vecmath.h"
 
 namespace ft::vecmath::internal {
 
@@ -79,4 +79,4 @@ extern const Table kAvx512Table;
 
 }  // namespace ft::vecmath::internal
 
-#endif  // FT_TENSOR_VECMATH_TABLE_H_
+#endif  // FT_CPU_VECMATH_TABLE_H_

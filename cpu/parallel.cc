@@ -1,4 +1,4 @@
-#include "tensor/parallel.h"
+#include "cpu/parallel.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,4 +1,4 @@
-// ft/tensor/parallel.h
+// ft/cpu/parallel.h
 //
 // Intra-op parallelism: one process-wide pool of worker threads that the kernels of large
 // ops (elementwise on many elements, reductions, matrix products) split their work over.
@@ -31,8 +31,8 @@
 //                         [&](int64_t begin, int64_t end) {
 //                           for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);
 //                         });
-#ifndef FT_TENSOR_PARALLEL_H_
-#define FT_TENSOR_PARALLEL_H_
+#ifndef FT_CPU_PARALLEL_H_
+#define FT_CPU_PARALLEL_H_
 
 #include <cstdint>
 
@@ -80,4 +80,4 @@ bool InParallelRegion();
 }  // namespace internal
 }  // namespace ft
 
-#endif  // FT_TENSOR_PARALLEL_H_
+#endif  // FT_CPU_PARALLEL_H_

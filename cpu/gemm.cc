@@ -1,9 +1,9 @@
-#include "tensor/gemm.h"
+#include "cpu/gemm.h"
 
 #include <cstdint>
 
-#include "tensor/capability_counter.h"
-#include "tensor/gemm_table.h"
+#include "cpu/capability_counter.h"
+#include "cpu/gemm_table.h"
 
 namespace ft::kernels::internal {
 namespace {

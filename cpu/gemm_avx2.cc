@@ -6,4 +6,4 @@
 #define FT_GEMM_TABLE kAvx2GemmTable
 #define FT_GEMM_OWN_SMALL 1
 #define FT_GEMM_EXPORT_SMALL
-#include "tensor/gemm_isa-inl.h"
+#include "cpu/gemm_isa-inl.h"

@@ -1,4 +1,4 @@
-// ft/tensor/capability_counter.h  (internal: //tensor:vecmath and //tensor:gemm)
+// ft/cpu/capability_counter.h  (internal: //tensor:vecmath and //tensor:gemm)
 //
 // CapabilityCounter<Family> counts a kernel family's calls per CPU capability, so tests can
 // prove that a kernel took the vector path of the level they set and not a fallback.
@@ -13,8 +13,8 @@
 //   struct GemmCalls {};
 //   CapabilityCounter<GemmCalls>::Count(ActiveCpuCapability());
 //   int64_t n = CapabilityCounter<GemmCalls>::Total(CpuCapability::kAvx2);
-#ifndef FT_TENSOR_CAPABILITY_COUNTER_H_
-#define FT_TENSOR_CAPABILITY_COUNTER_H_
+#ifndef FT_CPU_CAPABILITY_COUNTER_H_
+#define FT_CPU_CAPABILITY_COUNTER_H_
 
 #include <algorithm>
 #include <atomic>
@@ -22,7 +22,7 @@
 #include <mutex>
 #include <vector>
 
-#include "tensor/cpu_capability.h"
+#include "cpu/cpu_capability.h"
 
 namespace ft::internal {
 
@@ -78,4 +78,4 @@ class CapabilityCounter {
 
 }  // namespace ft::internal
 
-#endif  // FT_TENSOR_CAPABILITY_COUNTER_H_
+#endif  // FT_CPU_CAPABILITY_COUNTER_H_

@@ -2,7 +2,7 @@
 // on >= 10^6 points per function and dtype (special values, denormals, huge arguments
 // included), results independent of where an array begins or ends, and the vector path
 // taken at the level set.
-#include "tensor/vecmath.h"
+#include "cpu/vecmath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/cpu_capability.h"
 #include "gtest/gtest.h"
-#include "tensor/cpu_capability.h"
 
 namespace ft::vecmath {
 namespace {

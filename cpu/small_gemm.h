@@ -1,4 +1,4 @@
-// ft/tensor/small_gemm.h (internal to //tensor:kernels)
+// ft/cpu/small_gemm.h (internal to //tensor:kernels)
 //
 // SmallGemm: C = A B for small float matrices, without Eigen's GEMM machinery. At sizes
 // like 16 x 16 x 16 (a Jacobian's basis pushed through a 16 x 16 weight) Eigen's general
@@ -23,7 +23,7 @@
 // m x k matrix; B is k x n with unit column stride (SmallGemmRowB) or unit row stride
 // (SmallGemmColB). T is float or double.
 //
-// One copy per vector unit: tensor/gemm_isa-inl.h compiles this header into each of
+// One copy per vector unit: cpu/gemm_isa-inl.h compiles this header into each of
 // gemm_{sse2,avx2}.cc with FT_SMALL_GEMM_ISA naming an inline namespace of its own, so the
 // copies built for different vector units are different symbols. Because every element is
 // the same k-ordered sum of rounded products at any packet width (those files are compiled
@@ -31,8 +31,8 @@
 //
 // Example:
 //   SmallGemmRowB<float>(a, /*ars=*/16, /*acs=*/1, b, /*brs=*/16, c, 16, 16, 16);
-#ifndef FT_TENSOR_SMALL_GEMM_H_
-#define FT_TENSOR_SMALL_GEMM_H_
+#ifndef FT_CPU_SMALL_GEMM_H_
+#define FT_CPU_SMALL_GEMM_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -210,4 +210,4 @@ void SmallGemmColB(const T* a, int64_t ars, int64_t acs, const T* b, int64_t bcs
 
 #pragma GCC diagnostic pop
 
-#endif  // FT_TENSOR_SMALL_GEMM_H_
+#endif  // FT_CPU_SMALL_GEMM_H_

@@ -1,11 +1,11 @@
-// ft/tensor/gemm_table.h  (internal to //tensor:gemm)
+// ft/cpu/gemm_table.h  (internal to //tensor:gemm)
 //
 // One table of GEMM functions per capability, each in a translation unit compiled for its
 // vector unit (gemm_sse2.cc, gemm_avx2.cc, gemm_avx512.cc); gemm.cc, baseline code, picks a
 // table at run time. Only the tables cross the boundary, so no AVX instruction can reach a
 // machine without AVX. The arguments are gemm.h's Gemm's.
-#ifndef FT_TENSOR_GEMM_TABLE_H_
-#define FT_TENSOR_GEMM_TABLE_H_
+#ifndef FT_CPU_GEMM_TABLE_H_
+#define FT_CPU_GEMM_TABLE_H_
 
 #include <cstdint>
 
@@ -32,4 +32,4 @@ void SmallGemmAvx2(int64_t m, int64_t k, int64_t n, const double* a, int64_t ars
 
 }  // namespace ft::kernels::internal
 
-#endif  // FT_TENSOR_GEMM_TABLE_H_
+#endif  // FT_CPU_GEMM_TABLE_H_

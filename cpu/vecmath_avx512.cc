@@ -9,7 +9,7 @@
 #include <cstring>
 #include <utility>
 
-#include "tensor/vecmath_table.h"
+#include "cpu/vecmath_table.h"
 
 namespace ft::vecmath::internal {
 namespace {
@@ -28,7 +28,7 @@ namespace {
 #define FT_VM_LOAD_HEAD_D(p, k) _mm512_maskz_loadu_pd(FT_VM_HEAD_MASK(__mmask8, k), p)
 #define FT_VM_STORE_HEAD_F(p, k, v) _mm512_mask_storeu_ps(p, FT_VM_HEAD_MASK(__mmask16, k), v)
 #define FT_VM_STORE_HEAD_D(p, k, v) _mm512_mask_storeu_pd(p, FT_VM_HEAD_MASK(__mmask8, k), v)
-#include "tensor/vecmath_isa-inl.h"
+#include "cpu/vecmath_isa-inl.h"
 
 }  // namespace
 

@@ -1,7 +1,7 @@
-// Tests for tensor/parallel.h (NOTE: [Intra-op threads]): the split (every item once, in
+// Tests for cpu/parallel.h (NOTE: [Intra-op threads]): the split (every item once, in
 // order, boundaries aligned to the output, small work inline), exceptions, nesting, several
 // callers at once, and the thread-count setting.
-#include "tensor/parallel.h"
+#include "cpu/parallel.h"
 
 #include <atomic>
 #include <cstdint>

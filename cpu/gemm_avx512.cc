@@ -14,4 +14,4 @@
 #define FT_GEMM_ISA avx512
 #define FT_GEMM_TABLE kAvx512GemmTable
 #define FT_GEMM_OWN_SMALL 0
-#include "tensor/gemm_isa-inl.h"
+#include "cpu/gemm_isa-inl.h"

@@ -1,9 +1,9 @@
-// ft/tensor/cpu_capability.h
+// ft/cpu/cpu_capability.h
 //
 // Which x86 vector unit ft's vectorized kernels run on, chosen at run time, once per
 // process, like PyTorch's ATEN_CPU_CAPABILITY. The library is built for baseline x86-64
 // (SSE2) and also carries AVX2 (+FMA) and AVX-512 (F + DQ) code for its vector math
-// (tensor/vecmath.h); the active capability picks which of them runs, so one binary uses the
+// (cpu/vecmath.h); the active capability picks which of them runs, so one binary uses the
 // widest unit of whatever machine it lands on.
 //
 // Choice, in order:
@@ -23,8 +23,8 @@
 //   ft::SetCpuCapability(ft::CpuCapability::kAvx2);   // or FT_CPU_CAPABILITY=avx2
 //   ft::Tensor y = ft::exp(x);                        // runs SLEEF's AVX2 exp
 //   std::string name(ft::CpuCapabilityName(ft::ActiveCpuCapability()));  // "avx2"
-#ifndef FT_TENSOR_CPU_CAPABILITY_H_
-#define FT_TENSOR_CPU_CAPABILITY_H_
+#ifndef FT_CPU_CPU_CAPABILITY_H_
+#define FT_CPU_CPU_CAPABILITY_H_
 
 #include <vector>
 
@@ -58,4 +58,4 @@ absl::string_view CpuCapabilityName(CpuCapability capability);
 
 }  // namespace ft
 
-#endif  // FT_TENSOR_CPU_CAPABILITY_H_
+#endif  // FT_CPU_CPU_CAPABILITY_H_

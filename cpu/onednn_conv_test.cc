@@ -2,7 +2,7 @@
 // implementation: its own loops and Eigen's GEMM) over random problems: 1-3 spatial dims,
 // stride, padding, dilation, groups (depthwise included), output_padding, plain and blocked
 // layouts, unbatched inputs.
-#include "tensor/onednn_conv.h"
+#include "cpu/onednn_conv.h"
 
 #include <algorithm>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <utility>
 
-#include "tensor/vecmath_table.h"
+#include "cpu/vecmath_table.h"
 
 namespace ft::vecmath::internal {
 namespace {
@@ -20,7 +20,7 @@ namespace {
 #define FT_SLEEF_D(fn, ulp) Sleef_##fn##d2_##ulp##sse2
 #define FT_VM_SQRT_F(v) _mm_sqrt_ps(v)
 #define FT_VM_SQRT_D(v) _mm_sqrt_pd(v)
-#include "tensor/vecmath_isa-inl.h"
+#include "cpu/vecmath_isa-inl.h"
 
 }  // namespace
 

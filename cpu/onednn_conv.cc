@@ -1,5 +1,5 @@
-// float32 convolutions on oneDNN (tensor/onednn_conv.h documents the contract).
-#include "tensor/onednn_conv.h"
+// float32 convolutions on oneDNN (cpu/onednn_conv.h documents the contract).
+#include "cpu/onednn_conv.h"
 
 #include <dnnl.hpp>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "tensor/parallel.h"
+#include "cpu/parallel.h"
 
 // libgomp, oneDNN's threading runtime in Debian's build: the thread count of the calling
 // thread's next parallel regions. Declared here rather than through omp.h, which not every
@@ -54,7 +54,7 @@ const dnnl::engine& Engine() {
   return *engine;
 }
 
-Dims ToDims(const Shape& s) { return Dims(s.begin(), s.end()); }
+Dims ToDims(const ConvDims& s) { return Dims(s.begin(), s.end()); }
 
 Tag DataTag(size_t spatial) {
   return spatial == 1 ? Tag::ncw : spatial == 2 ? Tag::nchw : Tag::ncdhw;
@@ -75,13 +75,13 @@ Dims WeightDims(const ConvProblem& p) {
 }
 
 // oneDNN counts dilation from 0 (no gap); torch from 1.
-Dims OneDnnDilation(const Shape& dilation) {
+Dims OneDnnDilation(const ConvDims& dilation) {
   Dims d;
   for (int64_t v : dilation) d.push_back(v - 1);
   return d;
 }
 
-int64_t Numel(const Shape& s) {
+int64_t Numel(const ConvDims& s) {
   int64_t n = 1;
   for (int64_t v : s) n *= v;
   return n;

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <utility>
 
-#include "tensor/vecmath_table.h"
+#include "cpu/vecmath_table.h"
 
 namespace ft::vecmath::internal {
 namespace {
@@ -33,7 +33,7 @@ inline __m256i HeadMask64(int64_t k) {
 #define FT_VM_LOAD_HEAD_D(p, k) _mm256_maskload_pd(p, HeadMask64(k))
 #define FT_VM_STORE_HEAD_F(p, k, v) _mm256_maskstore_ps(p, HeadMask32(k), v)
 #define FT_VM_STORE_HEAD_D(p, k, v) _mm256_maskstore_pd(p, HeadMask64(k), v)
-#include "tensor/vecmath_isa-inl.h"
+#include "cpu/vecmath_isa-inl.h"
 
 }  // namespace
 

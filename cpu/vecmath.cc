@@ -1,11 +1,11 @@
-#include "tensor/vecmath.h"
+#include "cpu/vecmath.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 
-#include "tensor/capability_counter.h"
-#include "tensor/vecmath_table.h"
+#include "cpu/capability_counter.h"
+#include "cpu/vecmath_table.h"
 
 namespace ft::vecmath {
 namespace {

@@ -1,4 +1,4 @@
-#include "tensor/gemm.h"
+#include "cpu/gemm.h"
 
 #include <array>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_capability.h"
 #include "gtest/gtest.h"
-#include "tensor/cpu_capability.h"
 
 namespace ft::kernels::internal {
 namespace {

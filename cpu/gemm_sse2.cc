@@ -3,4 +3,4 @@
 #define FT_GEMM_ISA sse2
 #define FT_GEMM_TABLE kSse2GemmTable
 #define FT_GEMM_OWN_SMALL 1
-#include "tensor/gemm_isa-inl.h"
+#include "cpu/gemm_isa-inl.h"

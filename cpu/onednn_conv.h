@@ -1,4 +1,4 @@
-// ft/tensor/onednn_conv.h  (internal to //tensor: conv_kernels.cc calls it)
+// ft/cpu/onednn_conv.h  (internal to ft: the conv kernels call it)
 //
 // float32 convolutions on oneDNN 2.6 (Debian's libdnnl, what PyTorch's CPU convolutions
 // run), in place of im2col + Eigen GEMM. oneDNN generates code for the CPU it runs on
@@ -28,23 +28,26 @@
 //
 // Example (conv_kernels.cc):
 //   if (!internal::onednn::ConvForward(problem, x, w, b, y)) { /* im2col + GEMM */ }
-#ifndef FT_TENSOR_ONEDNN_CONV_H_
-#define FT_TENSOR_ONEDNN_CONV_H_
+#ifndef FT_CPU_ONEDNN_CONV_H_
+#define FT_CPU_ONEDNN_CONV_H_
 
 #include <cstdint>
 
-#include "tensor/shape.h"
+#include "absl/container/inlined_vector.h"
 
 namespace ft::kernels::internal::onednn {
 
-// ConvProblem: one convolution with n = 1, 2 or 3 spatial dims. Every Shape below has n + 2
+// ConvDims: sizes of one problem, the same type as ft::Shape (//cpu sees no tensor).
+using ConvDims = absl::InlinedVector<int64_t, 6>;
+
+// ConvProblem: one convolution with n = 1, 2 or 3 spatial dims. Every ConvDims below has n + 2
 // entries (src, dst: [N, C, spatial...]; weights: [O, C / groups, k...]) or n entries
 // (stride, padding_l, padding_r, dilation). padding_r is what makes
 // dst = (src + padding_l + padding_r - dilation * (k - 1) - 1) / stride + 1 exact; it may be
 // negative where torch's floor drops trailing input.
 struct ConvProblem {
-  Shape src, weights, dst;
-  Shape stride, padding_l, padding_r, dilation;
+  ConvDims src, weights, dst;
+  ConvDims stride, padding_l, padding_r, dilation;
   int64_t groups = 1;
 };
 
@@ -73,4 +76,4 @@ const char* LastImplementation();
 
 }  // namespace ft::kernels::internal::onednn
 
-#endif  // FT_TENSOR_ONEDNN_CONV_H_
+#endif  // FT_CPU_ONEDNN_CONV_H_

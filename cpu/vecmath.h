@@ -1,4 +1,4 @@
-// ft/tensor/vecmath.h  (internal: the kernels in //tensor and jit's fused steps call it)
+// ft/cpu/vecmath.h  (internal: the kernels in //tensor and jit's fused steps call it)
 //
 // Vectorized math over arrays of float or double: SLEEF 3.5 (Debian's libsleef, the library
 // PyTorch's CPU kernels use) on the vector unit ActiveCpuCapability() names, SSE2, AVX2 or
@@ -25,13 +25,13 @@
 // Example:
 //   std::vector<float> x = ..., y(x.size());
 //   ft::vecmath::Apply(ft::vecmath::Fn::kTanh, x.data(), y.data(), x.size());  // in == out ok
-#ifndef FT_TENSOR_VECMATH_H_
-#define FT_TENSOR_VECMATH_H_
+#ifndef FT_CPU_VECMATH_H_
+#define FT_CPU_VECMATH_H_
 
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-#include "tensor/cpu_capability.h"
+#include "cpu/cpu_capability.h"
 
 namespace ft::vecmath {
 
@@ -196,4 +196,4 @@ int64_t CallCount(CpuCapability capability);
 
 }  // namespace ft::vecmath
 
-#endif  // FT_TENSOR_VECMATH_H_
+#endif  // FT_CPU_VECMATH_H_

@@ -1,4 +1,4 @@
-#include "tensor/cpu_capability.h"
+#include "cpu/cpu_capability.h"
 
 #include <cstdlib>
 #include <string>

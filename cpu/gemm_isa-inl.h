@@ -1,4 +1,4 @@
-// ft/tensor/gemm_isa-inl.h  (internal to //tensor:gemm)
+// ft/cpu/gemm_isa-inl.h  (internal to //tensor:gemm)
 //
 // The body of one capability's GEMM table, included once by each of gemm_sse2.cc,
 // gemm_avx2.cc and gemm_avx512.cc, which are compiled for their vector unit. The includer
@@ -18,10 +18,10 @@
 // Angle brackets: found through Eigen's -isystem path, not Bazel's -iquote one, so Eigen's
 // AVX headers count as system headers (clang warns about an unused variable in them).
 #include <Eigen/Core>
-#include "tensor/gemm_table.h"
+#include "cpu/gemm_table.h"
 
 #define FT_SMALL_GEMM_ISA FT_GEMM_ISA
-#include "tensor/small_gemm.h"
+#include "cpu/small_gemm.h"
 
 namespace ft::kernels::internal {
 inline namespace FT_GEMM_ISA {

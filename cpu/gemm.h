@@ -1,7 +1,7 @@
-// ft/tensor/gemm.h  (internal: //tensor:kernels' products call it)
+// ft/cpu/gemm.h  (internal: //tensor:kernels' products call it)
 //
 // GEMM on the vector unit ActiveCpuCapability() names: c = a b for float and double
-// matrices, one thread. Eigen 3.4's GEMM and tensor/small_gemm.h are compiled once per
+// matrices, one thread. Eigen 3.4's GEMM and cpu/small_gemm.h are compiled once per
 // capability (gemm_sse2.cc, gemm_avx2.cc, gemm_avx512.cc, each with Eigen's namespace renamed
 // so its instantiations are symbols of their own) and gemm.cc, baseline code, picks the table
 // on every call, as //tensor:vecmath does. The default build's Eigen is SSE2 code; at AVX-512
@@ -23,12 +23,12 @@
 //
 // Example:
 //   ft::kernels::internal::Gemm(2, 3, 2, a, 3, 1, b, 2, 1, c, 2);  // row-major 2x3 times 3x2
-#ifndef FT_TENSOR_GEMM_H_
-#define FT_TENSOR_GEMM_H_
+#ifndef FT_CPU_GEMM_H_
+#define FT_CPU_GEMM_H_
 
 #include <cstdint>
 
-#include "tensor/cpu_capability.h"
+#include "cpu/cpu_capability.h"
 
 namespace ft::kernels::internal {
 
@@ -43,4 +43,4 @@ int64_t GemmCallCount(CpuCapability capability);
 
 }  // namespace ft::kernels::internal
 
-#endif  // FT_TENSOR_GEMM_H_
+#endif  // FT_CPU_GEMM_H_
