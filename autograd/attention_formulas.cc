@@ -32,7 +32,7 @@
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
 #include "dispatch/ops.h"
-#include "tensor/attention_kernels.h"
+#include "kernels/attention.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 

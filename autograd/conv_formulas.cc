@@ -22,7 +22,7 @@
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
 #include "dispatch/ops.h"
-#include "tensor/conv_kernels.h"
+#include "kernels/conv.h"
 
 namespace ft::autograd {
 namespace {

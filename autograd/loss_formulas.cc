@@ -31,7 +31,7 @@
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
 #include "dispatch/ops.h"
-#include "tensor/loss_kernels.h"
+#include "kernels/loss.h"
 
 namespace ft::autograd {
 namespace {

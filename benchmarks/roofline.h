@@ -27,7 +27,7 @@ namespace ft::bench {
 inline constexpr int64_t kStrip = 1024;
 
 // Below this many elements a roofline loop runs on one thread (ft's kernels' grain is of
-// the same order, tensor/kernel_util.h).
+// the same order, tensor/loops.h).
 inline constexpr int64_t kRooflineGrain = 1 << 15;
 
 // a[i] = b[i] + 3 c[i] for i in [0, n).

@@ -26,7 +26,7 @@
 // (FT_NUM_THREADS governs both). Results are deterministic for a given thread count and CPU.
 // Thread-sanitizer builds never use oneDNN: its OpenMP runtime is not instrumented.
 //
-// Example (conv_kernels.cc):
+// Example (kernels/conv.cc):
 //   if (!internal::onednn::ConvForward(problem, x, w, b, y)) { /* im2col + GEMM */ }
 #ifndef FT_CPU_ONEDNN_CONV_H_
 #define FT_CPU_ONEDNN_CONV_H_

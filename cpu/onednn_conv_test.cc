@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tensor/conv_kernels.h"
+#include "kernels/conv.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tensor/tensor.h"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "dispatch/dispatch.h"
-#include "tensor/activation_kernels.h"
+#include "kernels/activation.h"
 #include "tensor/error.h"
 
 namespace ft {

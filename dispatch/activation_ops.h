@@ -2,7 +2,7 @@
 //
 // Activations: the public ops, with torch.nn.functional's (and torch.special's) names,
 // argument order and defaults. Each dispatches (dispatch.h) to its base kernel in
-// tensor/activation_kernels.h, so every op works under every transform (vmap, grad, jvp,
+// kernels/activation.h, so every op works under every transform (vmap, grad, jvp,
 // jacrev, jacfwd, hessian, functionalize, jit) to any order.
 //
 // All are elementwise: the result has x's shape, is a new contiguous tensor, and keeps x's

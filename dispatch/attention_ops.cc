@@ -3,7 +3,7 @@
 #include <tuple>
 
 #include "dispatch/dispatch.h"
-#include "tensor/attention_kernels.h"
+#include "kernels/attention.h"
 
 namespace ft {
 

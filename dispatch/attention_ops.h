@@ -2,7 +2,7 @@
 //
 // Attention and contractions: the public ops addmm, baddbmm, einsum and
 // scaled_dot_product_attention, with torch's names, argument order, defaults and semantics.
-// Each dispatches (dispatch.h) to its base kernel in tensor/attention_kernels.h, has a
+// Each dispatches (dispatch.h) to its base kernel in kernels/attention.h, has a
 // batching rule (vmap_rules/attention.cc) and vjp / jvp formulas written with public ops
 // (autograd/attention_formulas.cc), so grad, jacrev, jacfwd, hessian and vmap of code using
 // them work at every order.

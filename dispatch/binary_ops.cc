@@ -8,7 +8,7 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/named_axes.h"
-#include "tensor/binary_kernels.h"
+#include "kernels/binary.h"
 
 namespace ft {
 namespace {

@@ -3,7 +3,7 @@
 // The public elementwise binary ops: arithmetic (add, sub, mul, div, pow, maximum, minimum,
 // atan2), comparisons (eq, ne, lt, le, gt, ge), logical ops, where, clamp, and the in-place
 // writes (add_, sub_, mul_, div_, clamp_, copy_, fill_, zero_). Each dispatches (dispatch.h):
-// with no transform active it runs the base kernel in tensor/binary_kernels.h directly.
+// with no transform active it runs the base kernel in kernels/binary.h directly.
 //
 // Broadcasting: numpy rules (BroadcastShapes); the result has the broadcast shape.
 //

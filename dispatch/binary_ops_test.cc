@@ -8,7 +8,7 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/unary_ops.h"
 #include "gtest/gtest.h"
-#include "tensor/binary_kernels.h"
+#include "kernels/binary.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"

@@ -8,9 +8,9 @@
 #include "absl/strings/str_join.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/index_ops.h"
-#include "tensor/conv_kernels.h"
+#include "kernels/conv.h"
+#include "kernels/upsample.h"
 #include "tensor/error.h"
-#include "tensor/upsample_kernels.h"
 
 namespace ft {
 

@@ -2,7 +2,7 @@
 //
 // Convolution, pooling and interpolation: the public ops, with torch.nn.functional's names,
 // argument order, defaults and semantics. Each dispatches (dispatch.h) to its base kernel in
-// tensor/conv_kernels.h or tensor/upsample_kernels.h (interpolate through the upsample
+// kernels/conv.h or kernels/upsample.h (interpolate through the upsample
 // primitives), so every transform (grad, vmap, jvp, jit, functionalize) applies.
 //
 // Layout is channels first: a batched input is [N, C, spatial...], an unbatched one (one
@@ -175,7 +175,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef 
 //                    x = o * (in - 1) / (out - 1) with align_corners, otherwise
 //                    max((o + 0.5) * s - 0.5, 0) (pixel centers; torch's default,
 //                    align_corners = false)
-// Index arithmetic is torch 1.13's (tensor/upsample_kernels.h). Floating inputs; the result
+// Index arithmetic is torch 1.13's (kernels/upsample.h). Floating inputs; the result
 // is contiguous, of the input's dtype. Differentiable (the adjoint primitives
 // upsample_*_backward below) and batchable in every mode.
 // Throws ft::Error (naming interpolate and the shapes) for: an input that is not 3-D to 5-D,
@@ -193,7 +193,7 @@ Tensor interpolate(const Tensor& input, IntArrayRef size = {},
                    std::optional<bool> recompute_scale_factor = std::nullopt,
                    bool antialias = false);
 
-// The op-table primitives behind interpolate (tensor/upsample_kernels.h documents them): a
+// The op-table primitives behind interpolate (kernels/upsample.h documents them): a
 // linear map and its adjoint per mode family. input [N, C, *spatial] with
 // n = output_size.size() spatial dims; the scales are torch's per-dim scale factors (the
 // last n of d, h, w; nullopt: in / out is used); input_size is the full input shape.

@@ -1,8 +1,8 @@
 #include "dispatch/index_ops.h"
 
 #include "dispatch/dispatch.h"
+#include "kernels/index.h"
 #include "tensor/copy.h"
-#include "tensor/index_kernels.h"
 
 namespace ft {
 

@@ -1,7 +1,7 @@
 // ft/dispatch/index_ops.h
 //
 // The public indexing, joining and conversion ops, with PyTorch semantics. Each dispatches
-// (dispatch.h): with no transform active it runs the base kernel in tensor/index_kernels.h
+// (dispatch.h): with no transform active it runs the base kernel in kernels/index.h
 // directly; inside a transform the active interpreter processes it.
 //
 // Index tensors are int64 (any other dtype is an ft::Error). Index values must lie in

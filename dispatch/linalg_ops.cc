@@ -1,7 +1,7 @@
 #include "dispatch/linalg_ops.h"
 
 #include "dispatch/dispatch.h"
-#include "tensor/linalg_kernels.h"
+#include "kernels/linalg.h"
 
 namespace ft {
 

@@ -4,7 +4,7 @@
 // mm, bmm, dot, outer and linear (x @ W^T + bias); and, for second-order work, linalg_solve,
 // linalg_solve_triangular, cholesky, inverse, slogdet and logdet (documented below). Each
 // dispatches (dispatch.h): with no transform active it runs the base kernel in
-// tensor/linalg_kernels.h directly.
+// kernels/linalg.h directly.
 //
 // Dtype rules: the result dtype is PromoteTypes of the operands (float32, float64 or int64,
 // so an int64 @ float32 product is float32); any bool operand throws an ft::Error. Results

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/random.h"
+#include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
-#include "tensor/random_kernels.h"
-#include "tensor/view_kernels.h"
 #include "tests/test_util.h"
 
 namespace ft {
@@ -256,7 +256,7 @@ TEST(LinalgOps, MatmulFractionalValuesFloat32AndFloat64) {
 }
 
 // Batches of outer products writing 16 MB or more are written with non-temporal stores
-// (linalg_kernels.cc, kStreamOuterProductBytes): each element must be the same product
+// (kernels/linalg.cc, kStreamOuterProductBytes): each element must be the same product
 // a[i] * b[j] a loop computes, bit for bit, in both dtypes, with b's rows in place or strided,
 // and with rows whose byte length is not a multiple of 16 (not streamed).
 TEST(LinalgOps, LargeBatchesOfOuterProductsAreExactProducts) {

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "dispatch/dispatch.h"
+#include "kernels/loss.h"
 #include "tensor/error.h"
-#include "tensor/loss_kernels.h"
 
 namespace ft {
 

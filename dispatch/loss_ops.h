@@ -3,7 +3,7 @@
 // Losses: the public ops, with torch.nn.functional's names, argument order, defaults, shapes
 // and formulas: mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
 // binary_cross_entropy_with_logits, kl_div, nll_loss, cross_entropy. Each dispatches
-// (dispatch.h) to its base kernel in tensor/loss_kernels.h.
+// (dispatch.h) to its base kernel in kernels/loss.h.
 //
 // Reduction: every loss takes torch's `reduction` as a Reduction::Mode: kMean (the default:
 // the mean of the per-element losses), kSum, or kNone (the per-element losses themselves);

@@ -8,7 +8,7 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/index_ops.h"
 #include "dispatch/view_ops.h"
-#include "tensor/nn_indexing_kernels.h"
+#include "kernels/nn_indexing.h"
 
 namespace ft {
 namespace {

@@ -4,7 +4,7 @@
 // embedding, masked_fill, index_add, tril, triu, roll, pixel_shuffle, pixel_unshuffle, and
 // advanced indexing: index and index_put (torch's x[i, :, j] and x.index_put(...)), built on
 // the primitives gather_nd and index_put_nd. Each op dispatches (dispatch.h) to its base kernel
-// in tensor/nn_indexing_kernels.h.
+// in kernels/nn_indexing.h.
 //
 // Every op returns a new tensor (never a view of an input) of the input's dtype (embedding:
 // weight's), contiguous except for index / index_put, which may return a permuted layout.

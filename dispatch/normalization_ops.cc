@@ -3,7 +3,7 @@
 #include <tuple>
 
 #include "dispatch/dispatch.h"
-#include "tensor/normalization_kernels.h"
+#include "kernels/normalization.h"
 
 namespace ft {
 namespace {

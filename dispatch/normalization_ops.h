@@ -2,7 +2,7 @@
 //
 // Normalization: the public ops (layer_norm, rms_norm, normalize, group_norm, batch_norm,
 // instance_norm), with torch.nn.functional's names, argument order and defaults. Each
-// dispatches (dispatch.h) to its base kernel in tensor/normalization_kernels.h.
+// dispatches (dispatch.h) to its base kernel in kernels/normalization.h.
 //
 // Every op standardizes over some dims, then applies an optional affine map:
 //   layer_norm:    over the trailing dims named by normalized_shape; weight / bias of

@@ -3,8 +3,8 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "kernels/unary.h"
 #include "tensor/factories.h"
-#include "tensor/unary_kernels.h"
 #include "tests/test_util.h"
 
 namespace ft {

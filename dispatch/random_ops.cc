@@ -1,7 +1,7 @@
 #include "dispatch/random_ops.h"
 
 #include "dispatch/dispatch.h"
-#include "tensor/random_kernels.h"
+#include "kernels/random.h"
 
 namespace ft {
 

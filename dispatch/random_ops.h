@@ -2,14 +2,14 @@
 //
 // The public random ops (rand_like, randn_like, bernoulli, dropout, randint) and the `*_like`
 // factories (zeros_like, ones_like, full_like). Each dispatches like every op (dispatch.h);
-// the base kernels are in tensor/random_kernels.h.
+// the base kernels are in kernels/random.h.
 //
 // Why the *_like factories are ops and not plain factories: under vmap, zeros_like(x) must
 // follow x's batch (a batched x gives a batched result), so they go through the dispatcher.
 // The random ops are registered with OpSchema::random set, so vmap's `randomness` setting
 // ("error", "same", "different") applies to them.
 //
-// Randomness (NOTE: [Random counters] in tensor/random_kernels.h): an op that samples draws
+// Randomness (NOTE: [Random counters] in kernels/random.h): an op that samples draws
 // exactly numel() counters of its Generator, element i of the output (row-major) using
 // counter offset + i. So the same seed and offset reproduce the same values, and drawing
 // [6, 5] at once equals drawing [2, 5] then [4, 5]. A null Generator* means the calling

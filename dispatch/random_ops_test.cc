@@ -9,10 +9,10 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/operator.h"
 #include "gtest/gtest.h"
+#include "kernels/random.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
-#include "tensor/random_kernels.h"
 #include "tests/test_util.h"
 
 namespace ft {

@@ -1,7 +1,7 @@
 #include "dispatch/reduction_ops.h"
 
 #include "dispatch/dispatch.h"
-#include "tensor/reduction_kernels.h"
+#include "kernels/reduction.h"
 
 namespace ft {
 

@@ -1,7 +1,7 @@
 // ft/dispatch/reduction_ops.h
 //
 // The public reductions and dim-wise ops. Each dispatches (dispatch.h): with no transform
-// active it runs the base kernel in tensor/reduction_kernels.h directly; inside a transform
+// active it runs the base kernel in kernels/reduction.h directly; inside a transform
 // the active interpreter processes it.
 //
 // Reductions over a list of dims: sum, mean, prod, amax, amin, logsumexp, var, std, norm.

@@ -1,7 +1,7 @@
 #include "dispatch/sort_ops.h"
 
 #include "dispatch/dispatch.h"
-#include "tensor/sort_kernels.h"
+#include "kernels/sort.h"
 
 namespace ft {
 

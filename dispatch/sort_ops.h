@@ -2,7 +2,7 @@
 //
 // The public sorting ops: sort, argsort and topk along one dim (torch.sort / argsort /
 // topk). Each dispatches (dispatch.h): with no transform active it runs the base kernel in
-// tensor/sort_kernels.h directly.
+// kernels/sort.h directly.
 //
 // Order: keys compare with <; NaN counts as larger than every number, so it sorts last
 // ascending and first descending (and topk(largest=true) picks NaNs first). Ordering is

@@ -1,7 +1,7 @@
 #include "dispatch/unary_ops.h"
 
 #include "dispatch/dispatch.h"
-#include "tensor/unary_kernels.h"
+#include "kernels/unary.h"
 
 namespace ft {
 

@@ -1,8 +1,8 @@
 // ft/dispatch/unary_ops.h
 //
 // The public elementwise unary ops. Each dispatches (dispatch.h): with no transform active it
-// runs the base kernel in tensor/unary_kernels.h directly; inside a transform the active
-// interpreter processes it. Dtype rules and errors: tensor/unary_kernels.h.
+// runs the base kernel in kernels/unary.h directly; inside a transform the active
+// interpreter processes it. Dtype rules and errors: kernels/unary.h.
 //
 // Example:
 //   Tensor y = ft::sin(x) * ft::exp(-x);

@@ -1,7 +1,7 @@
 #include "dispatch/view_ops.h"
 
 #include "dispatch/dispatch.h"
-#include "tensor/view_kernels.h"
+#include "kernels/view.h"
 
 namespace ft {
 

@@ -3,7 +3,7 @@
 // The public view and shape ops: reshape/view/flatten/unflatten, expand, (un)squeeze,
 // movedim/permute/transpose/t, select/narrow/slice/diagonal, their out-of-place inverses
 // select_scatter/slice_scatter/diagonal_scatter, and contiguous/clone/flip. Each dispatches
-// (dispatch.h) to its base kernel in tensor/view_kernels.h.
+// (dispatch.h) to its base kernel in kernels/view.h.
 //
 // Views: the result is a new tensor object sharing x's Storage (result.storage().is_same(
 // x.storage())) with other sizes/strides/offset. No element is copied and the version is not

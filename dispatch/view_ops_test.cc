@@ -9,10 +9,10 @@
 
 #include "dispatch/dispatch.h"
 #include "gtest/gtest.h"
+#include "kernels/unary.h"
+#include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
-#include "tensor/unary_kernels.h"
-#include "tensor/view_kernels.h"
 #include "tests/test_util.h"
 
 namespace ft {

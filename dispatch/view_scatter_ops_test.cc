@@ -13,9 +13,9 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/view_ops.h"
 #include "gtest/gtest.h"
+#include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
-#include "tensor/view_kernels.h"
 #include "tests/test_util.h"
 
 namespace ft {
@@ -364,7 +364,7 @@ TEST(ScatterOps, SrcErrors) {
 
 // ---------------------------------------------------------------- docs and dispatch
 
-// The examples of tensor/view_kernels.h and dispatch/view_ops.h.
+// The examples of kernels/view.h and dispatch/view_ops.h.
 TEST(ScatterOps, HeaderExamples) {
   Tensor x = kernels::reshape(arange(6.0), {2, 3});
   Tensor s = kernels::select_scatter(x, zeros({3}), 0, 1);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "tensor/kernel_util.h"
+#include "tensor/loops.h"
 
 namespace ft::kernels {
 

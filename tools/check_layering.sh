@@ -6,27 +6,34 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # package | what its libraries may depend on (besides itself and //third_party)
 # A rule may name one target (//pkg:name) instead: that library alone is held to it.
+# The order, lowest first (docs/architecture.md, "Packages"): //tensor:error, //cpu, //tensor,
+# //kernels, //dispatch, then the rules and the transforms.
+core="//tensor/... + //cpu/..."            # the tensor core and the backend below it
+kernels="${core} + //kernels/..."          # ... and the base kernels
+table="${kernels} + //dispatch/..."        # ... and the op table with the public ops
 rules=(
   # The leaf every package reports errors through, //cpu included.
   "//tensor:error|"
   # The CPU backend: raw pointers and sizes, below the tensor core.
   "//cpu|+ //tensor:error"
   "//tensor|+ //cpu/..."
-  "//dispatch|+ //tensor/... + //cpu/..."
-  "//vmap_rules|+ //tensor/... + //cpu/... + //dispatch/... + //interpreters/vmap:core"
-  "//interpreters/vmap|+ //tensor/... + //cpu/... + //dispatch/... + //vmap_rules/..."
-  "//autograd|+ //tensor/... + //cpu/... + //dispatch/..."
-  "//interpreters/grad|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
-  "//custom_function|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/..."
-  "//control_flow|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/... + //custom_function/..."
-  "//interpreters/functionalize|+ //tensor/... + //cpu/... + //dispatch/..."
-  "//interpreters/jit|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/..."
-  "//interop|+ //tensor/... + //cpu/..."
-  "//tree|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/... + //vmap_rules/... + //custom_function/... + //control_flow/..."
-  "//interpreters/jvp|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jit/..."
+  # The base kernels: the tensor core and the backend, never the op table or a transform.
+  "//kernels|+ ${core}"
+  "//dispatch|+ ${kernels}"
+  "//vmap_rules|+ ${table} + //interpreters/vmap:core"
+  "//interpreters/vmap|+ ${table} + //vmap_rules/..."
+  "//autograd|+ ${table}"
+  "//interpreters/grad|+ ${table} + //autograd/... + //interpreters/vmap/... + //vmap_rules/..."
+  "//custom_function|+ ${table} + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/..."
+  "//control_flow|+ ${table} + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jvp/... + //interpreters/jit/... + //interpreters/functionalize/... + //custom_function/..."
+  "//interpreters/functionalize|+ ${table}"
+  "//interpreters/jit|+ ${table} + //autograd/..."
+  "//interop|+ ${core}"
+  "//tree|+ ${table} + //autograd/... + //interpreters/... + //vmap_rules/... + //custom_function/... + //control_flow/..."
+  "//interpreters/jvp|+ ${table} + //autograd/... + //interpreters/vmap/... + //vmap_rules/... + //interpreters/grad/... + //interpreters/jit/..."
   # The engine layer (process groups on Gloo and MPI); the collectives above it may go higher.
-  "//distributed:process_group|+ //tensor/... + //cpu/..."
-  "//distributed|+ //tensor/... + //cpu/... + //dispatch/... + //autograd/... + //interpreters/... + //vmap_rules/..."
+  "//distributed:process_group|+ ${core}"
+  "//distributed|+ ${table} + //autograd/... + //interpreters/... + //vmap_rules/..."
 )
 
 status=0

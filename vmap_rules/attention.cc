@@ -2,7 +2,7 @@
 // scaled_dot_product_attention and its dropout form).
 //
 // Every rule validates the LOGICAL (per-example) arguments first with the kernels' own checks
-// (tensor/attention_kernels.h), so errors under vmap read like the op's for one example, and
+// (kernels/attention.h), so errors under vmap read like the op's for one example, and
 // then computes the whole batch with one call of an op:
 //   - addmm: one baddbmm, the batch being the batch of matrices (unbatched operands expanded,
 //     a view);
@@ -29,7 +29,7 @@
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
-#include "tensor/attention_kernels.h"
+#include "kernels/attention.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 #include "tensor/shape.h"

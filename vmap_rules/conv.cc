@@ -4,7 +4,7 @@
 // adaptive_max_pool2d, upsample_nearest/linear and their backwards).
 //
 // Every rule validates the LOGICAL (one example's) arguments first with the kernels' own
-// shape functions (tensor/conv_kernels.h), so errors under vmap name the example's shapes,
+// shape functions (kernels/conv.h), so errors under vmap name the example's shapes,
 // and then computes the whole batch with ONE call of the op:
 //   - Only the input batched (every pool, unfold, fold, and a conv with shared weights): the
 //     vmap dim folds into the batch dim N ([B, N, C, ...] -> [B * N, C, ...]); a logically
@@ -19,9 +19,9 @@
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
-#include "tensor/conv_kernels.h"
+#include "kernels/conv.h"
+#include "kernels/upsample.h"
 #include "tensor/factories.h"
-#include "tensor/upsample_kernels.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

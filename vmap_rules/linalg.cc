@@ -27,9 +27,9 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batching_util.h"
+#include "kernels/linalg.h"
 #include "tensor/dtype.h"
 #include "tensor/error.h"
-#include "tensor/linalg_kernels.h"
 #include "tensor/shape.h"
 #include "vmap_rules/families.h"
 
@@ -48,7 +48,7 @@ Logical LogicalOf(const BatchedArgs& args, size_t i) {
   return {LogicalShape(args.tensor(i), args.bdim(i)), args.tensor(i).dtype()};
 }
 
-// The checks below repeat the kernels' (tensor/linalg_kernels.cc) messages on logical shapes.
+// The checks below repeat the kernels' (kernels/linalg.cc) messages on logical shapes.
 
 void CheckNotBool(const char* op, const Logical& a, const Logical& b) {
   if (a.dtype == kBool || b.dtype == kBool) {

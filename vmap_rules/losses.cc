@@ -2,7 +2,7 @@
 // binary_cross_entropy_with_logits, kl_div, nll_loss, cross_entropy).
 //
 // Every rule validates the LOGICAL (per-example) arguments with the kernels' own checks
-// (tensor/loss_kernels.h), then computes the per-element ("none") losses of the whole batch
+// (kernels/loss.h), then computes the per-element ("none") losses of the whole batch
 // in one call, batch dim first, and reduces each example over its own dims:
 //   - elementwise losses: operands padded to the common logical rank (broadcasting like the
 //     example), or, for binary_cross_entropy[_with_logits] whose input and target must match,
@@ -23,7 +23,7 @@
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
-#include "tensor/loss_kernels.h"
+#include "kernels/loss.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

@@ -1,7 +1,7 @@
 // Batching rules: indexing and shape ops for models (embedding, masked_fill, index_add, tril,
 // triu, roll, pixel_shuffle, pixel_unshuffle, gather_nd, index_put_nd).
 //
-// Each rule first runs the kernel's own shape check (tensor/nn_indexing_kernels.h) on the
+// Each rule first runs the kernel's own shape check (kernels/nn_indexing.h) on the
 // per-example (logical) shapes, so errors under vmap read like the op's errors for one
 // example; then it calls the op (or gather / scatter_add / where when an index, a table or a
 // fill value differs per example) once on the whole batch, with the batch dim at the front.
@@ -15,10 +15,10 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
-#include "tensor/factories.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
-#include "tensor/nn_indexing_kernels.h"
+#include "kernels/nn_indexing.h"
+#include "tensor/factories.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

@@ -2,7 +2,7 @@
 // instance_norm).
 //
 // Every rule first checks the per-example (logical) shapes with the kernel's own checks
-// (tensor/normalization_kernels.h), so an error under vmap reads like the op's error for one
+// (kernels/normalization.h), so an error under vmap reads like the op's error for one
 // example. Then the whole batch runs in one call:
 //   - layer_norm / rms_norm normalize trailing dims, so a batch dim moved to the front needs
 //     no fold. A batched weight or bias cannot be passed to the op (it must have shape
@@ -23,7 +23,7 @@
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
-#include "tensor/normalization_kernels.h"
+#include "kernels/normalization.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

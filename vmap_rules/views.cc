@@ -18,7 +18,7 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/ops.h"
 #include "interpreters/vmap/batching_util.h"
-#include "tensor/view_kernels.h"
+#include "kernels/view.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

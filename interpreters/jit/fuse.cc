@@ -24,7 +24,7 @@ namespace {
 // 32 KiB), and a 16x16 float basis is one chunk.
 constexpr int64_t kChunk = 256;
 // Elements below which a fused step runs on the calling thread: the eager kernels' grain
-// (tensor/kernel_util.h), so a fused chain splits where its eager ops would.
+// (tensor/loops.h), so a fused chain splits where its eager ops would.
 constexpr int64_t kParallelGrain = 65536;
 
 // The base op each opcode computes and its arity, in Opcode order: the one table OpcodeOf,
@@ -77,7 +77,7 @@ constexpr std::optional<vecmath::Fn> ExactVecMathFn(FusedKernel::Opcode code) {
 
 const OpcodeInfo& Info(FusedKernel::Opcode code) { return kOpcodes[static_cast<int>(code)]; }
 
-// ActivationOf: the function of tensor/activation_math.h computing the base op `op`.
+// ActivationOf: the function of kernels/activation_math.h computing the base op `op`.
 std::optional<activation::Fn> ActivationOf(absl::string_view op) {
   for (int k = 0; k < activation::kNumFns; ++k) {
     if (op == activation::FnName(static_cast<activation::Fn>(k))) {

@@ -10,7 +10,7 @@
 // What fuses: add, sub, mul, div, neg, square, reciprocal, abs, sign, floor, round, relu, maximum,
 // minimum, the comparisons (eq, ne, lt, le, gt, ge), logical_and/or/not of masks, where, pow,
 // atan2, the functions of cpu/vecmath.h (exp, expm1, log, log1p, sin, cos, tan, tanh, sigmoid,
-// sqrt, rsqrt, erf, erfc, lgamma) and those of tensor/activation_math.h (gelu, silu, mish,
+// sqrt, rsqrt, erf, erfc, lgamma) and those of kernels/activation_math.h (gelu, silu, mish,
 // softplus, elu, selu, celu, leaky_relu, hardtanh, hardswish, hardsigmoid, logsigmoid, softsign,
 // erfinv, digamma, polygamma, clamp; their scalar arguments, traced as constants, ride in the
 // instruction), whose floating operands and result are all float32 or all float64 (no type
@@ -61,7 +61,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "tensor/activation_math.h"
+#include "kernels/activation_math.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -74,7 +74,7 @@ class FusedKernel {
  public:
   // From kEq to kGe the comparisons (a mask result); kLogicalAnd to kLogicalNot read masks
   // and make one; kWhere reads a mask and two values;
-  // kActivation is one of tensor/activation_math.h's functions (Instr says which, with its
+  // kActivation is one of kernels/activation_math.h's functions (Instr says which, with its
   // constants); from kExp on, the functions of cpu/vecmath.h, in its Fn order.
   enum class Opcode : uint8_t {
     kAdd, kSub, kMul, kDiv, kNeg, kSquare, kReciprocal, kAbs, kSign, kFloor, kRound, kRelu,
