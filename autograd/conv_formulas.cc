@@ -23,6 +23,7 @@
 #include "autograd/formulas.h"
 #include "dispatch/ops.h"
 #include "kernels/conv.h"
+#include "kernels/pooling.h"
 
 namespace ft::autograd {
 namespace {

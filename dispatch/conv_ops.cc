@@ -9,6 +9,7 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/index_ops.h"
 #include "kernels/conv.h"
+#include "kernels/pooling.h"
 #include "kernels/upsample.h"
 #include "tensor/error.h"
 

@@ -1,9 +1,8 @@
 // ft/kernels/conv.h
 //
-// Convolution and pooling: the base kernels (conv1d/2d/3d, conv_transpose1d/2d/3d, unfold,
-// fold, max_pool1d/2d (with indices), avg_pool1d/2d, adaptive_avg_pool1d/2d,
-// adaptive_max_pool2d). Dense tensors only; //dispatch makes them public ops
-// (dispatch/conv_ops.h documents the semantics).
+// Convolution: the base kernels (conv1d/2d/3d, conv_transpose1d/2d/3d, the weight gradient,
+// unfold, fold). Pooling is kernels/pooling.h. Dense tensors only; //dispatch makes them
+// public ops (dispatch/conv_ops.h documents the semantics).
 //
 // The *Shape functions validate one example's arguments exactly as the kernels do (same
 // messages, naming the op and the shapes) and return the output shape without computing
@@ -18,7 +17,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <tuple>
 
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -35,11 +33,6 @@ Shape ConvTransposeShape(const char* op, int64_t n, IntArrayRef input, IntArrayR
                          const std::optional<Shape>& bias, IntArrayRef stride,
                          IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                          IntArrayRef dilation);
-// PoolShape: the output shape of max_pool{n}d / avg_pool{n}d (avg pools pass dilation {1}).
-Shape PoolShape(const char* op, int64_t n, IntArrayRef input, IntArrayRef kernel_size,
-                IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
-// AdaptivePoolShape: the output shape of adaptive_{avg,max}_pool{n}d.
-Shape AdaptivePoolShape(const char* op, int64_t n, IntArrayRef input, IntArrayRef output_size);
 // UnfoldShape / FoldShape: the output shapes of unfold (im2col) and fold (col2im).
 Shape UnfoldShape(IntArrayRef input, IntArrayRef kernel_size, IntArrayRef dilation,
                   IntArrayRef padding, IntArrayRef stride);
@@ -75,35 +68,6 @@ Shape ConvWeightGradShape(IntArrayRef input, IntArrayRef weight_size, IntArrayRe
 Tensor conv_weight_grad(const Tensor& input, IntArrayRef weight_size, const Tensor& grad_output,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                         int64_t groups);
-
-Tensor max_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
-                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
-Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
-                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
-std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, IntArrayRef kernel_size,
-                                                   IntArrayRef stride, IntArrayRef padding,
-                                                   IntArrayRef dilation, bool ceil_mode);
-std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size,
-                                                   IntArrayRef stride, IntArrayRef padding,
-                                                   IntArrayRef dilation, bool ceil_mode);
-
-Tensor avg_pool1d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
-                  IntArrayRef padding, bool ceil_mode, bool count_include_pad);
-Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
-                  IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                  std::optional<int64_t> divisor_override);
-// AvgPoolDivisor: the [out_h, out_w] float64 tensor avg_pool{n}d divides each window's sum by
-// (n = 1: [1, out_w]); the formulas use it.
-Tensor AvgPoolDivisor(int64_t n, IntArrayRef input, IntArrayRef kernel_size, IntArrayRef stride,
-                      IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                      std::optional<int64_t> divisor_override);
-
-Tensor adaptive_avg_pool1d(const Tensor& input, IntArrayRef output_size);
-Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
-std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
-// AdaptivePoolMatrix: the [out, in] float64 matrix whose row i averages adaptive window i of
-// a dim of `in` elements (the adaptive average pools are P_h x P_w^T; the formulas use it).
-Tensor AdaptivePoolMatrix(int64_t in, int64_t out);
 
 Tensor unfold(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation,
               IntArrayRef padding, IntArrayRef stride);

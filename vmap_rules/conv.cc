@@ -20,6 +20,7 @@
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
 #include "kernels/conv.h"
+#include "kernels/pooling.h"
 #include "kernels/upsample.h"
 #include "tensor/factories.h"
 #include "vmap_rules/families.h"
