@@ -21,9 +21,9 @@
 
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
-#include "dispatch/ops.h"
 #include "kernels/conv.h"
 #include "kernels/pooling.h"
+#include "ops/ops.h"
 
 namespace ft::autograd {
 namespace {

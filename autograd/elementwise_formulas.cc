@@ -8,7 +8,7 @@
 // input's shape) and the jvp (v = tangent): Unary and Binary register both from it.
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 
 namespace ft::autograd {
 namespace {

@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/gradcheck/gradcheck.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tensor/shape.h"

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 
 namespace ft::autograd::internal {
 

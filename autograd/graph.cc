@@ -9,7 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 
 namespace ft::autograd {
 namespace {

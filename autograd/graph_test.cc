@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 

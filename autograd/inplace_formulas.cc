@@ -5,7 +5,7 @@
 // overwrite `self`, so nothing flows back into its old value.
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 
 namespace ft::autograd {
 

@@ -22,7 +22,7 @@
 
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 namespace ft::autograd {

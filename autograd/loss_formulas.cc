@@ -30,8 +30,8 @@
 
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
-#include "dispatch/ops.h"
 #include "kernels/loss.h"
+#include "ops/ops.h"
 
 namespace ft::autograd {
 namespace {

@@ -9,12 +9,12 @@
 #include <tuple>
 #include <vector>
 
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/gradcheck/gradcheck.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tests/derivative_checks.h"

@@ -21,7 +21,7 @@
 
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 
 namespace ft::autograd {
 namespace {

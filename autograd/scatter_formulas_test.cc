@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "autograd/formulas.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/gradcheck/gradcheck.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"

@@ -12,7 +12,7 @@
 #include "absl/functional/function_ref.h"
 #include "autograd/formula_util.h"
 #include "autograd/formulas.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 
 namespace ft::autograd {
 namespace {

@@ -16,10 +16,10 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/higher_order_operator.h"
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
 #include "interpreters/grad/grad_interpreter.h"
 #include "interpreters/jit/trace.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/functionalize/functionalize.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"

@@ -9,11 +9,11 @@
 
 #include "custom_function/function.h"
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"

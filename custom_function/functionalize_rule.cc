@@ -23,9 +23,9 @@
 #include "absl/strings/str_cat.h"
 #include "custom_function/rules.h"
 #include "dispatch/higher_order_operator.h"
-#include "dispatch/ops.h"
 #include "interpreters/functionalize/functional_tensor.h"
 #include "interpreters/functionalize/functionalize_interpreter.h"
+#include "ops/ops.h"
 
 namespace ft::custom_function {
 

@@ -8,9 +8,9 @@
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
 #include "custom_function/rules.h"
-#include "dispatch/ops.h"
 #include "interpreters/grad/grad_interpreter.h"
 #include "interpreters/jvp/jvp_interpreter.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 namespace ft::custom_function {

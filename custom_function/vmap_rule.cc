@@ -15,10 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "autograd/grad_mode.h"
 #include "custom_function/rules.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/vmap.h"
 #include "interpreters/vmap/vmap_interpreter.h"
+#include "ops/ops.h"
 
 namespace ft::custom_function {
 

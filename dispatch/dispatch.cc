@@ -1,21 +1,8 @@
 #include "dispatch/dispatch.h"
 
-#include <mutex>
-
 #include "absl/strings/str_cat.h"
 
 namespace ft {
-
-// Defined in dispatch/register_ops.cc: registers every built-in op family.
-void RegisterBuiltinOps(OpRegistry& registry);
-
-void RegisterAllOps() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    RegisterBuiltinOps(OpRegistry::Global());
-    OpRegistry::Global().MarkBuiltins();
-  });
-}
 
 namespace internal {
 constinit thread_local BaseCallObserver* tls_base_call_observer = nullptr;

@@ -128,7 +128,9 @@ class DispatchArgumentHookScope {
 };
 
 // RegisterAllOps registers every built-in op (idempotent, thread-safe). Code that walks the
-// registry (tables, completeness tests) calls it first; op calls do it on their own.
+// registry (tables, completeness tests) calls it first; op calls do it on their own. It is
+// defined by //ops (ops/register.cc), the built-in op set: this package holds the table's
+// machinery and no op, so a program that calls an op links //ops, which defines it.
 void RegisterAllOps();
 
 namespace internal {

@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/higher_order_operator.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 

@@ -1,9 +1,9 @@
 #include "dispatch/operator.h"
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "kernels/unary.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 

@@ -5,16 +5,16 @@
 
 #include <gtest/gtest.h>
 
-#include "dispatch/ops.h"
 #include "interpreters/functionalize/functionalize.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
-#include "tree/transforms.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"
+#include "tree/transforms.h"
 
 namespace ft {
 namespace {

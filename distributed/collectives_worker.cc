@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "dispatch/ops.h"
 #include "distributed/collectives.h"
 #include "distributed/process_group.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 

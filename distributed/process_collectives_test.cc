@@ -9,16 +9,16 @@
 #include <mutex>
 #include <vector>
 
-#include "distributed/collectives.h"
-#include "distributed/testing.h"
-#include "dispatch/ops.h"
 #include "control_flow/control_flow.h"
 #include "custom_function/function.h"
+#include "distributed/collectives.h"
+#include "distributed/testing.h"
 #include "interpreters/functionalize/functionalize.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"

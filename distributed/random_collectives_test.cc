@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "dispatch/ops.h"
 #include "distributed/collectives.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"

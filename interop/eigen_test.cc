@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "Eigen/Core"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 

@@ -2,8 +2,8 @@
 //
 // Activations: the base kernels (gelu, silu, mish, softplus, elu, selu, celu, leaky_relu,
 // hardtanh, hardswish, hardsigmoid, logsigmoid, softsign) and the special functions (erf, erfc,
-// erfinv, lgamma, digamma, polygamma). Dense tensors only; //dispatch makes them public ops
-// (dispatch/activation_ops.h, which documents each function). Their arithmetic (erf, erfc
+// erfinv, lgamma, digamma, polygamma). Dense tensors only; //ops makes them public ops
+// (ops/activation.h, which documents each function). Their arithmetic (erf, erfc
 // and lgamma aside, which are cpu/vecmath.h's) is kernels/activation_math.h's strip
 // functions, which jit's fused steps call too.
 //

@@ -35,7 +35,7 @@
 
 namespace ft::activation {
 
-// One per public op (dispatch/activation_ops.h documents each); the comment names what the
+// One per public op (ops/activation.h documents each); the comment names what the
 // op's scalar arguments become in Params.
 enum class Fn : uint8_t {
   kGelu,        // a: 1 for the tanh approximation, 0 for the exact form

@@ -1,8 +1,8 @@
 // ft/kernels/attention.h
 //
 // Attention and contractions: the base kernels of addmm, baddbmm, einsum and
-// scaled_dot_product_attention (dense tensors only; //dispatch makes them public ops and
-// documents the semantics: dispatch/attention_ops.h).
+// scaled_dot_product_attention (dense tensors only; //ops makes them public ops and
+// documents the semantics: ops/attention.h).
 //
 // Every kernel here is a composition of other kernels (kernels::mm / bmm for the products,
 // softmax, dropout, views), so dtype handling and the GEMM are the linear algebra kernels'.

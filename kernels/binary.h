@@ -2,7 +2,7 @@
 //
 // Base kernels of the elementwise binary, comparison, logical, selection and in-place write
 // ops (dense tensors only; the public, dispatching versions are ft::add etc. in
-// dispatch/binary_ops.h, which also documents the semantics in full).
+// ops/binary.h, which also documents the semantics in full).
 //
 // Every binary kernel broadcasts its operands (numpy rules) and computes in the PyTorch
 // result type ResultType(a.dtype, a.dim() == 0, b.dtype, b.dim() == 0): operands that

@@ -1,8 +1,8 @@
 // ft/kernels/conv.h
 //
 // Convolution: the base kernels (conv1d/2d/3d, conv_transpose1d/2d/3d, the weight gradient,
-// unfold, fold). Pooling is kernels/pooling.h. Dense tensors only; //dispatch makes them
-// public ops (dispatch/conv_ops.h documents the semantics).
+// unfold, fold). Pooling is kernels/pooling.h. Dense tensors only; //ops makes them
+// public ops (ops/conv.h documents the semantics).
 //
 // The *Shape functions validate one example's arguments exactly as the kernels do (same
 // messages, naming the op and the shapes) and return the output shape without computing

@@ -1,7 +1,7 @@
 // ft/kernels/index.h
 //
 // Base kernels of the indexing, joining and conversion ops (dense tensors only; the public,
-// dispatching versions are ft::gather, ft::cat, ... in dispatch/index_ops.h, which documents
+// dispatching versions are ft::gather, ft::cat, ... in ops/index.h, which documents
 // each op).
 //
 // Families:

@@ -1,7 +1,7 @@
 // ft/kernels/linalg.h
 //
 // Base kernels of the linear algebra ops (dense tensors only; the public, dispatching
-// versions are ft::matmul etc. in dispatch/linalg_ops.h, which documents the semantics).
+// versions are ft::matmul etc. in ops/linalg.h, which documents the semantics).
 //
 // Dtype rules: the result dtype is PromoteTypes of the operands (float32, float64 or int64);
 // a bool operand is rejected with an ft::Error. Results are new contiguous tensors.

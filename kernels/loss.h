@@ -2,7 +2,7 @@
 //
 // Losses: the base kernels (mse_loss, l1_loss, smooth_l1_loss, huber_loss,
 // binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, nll_loss, cross_entropy).
-// Dense tensors only; //dispatch makes them public ops (dispatch/loss_ops.h, which documents
+// Dense tensors only; //ops makes them public ops (ops/loss.h, which documents
 // the semantics). `reduction` is torch's enum as an int64: 0 none, 1 mean, 2 sum, and 3
 // batchmean (kl_div only).
 //

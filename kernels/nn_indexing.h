@@ -2,8 +2,8 @@
 //
 // Indexing and shape ops for models: the base kernels (embedding, masked_fill, index_add, tril,
 // triu, roll, pixel_shuffle, pixel_unshuffle, and gather_nd / index_put_nd, the primitives of
-// advanced indexing). Dense tensors only; //dispatch makes them
-// public ops (dispatch/nn_indexing_ops.h documents each).
+// advanced indexing). Dense tensors only; //ops makes them
+// public ops (ops/nn_indexing.h documents each).
 //
 // Every kernel validates all of its arguments (index values included) before it allocates,
 // and returns a new contiguous tensor that never aliases an input.

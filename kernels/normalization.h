@@ -1,8 +1,8 @@
 // ft/kernels/normalization.h
 //
 // Normalization: the base kernels (layer_norm, group_norm, batch_norm, instance_norm,
-// rms_norm, normalize). Dense tensors only; //dispatch makes them public ops
-// (dispatch/normalization_ops.h documents their semantics).
+// rms_norm, normalize). Dense tensors only; //ops makes them public ops
+// (ops/normalization.h documents their semantics).
 //
 // The kernels are compositions of the other base kernels (mean, var, rsqrt, ...), computed in
 // the input's dtype. The argument checks are public too: the batching rules call them on

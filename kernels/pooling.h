@@ -2,7 +2,7 @@
 //
 // Pooling: the base kernels (max_pool1d/2d, with indices too, avg_pool1d/2d,
 // adaptive_avg_pool1d/2d, adaptive_max_pool2d) and the matrices their formulas use. Dense
-// tensors only; //dispatch makes them public ops (dispatch/conv_ops.h documents the
+// tensors only; //ops makes them public ops (ops/conv.h documents the
 // semantics).
 //
 // The *Shape functions validate one example's arguments exactly as the kernels do (same

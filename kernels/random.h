@@ -2,7 +2,7 @@
 //
 // Base kernels of the random ops (rand_like, randn_like, bernoulli, dropout, randint) and of
 // the `*_like` factories (zeros_like, ones_like, full_like). Dense tensors only; the public,
-// dispatching versions are in dispatch/random_ops.h.
+// dispatching versions are in ops/random.h.
 //
 // NOTE: [Random counters]
 // Every random kernel that samples reserves exactly numel() counters of its Generator

@@ -40,21 +40,26 @@ constexpr T kInf = std::numeric_limits<T>::infinity();
 template <typename T>
 constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
 
-// Eigen 3.4.0's vectorized exp clamps its argument, so exp(-inf) is ~5e-309 (double) or
-// ~3e-39 (float) instead of 0. Where the exact value matters (softmax probabilities, the
+// Eigen 3.4.0's vectorized exp clamps its argument at -88.72 (float) / -709.78 (double), so
+// below that it returns ~3e-39 / ~5e-309 (exp(-inf) included) instead of the subnormal or 0
+// the true exp underflows to. Where the exact value matters (softmax probabilities, the
 // logsumexp of an all -inf slice) the kernels fix those results up; elsewhere the spurious
-// tiny terms are added to a sum >= 1 (the max's own exp(0)) and vanish. Below kExpZero<T>
-// the true exp underflows to 0.
+// tiny terms are added to a sum >= 1 (the max's own exp(0)) and vanish. Above kExpClamp<T>
+// (a little above Eigen's bound) the vectorized exp is accurate.
 template <typename T>
-constexpr T kExpZero = std::is_same_v<T, float> ? T(-104) : T(-746);
+constexpr T kExpClamp = std::is_same_v<T, float> ? T(-88) : T(-709);
 
-// ZeroUnderflow sets y[i] = 0 where x[i] - m < kExpZero, with m = *m for every i when
-// kScalarMax, else m[i]. A plain loop the compiler vectorizes; Eigen's select is scalar.
+// FixExpUnderflow recomputes y[i] = exp(x[i] - m) with std::exp where x[i] - m < kExpClamp
+// (m = *m for every i when kScalarMax, else m[i]). The test is a plain loop the compiler
+// vectorizes; the rare fix-up runs only when some element needs it.
 template <bool kScalarMax, typename T>
-void ZeroUnderflow(T* y, const T* x, const T* m, int64_t n) {
+void FixExpUnderflow(T* y, const T* x, const T* m, int64_t n) {
+  bool any = false;
+  for (int64_t i = 0; i < n; ++i) any |= x[i] - (kScalarMax ? m[0] : m[i]) < kExpClamp<T>;
+  if (!any) return;
   for (int64_t i = 0; i < n; ++i) {
-    const T shift = kScalarMax ? m[0] : m[i];
-    if (x[i] - shift < kExpZero<T>) y[i] = T(0);
+    const T shifted = x[i] - (kScalarMax ? m[0] : m[i]);
+    if (shifted < kExpClamp<T>) y[i] = std::exp(shifted);
   }
 }
 
@@ -540,7 +545,7 @@ void SoftmaxLoop(const ScanLayout& s, T* out) {
         y = (v - m) - log_sum;
       } else {
         y = (v - m).exp();
-        ZeroUnderflow<true>(y.data(), v.data(), &m, n);
+        FixExpUnderflow<true>(y.data(), v.data(), &m, n);
         y /= y.sum();
       }
     }
@@ -568,7 +573,7 @@ void SoftmaxLoop(const ScanLayout& s, T* out) {
       for (int64_t r = 0; r < n; ++r) {
         ArrayMap<T> y(y0 + r * inner, inner);
         y = (ConstArrayMap<T>(x0 + r * inner, inner) - m).exp();
-        ZeroUnderflow<false>(y.data(), x0 + r * inner, m.data(), inner);
+        FixExpUnderflow<false>(y.data(), x0 + r * inner, m.data(), inner);
         sum += y;
       }
       for (int64_t r = 0; r < n; ++r) ArrayMap<T>(y0 + r * inner, inner) /= sum;

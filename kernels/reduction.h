@@ -2,8 +2,9 @@
 //
 // Base kernels of the reductions (sum, mean, prod, amax, amin, logsumexp, var, std, norm,
 // argmax, argmin), the dim-wise normalizations (softmax, log_softmax), the scans (cumsum,
-// cumprod, logcumsumexp, linear_recurrence) and sum_to_size (autograd's "undo a broadcast"). Dense tensors only; the public, dispatching
-// versions are ft::sum etc. in dispatch/reduction_ops.h, which documents the semantics.
+// cumprod, logcumsumexp, linear_recurrence) and sum_to_size (autograd's "undo a
+// broadcast"). Dense tensors only; the public, dispatching versions are ft::sum etc. in
+// ops/reduction.h, which documents the semantics.
 //
 // How they run: every kernel views a contiguous input (the input itself, or one copy that
 // also converts the dtype) as [outer, reduced, inner]. When the reduced dims are trailing

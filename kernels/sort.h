@@ -1,7 +1,7 @@
 // ft/kernels/sort.h
 //
 // Base kernels of the sorting ops (dense tensors only; the public, dispatching versions are
-// ft::sort etc. in dispatch/sort_ops.h, which documents the semantics).
+// ft::sort etc. in ops/sort.h, which documents the semantics).
 //
 // Order: a strict total order on (key, index): keys compare with <, NaN is larger than every
 // other value (last ascending, first descending) and equal keys (including NaN and NaN,

@@ -1,7 +1,7 @@
 // ft/kernels/unary.h
 //
 // Base kernels of the elementwise unary ops (dense tensors only; the public, dispatching
-// versions are ft::sin etc. in dispatch/unary_ops.h).
+// versions are ft::sin etc. in ops/unary.h).
 //
 // Dtype rules (PyTorch's): the "floating" functions (exp, log, sin, tanh, sigmoid, sqrt, ...)
 // compute int64 inputs in float32; the sign-preserving ones (neg, abs, sign, square, relu,

@@ -1,7 +1,7 @@
 // ft/kernels/upsample.h
 //
 // Upsampling (resizing) by interpolation: the base kernels behind interpolate
-// (dispatch/conv_ops.h documents the public op). Dense tensors only; //dispatch makes each a
+// (ops/conv.h documents the public op). Dense tensors only; //ops makes each a
 // public op of the conv family.
 //
 // Four primitives, two linear maps and their adjoints:

@@ -1,7 +1,7 @@
 // ft/kernels/view.h
 //
 // Base kernels of the view and shape ops (dense tensors only; the public, dispatching versions
-// are ft::reshape etc. in dispatch/view_ops.h).
+// are ft::reshape etc. in ops/view.h).
 //
 // A view is a NEW TensorImpl over the SAME Storage with other sizes, strides and storage
 // offset: it never copies elements and never bumps the version counter, and a write through a

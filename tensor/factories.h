@@ -5,7 +5,7 @@
 // tensors, exactly like torch.zeros inside torch.func.vmap. The one exception is a transform
 // that must own every tensor its function makes (functionalize): it installs a
 // FactoryResultHook, through which every factory here passes its result. The `*_like`
-// factories take a tensor and live with the ops in //dispatch.
+// factories take a tensor and live with the ops in //ops.
 //
 // Default dtype: float32 (kDefaultFloat). Integral fill values keep their kind where the
 // PyTorch equivalent does (arange(5) is int64, full({2}, 1) is int64, full({2}, 1.5) float32).

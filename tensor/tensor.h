@@ -18,7 +18,7 @@
 // //dispatch; the factories are in tensor/factories.h.
 //
 // Example:
-//   Tensor t = ft::reshape(ft::arange(6), {2, 3});   // ops are free functions in //dispatch
+//   Tensor t = ft::reshape(ft::arange(6), {2, 3});   // ops are free functions in //ops
 //   t.sizes() == {2, 3}; t.strides() == {3, 1}; t.item<float>() throws (6 elements)
 #ifndef FT_TENSOR_TENSOR_H_
 #define FT_TENSOR_TENSOR_H_

@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/gradcheck/gradcheck.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tests/test_util.h"

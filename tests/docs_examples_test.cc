@@ -9,11 +9,11 @@
 #include "distributed/collectives.h"
 #include "distributed/testing.h"
 #include "ft.h"
+#include "gtest/gtest.h"
 #include "interop/eigen.h"
 #include "interop/npy.h"
 #include "tensor/block_pool.h"
 #include "tensor/copy.h"
-#include "gtest/gtest.h"
 #include "tests/test_util.h"
 
 namespace ft {
@@ -577,7 +577,7 @@ TEST(DocsApi, Interpolate) {
   EXPECT_EQ(up.sizes(), IntArrayRef({8, 3, 56, 56}));
   EXPECT_EQ(bl.sizes(), IntArrayRef({8, 3, 42, 42}));
   EXPECT_TENSOR_NEAR(bl, ft::ones({8, 3, 42, 42}), 1e-6);
-  // The header's example (dispatch/conv_ops.h).
+  // The header's example (ops/conv.h).
   ft::Tensor h = ft::ones({8, 3, 14, 14});
   EXPECT_EQ(ft::interpolate(h, {28}).sizes(), IntArrayRef({8, 3, 28, 28}));
   EXPECT_EQ(ft::interpolate(h, {}, {1.5}, "bilinear", true).sizes(),
@@ -597,7 +597,7 @@ TEST(DocsApi, AdvancedIndexing) {
                    ft::tensor({4.0, 0.0, 2.0}));
   EXPECT_TENSOR_EQ(ft::gather_nd(x, ft::tensor<int64_t>({0, 1, 2, 3}, {2, 2})),
                    ft::tensor({1.0, 11.0}));
-  // The header's example (dispatch/nn_indexing_ops.h).
+  // The header's example (ops/nn_indexing.h).
   EXPECT_TENSOR_EQ(ft::index_put(ft::zeros({3}), {ft::tensor<int64_t>({0, 2, 0})},
                                  ft::tensor({1.0f, 2.0f, 3.0f}), true),
                    ft::tensor({4.0f, 0.0f, 2.0f}));

@@ -2,7 +2,7 @@
 // names its tests by op), each summing the op's argument modes and both sides of its kinks,
 // with the arguments drawn away from the kinks (0 for the relu-like ops, the hardtanh bounds,
 // +-3 for the hard ones, softplus's threshold) and inside the special functions' domains.
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tests/sweep_cases.h"
 
 namespace ft::sweep {

@@ -1,7 +1,7 @@
 // Transforms-sweep entries (tests/sweep_cases.h): attention and contractions.
 #include <optional>
 
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/sweep_cases.h"
 
@@ -19,7 +19,7 @@ std::vector<OpCase> AttentionCases() {
        [](const TensorList& a) { return einsum("iij,...jk,l->...ik", {a[0], a[1], a[2]}); },
        {{{2, 2, 3}}, {{1, 3, 2}}, {{2}}}},
       // A float mask (differentiable) and a scale; the causal and bool-mask forms are in
-      // dispatch/attention_ops_test.cc (gradgradcheck) and the property catalog.
+      // ops/attention_test.cc (gradgradcheck) and the property catalog.
       {"scaled_dot_product_attention",
        [](const TensorList& a) {
          return scaled_dot_product_attention(a[0], a[1], a[2], a[3], 0.0, false, 0.8);

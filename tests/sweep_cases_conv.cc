@@ -4,7 +4,7 @@
 // pools draw random values (ties, where the max is not differentiable, have probability 0).
 #include <tuple>
 
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tests/sweep_cases.h"
 
 namespace ft::sweep {
@@ -72,7 +72,7 @@ std::vector<OpCase> ConvCases() {
        [](const TensorList& a) { return std::get<0>(adaptive_max_pool2d(a[0], {2})); },
        {{{1, 3, 4}}}},
       // The upsampling primitives (one entry per op: the other modes' derivatives are checked
-      // in dispatch/conv_ops_test.cc, their batching in vmap_rules/conv_test.cc), through
+      // in ops/conv_test.cc, their batching in vmap_rules/conv_test.cc), through
       // interpolate with scale factors that are not in / out (the kernels' 1 / scale path),
       // and the backwards directly.
       {"upsample_nearest",

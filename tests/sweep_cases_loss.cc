@@ -2,7 +2,7 @@
 // l1's input and target ranges are disjoint, and smooth_l1 / huber terms lie wholly in their
 // quadratic or wholly in their linear zone. Class indices are fixed (they get no
 // gradient); every weight is a swept argument.
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/sweep_cases.h"
 

@@ -3,7 +3,7 @@
 #include <optional>
 #include <vector>
 
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/sweep_cases.h"
 

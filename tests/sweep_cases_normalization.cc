@@ -1,7 +1,7 @@
 // Transforms-sweep entries (tests/sweep_cases.h): normalization. batch_norm and
 // instance_norm return their output and both running statistics (flattened and
 // concatenated), so every output's derivative is swept.
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tests/sweep_cases.h"
 
 namespace ft::sweep {

@@ -26,7 +26,6 @@
 
 #include "autograd/formulas.h"
 #include "dispatch/operator.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/functionalize/functionalize.h"
 #include "interpreters/grad/grad.h"
@@ -34,6 +33,7 @@
 #include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tests/derivative_checks.h"

@@ -1,6 +1,6 @@
 #include "tests/vmap_oracle.h"
 
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/error.h"
 
 namespace ft::testing {

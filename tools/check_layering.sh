@@ -7,10 +7,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # package | what its libraries may depend on (besides itself and //third_party)
 # A rule may name one target (//pkg:name) instead: that library alone is held to it.
 # The order, lowest first (docs/architecture.md, "Packages"): //tensor:error, //cpu, //tensor,
-# //kernels, //dispatch, then the rules and the transforms.
+# //kernels and //dispatch (side by side: neither knows the other), //ops, then the rules and
+# the transforms.
 core="//tensor/... + //cpu/..."            # the tensor core and the backend below it
 kernels="${core} + //kernels/..."          # ... and the base kernels
-table="${kernels} + //dispatch/..."        # ... and the op table with the public ops
+table="${kernels} + //dispatch/... + //ops/..."  # ... the op table's machinery and the ops
 rules=(
   # The leaf every package reports errors through, //cpu included.
   "//tensor:error|"
@@ -19,7 +20,10 @@ rules=(
   "//tensor|+ //cpu/..."
   # The base kernels: the tensor core and the backend, never the op table or a transform.
   "//kernels|+ ${core}"
-  "//dispatch|+ ${kernels}"
+  # The op table's machinery: no op, no kernel.
+  "//dispatch|+ ${core}"
+  # The built-in ops: kernels made public through the table.
+  "//ops|+ ${kernels} + //dispatch/..."
   "//vmap_rules|+ ${table} + //interpreters/vmap:core"
   "//interpreters/vmap|+ ${table} + //vmap_rules/..."
   "//autograd|+ ${table}"

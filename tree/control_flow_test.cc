@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"

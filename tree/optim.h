@@ -30,7 +30,7 @@
 
 #include <utility>
 
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/tensor.h"
 #include "tree/tree.h"

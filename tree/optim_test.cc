@@ -7,9 +7,9 @@
 #include <string>
 #include <utility>
 
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interop/npy.h"
+#include "ops/ops.h"
 #include "tensor/allclose.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"

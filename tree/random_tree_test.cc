@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "ops/ops.h"
 #include "tensor/allclose.h"
 #include "tensor/factories.h"
 #include "tests/derivative_checks.h"

@@ -6,8 +6,8 @@
 #include <thread>
 #include <vector>
 
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "ops/ops.h"
 #include "tensor/allclose.h"
 #include "tests/derivative_checks.h"
 #include "tree/transforms.h"

@@ -80,12 +80,12 @@
 #include <vector>
 
 #include "control_flow/control_flow.h"
-#include "dispatch/ops.h"
 #include "interpreters/functionalize/functionalize.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tree/tree.h"
 
 namespace ft {

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 

@@ -5,9 +5,9 @@
 // non-tensor arguments (alpha, n, ...) pass through; the kernels' checks of them (celu's
 // alpha, polygamma's n) name no shapes, so they read the same under vmap.
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
+#include "ops/ops.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

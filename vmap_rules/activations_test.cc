@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 #include "tests/vmap_check.h"

@@ -16,12 +16,12 @@
 #include <optional>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
 #include "kernels/conv.h"
 #include "kernels/pooling.h"
 #include "kernels/upsample.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "vmap_rules/families.h"
 

@@ -9,9 +9,9 @@
 #include <array>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
+#include "ops/ops.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batching_util.h"
+#include "ops/ops.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

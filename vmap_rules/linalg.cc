@@ -25,9 +25,9 @@
 #include <utility>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batching_util.h"
 #include "kernels/linalg.h"
+#include "ops/ops.h"
 #include "tensor/dtype.h"
 #include "tensor/error.h"
 #include "tensor/shape.h"

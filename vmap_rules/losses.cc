@@ -20,10 +20,10 @@
 #include <string>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
 #include "kernels/loss.h"
+#include "ops/ops.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

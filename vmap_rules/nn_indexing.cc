@@ -14,10 +14,10 @@
 #include <utility>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
 #include "interpreters/vmap/batching_util.h"
 #include "kernels/nn_indexing.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "vmap_rules/families.h"
 

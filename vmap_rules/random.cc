@@ -22,8 +22,8 @@
 
 #include "dispatch/dispatch.h"
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batching_util.h"
+#include "ops/ops.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

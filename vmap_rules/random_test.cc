@@ -10,9 +10,9 @@
 #include <set>
 #include <vector>
 
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tests/test_util.h"

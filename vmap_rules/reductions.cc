@@ -19,8 +19,8 @@
 #include "absl/strings/str_cat.h"
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batching_util.h"
+#include "ops/ops.h"
 #include "vmap_rules/families.h"
 
 namespace ft::vmap_rules {

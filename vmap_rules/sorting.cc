@@ -9,8 +9,8 @@
 #include <tuple>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batching_util.h"
+#include "ops/ops.h"
 #include "tensor/error.h"
 #include "tensor/shape.h"
 #include "vmap_rules/families.h"

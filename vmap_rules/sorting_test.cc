@@ -4,9 +4,9 @@
 #include <functional>
 #include <string>
 
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 #include "tests/vmap_check.h"

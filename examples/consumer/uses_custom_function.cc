@@ -1,8 +1,8 @@
 // A custom Function (@ft//custom_function) with its own backward, under grad.
 #include "check.h"
 #include "custom_function/function.h"
-#include "dispatch/ops.h"
 #include "interpreters/grad/grad.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 namespace {

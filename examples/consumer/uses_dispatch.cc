@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "check.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 int main() {

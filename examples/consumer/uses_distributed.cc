@@ -5,10 +5,10 @@
 #include <string>
 
 #include "check.h"
-#include "dispatch/ops.h"
 #include "distributed/collectives.h"
 #include "distributed/process_group.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 int main() {

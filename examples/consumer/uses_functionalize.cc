@@ -1,8 +1,8 @@
 // functionalize alone (@ft//interpreters/functionalize): in-place code becomes pure, and the
 // write to the argument reaches the caller once.
 #include "check.h"
-#include "dispatch/ops.h"
 #include "interpreters/functionalize/functionalize.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 int main() {

@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "check.h"
-#include "dispatch/ops.h"
 #include "interpreters/grad/grad.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 int main() {

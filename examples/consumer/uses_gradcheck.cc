@@ -2,8 +2,8 @@
 #include <cstdio>
 
 #include "check.h"
-#include "dispatch/ops.h"
 #include "interpreters/gradcheck/gradcheck.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 int main() {

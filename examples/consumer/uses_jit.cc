@@ -1,7 +1,7 @@
 // jit alone (@ft//interpreters/jit): trace once, replay on new values, same results as eager.
 #include "check.h"
-#include "dispatch/ops.h"
 #include "interpreters/jit/jit.h"
+#include "ops/ops.h"
 #include "tensor/allclose.h"
 #include "tensor/factories.h"
 

@@ -1,7 +1,7 @@
 // trees alone (@ft//tree, @ft//tree:transforms, @ft//tree:optim): a struct of parameters
 // through grad, one SGD step over it, against the closed form.
 #include "check.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tree/optim.h"
 #include "tree/transforms.h"

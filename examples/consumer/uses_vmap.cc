@@ -1,7 +1,7 @@
 // vmap alone (@ft//interpreters/vmap): a per-example dot product, checked against a loop.
 #include "check.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 int main() {

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/functionalize/functionalize.h"
 #include "interpreters/functionalize/random_program.h"
@@ -17,6 +16,7 @@
 #include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tests/derivative_checks.h"
 #include "tests/test_util.h"

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/print.h"
 
 namespace ft {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/functionalize/functional_tensor.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 namespace ft {

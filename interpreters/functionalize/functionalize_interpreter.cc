@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/functionalize/rules.h"
+#include "ops/ops.h"
 
 namespace ft {
 

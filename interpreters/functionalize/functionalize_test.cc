@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/functionalize/functional_tensor.h"
-#include "tensor/factories.h"
 #include "interpreters/functionalize/random_program.h"
+#include "ops/ops.h"
+#include "tensor/factories.h"
 #include "tests/test_util.h"
 
 namespace ft {

@@ -6,9 +6,9 @@
 #include <optional>
 
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/functionalize/functionalize_interpreter.h"
 #include "interpreters/functionalize/rules.h"
+#include "ops/ops.h"
 
 namespace ft::functionalize_rules {
 namespace {

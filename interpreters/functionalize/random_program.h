@@ -17,7 +17,7 @@
 #include <optional>
 #include <random>
 
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/tensor.h"
 
 namespace ft::testing {

@@ -9,10 +9,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
 #include "interpreters/functionalize/functional_tensor.h"
 #include "interpreters/functionalize/functionalize_interpreter.h"
 #include "interpreters/functionalize/rules.h"
+#include "ops/ops.h"
 
 namespace ft::functionalize_rules {
 namespace {

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "ops/ops.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 #include "tensor/tensor.h"
-#include "dispatch/ops.h"
 
 namespace ft::internal {
 

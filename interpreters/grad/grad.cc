@@ -7,10 +7,10 @@
 #include "autograd/grad_mode.h"
 #include "autograd/graph.h"
 #include "dispatch/named_axes.h"
-#include "dispatch/ops.h"
-#include "tensor/factories.h"
 #include "interpreters/grad/argnums.h"
 #include "interpreters/grad/grad_interpreter.h"
+#include "ops/ops.h"
+#include "tensor/factories.h"
 
 namespace ft {
 namespace {

@@ -13,7 +13,7 @@
 #include "autograd/grad_mode.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/named_axes.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/block_pool.h"
 #include "tensor/generator.h"
 #include "tensor/print.h"

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "dispatch/ops.h"
 #include "interpreters/jvp/jvp.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tensor/print.h"

@@ -3,8 +3,8 @@
 #include "interpreters/gradcheck/gradcheck.h"
 
 #include "autograd/formulas.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 

@@ -88,7 +88,7 @@ std::optional<activation::Fn> ActivationOf(absl::string_view op) {
 }
 
 // ActivationCall: an activation step's function and constants, read from its traced scalar
-// arguments as dispatch/activation_ops.cc's schemas list them (polygamma's order n comes
+// arguments as ops/activation.cc's schemas list them (polygamma's order n comes
 // before its tensor, every other op's constants after it); nullopt when the arguments are
 // not of those kinds.
 struct ActivationCall {

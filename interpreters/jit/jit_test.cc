@@ -8,14 +8,14 @@
 #include <thread>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "autograd/grad_mode.h"
 #include "custom_function/function.h"
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
+#include "gtest/gtest.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/jvp/jvp.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tests/derivative_checks.h"

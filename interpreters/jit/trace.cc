@@ -14,8 +14,8 @@
 #include "absl/strings/string_view.h"
 #include "dispatch/dispatch.h"
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
 #include "interpreters/jit/fuse.h"
+#include "ops/ops.h"
 #include "tensor/error.h"
 
 namespace ft {

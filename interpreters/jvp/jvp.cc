@@ -5,10 +5,10 @@
 
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
-#include "dispatch/ops.h"
 #include "interpreters/grad/argnums.h"
 #include "interpreters/jit/jit.h"
 #include "interpreters/jvp/jvp_interpreter.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 
 namespace ft {

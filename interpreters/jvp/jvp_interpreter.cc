@@ -7,7 +7,7 @@
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/block_pool.h"
 #include "tensor/print.h"
 

@@ -9,12 +9,12 @@
 
 #include "autograd/grad_mode.h"
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
 #include "gtest/gtest.h"
 #include "interpreters/grad/grad.h"
 #include "interpreters/gradcheck/gradcheck.h"
 #include "interpreters/jvp/jvp_interpreter.h"
 #include "interpreters/vmap/vmap.h"
+#include "ops/ops.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tensor/print.h"

@@ -1,6 +1,6 @@
 #include "interpreters/vmap/batching_util.h"
 
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 
 namespace ft {
 

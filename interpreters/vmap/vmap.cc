@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dispatch/named_axes.h"
-#include "dispatch/ops.h"
 #include "interpreters/vmap/batched_tensor.h"
+#include "ops/ops.h"
 #include "vmap_rules/register.h"
 
 namespace ft {

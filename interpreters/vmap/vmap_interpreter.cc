@@ -6,10 +6,10 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "dispatch/named_axes.h"
 #include "dispatch/dispatch.h"
-#include "dispatch/ops.h"
+#include "dispatch/named_axes.h"
 #include "interpreters/vmap/batched_tensor.h"
+#include "ops/ops.h"
 
 namespace ft {
 

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <string>
 
-#include "dispatch/ops.h"
-#include "tensor/copy.h"
 #include "gtest/gtest.h"
 #include "interpreters/vmap/batched_tensor.h"
+#include "ops/ops.h"
 #include "tensor/allclose.h"
+#include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"
 #include "tests/test_util.h"

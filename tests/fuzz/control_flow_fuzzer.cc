@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "control_flow/control_flow.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 #include "tests/fuzz/fuzz_input.h"

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "custom_function/function.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 #include "tests/custom_function_db.h"

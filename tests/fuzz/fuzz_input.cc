@@ -9,7 +9,7 @@
 
 #include "autograd/grad_mode.h"
 #include "dispatch/interpreter.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 #include "tensor/generator.h"

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/error.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/nn_op_table.h"

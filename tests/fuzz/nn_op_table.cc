@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 

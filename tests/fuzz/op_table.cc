@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "autograd/grad_mode.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/allclose.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"

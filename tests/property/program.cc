@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "dispatch/ops.h"
+#include "ops/ops.h"
 #include "tensor/error.h"
 #include "tensor/factories.h"
 #include "tests/custom_function_db.h"

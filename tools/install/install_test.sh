@@ -47,7 +47,7 @@ while IFS= read -r header; do
   done < <(sed -n 's/^#include "\(.*\)".*/\1/p' "$header")
 done < <(find "$inc" -type f -name '*.h')
 ((count > 50)) || fail "only ${count} headers under ${inc}"
-for name in tensor/tensor.h dispatch/ops.h interpreters/vmap/vmap.h interpreters/grad/grad.h \
+for name in tensor/tensor.h ops/ops.h interpreters/vmap/vmap.h interpreters/grad/grad.h \
   interpreters/jvp/jvp.h interpreters/jit/jit.h custom_function/function.h \
   control_flow/control_flow.h interop/eigen.h interop/npy.h; do
   [[ -f "${inc}/${name}" ]] || fail "no ${inc}/${name}"

@@ -1,4 +1,4 @@
-"""Fixtures of the indexing and shape ops for models (dispatch/nn_indexing_ops.h).
+"""Fixtures of the indexing and shape ops for models (ops/nn_indexing.h).
 
 Each case saves its inputs, the output, a cotangent `ct` with the vjp (`g_<input>`), and a
 tangent per differentiable input (`t_<input>`) with the jvp (`jvp`). float64 throughout.
