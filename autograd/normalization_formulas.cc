@@ -278,6 +278,9 @@ TensorList GroupNormJvp(const JvpContext& c, const TensorList& t) {
 
 struct ChannelNormSetup {
   bool batch_stats;
+  // An input without elements has no statistics: the kernel returns the running stats as
+  // given (PyTorch's early return; instance_norm with N = 0 averages nothing and stays NaN).
+  bool stats_passed_through;
   Shape dims;           // D
   int64_t extra;        // instances averaged per channel by the running stats
   int64_t count;        // elements per statistic (over D)
@@ -289,6 +292,7 @@ ChannelNormSetup SetupOf(const Operator& op, const ValueList& in) {
   const bool instance = op.name() == "instance_norm";
   ChannelNormSetup s;
   s.batch_stats = in[5].to_bool();
+  s.stats_passed_through = s.batch_stats && x.numel() == 0 && (!instance || x.size(0) > 0);
   s.dims = instance ? Range(2, x.dim()) : NonChannelDims(x.dim());
   s.extra = instance ? x.size(0) : 1;
   s.count = 1;
@@ -310,7 +314,12 @@ TensorList ChannelNormVjp(const VjpContext& c, const TensorList& g) {
   const double m = st.momentum;
   const Tensor g_out = w ? g[0] * ChannelView(*w, rank) : g[0];
   Tensor gx, grm, grv, xhat;
-  if (st.batch_stats) {
+  if (st.stats_passed_through) {
+    xhat = x;  // no elements: the weight's and bias's gradients are sums of nothing
+    gx = g_out;
+    grm = g[1];
+    grv = g[2];
+  } else if (st.batch_stats) {
     const Standardized s = Standardize(x, st.dims, st.eps);
     xhat = s.xhat;
     gx = StdJvp(g_out, s, st.dims);
@@ -358,7 +367,12 @@ TensorList ChannelNormJvp(const JvpContext& c, const TensorList& t) {
   const Shape other = NonChannelDims(rank);
   const double m = st.momentum;
   Tensor dxhat, xhat, dmean, dvar;
-  if (st.batch_stats) {
+  if (st.stats_passed_through) {
+    xhat = x;  // no elements
+    dxhat = dx;
+    dmean = drm;
+    dvar = drv;
+  } else if (st.batch_stats) {
     const Standardized s = Standardize(x, st.dims, st.eps);
     xhat = s.xhat;
     if (dx.defined()) {

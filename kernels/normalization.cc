@@ -271,6 +271,12 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm(const Tensor& input,
   Shape dims = {0};
   for (int64_t d = 2; d < rank; ++d) dims.push_back(d);
   const Tensor out = Affine(Standardize(input, dims, eps), weight, bias, rank);
+  // An input without elements has no statistics (they would be NaN): PyTorch returns before
+  // updating the running stats then, so they come back unchanged.
+  if (input.numel() == 0) {
+    return {out, running_mean ? clone(*running_mean) : NotGiven(dt),
+            running_var ? clone(*running_var) : NotGiven(dt)};
+  }
   Tensor new_mean = running_mean ? Blend(*running_mean, mean(input, dims, false), momentum)
                                  : NotGiven(dt);
   Tensor new_var = running_var ? Blend(*running_var, var(input, dims, 1, false), momentum)
@@ -296,6 +302,13 @@ std::tuple<Tensor, Tensor, Tensor> instance_norm(const Tensor& input,
   }
   const Shape dims = Range(2, rank);
   const Tensor out = Affine(Standardize(input, dims, eps), weight, bias, rank);
+  // PyTorch runs instance_norm as batch_norm over [1, N * C, *], which leaves the N copies of
+  // the running stats unchanged when there are no elements, and then averages the copies:
+  // the given stats when N > 0 (an empty N = 0 batch averages nothing: NaN, as below).
+  if (input.numel() == 0 && input.size(0) > 0) {
+    return {out, running_mean ? clone(*running_mean) : NotGiven(dt),
+            running_var ? clone(*running_var) : NotGiven(dt)};
+  }
   // The running stats average the per-instance statistics over the batch (PyTorch).
   Tensor new_mean =
       running_mean ? Blend(*running_mean, mean(mean(input, dims, false), {0}, false), momentum)

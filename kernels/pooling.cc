@@ -20,12 +20,14 @@ using internal::CheckPositive;
 using internal::PerDim;
 using internal::WindowRoom;
 
-// PoolOut: the number of windows along one dim (0 when not even one fits).
+// PoolOut: the number of windows along one dim (0 when not even one fits): torch's
+// floor(span / s) + 1, or with ceil_mode floor((span + s - 1) / s) + 1, which is one window
+// even for a negative span above -s (a kernel longer than the padded input, read partially).
 int64_t PoolOut(const char* op, int64_t in, int64_t k, int64_t s, int64_t p, int64_t d,
                 bool ceil_mode) {
   const int64_t span = WindowRoom(op, in, k, p, d);
-  if (span < 0) return 0;
-  int64_t o = span / s + (ceil_mode && span % s != 0 ? 1 : 0) + 1;
+  if (span < 0 && !(ceil_mode && span > -s)) return 0;
+  int64_t o = span < 0 ? 1 : span / s + (ceil_mode && span % s != 0 ? 1 : 0) + 1;
   // The last window must start inside the input or its left padding (in + p cannot overflow:
   // in + 2 * p did not).
   int64_t last_start = 0;
@@ -98,8 +100,9 @@ std::tuple<Tensor, Tensor> MaxPoolNd(const char* op, int64_t n, const Tensor& in
                 if (iw < 0 || iw >= a.in[1]) continue;
                 const int64_t at = ih * a.in[1] + iw;
                 const T v = src[at];
-                // NaN wins (and stays): max pooling propagates NaN like torch.
-                if (arg < 0 || v > best || (std::isnan(v) && !std::isnan(best))) {
+                // NaN wins, and a later NaN replaces an earlier one: torch's
+                // `val > maxval || isnan(val)`, so the indices are torch's too.
+                if (arg < 0 || v > best || std::isnan(v)) {
                   best = v;
                   arg = at;
                 }
@@ -199,7 +202,7 @@ std::tuple<Tensor, Tensor> AdaptivePoolNd(const char* op, int64_t n, const Tenso
               for (int64_t ih = h0; ih < h1; ++ih) {
                 for (int64_t iw = w0; iw < w1; ++iw) {
                   const T v = src[ih * in[1] + iw];
-                  if (v > best || (std::isnan(v) && !std::isnan(best))) {
+                  if (v > best || std::isnan(v)) {  // as max pooling, like torch
                     best = v;
                     arg = ih * in[1] + iw;
                   }
@@ -244,6 +247,9 @@ Shape PoolShape(const char* op, int64_t n, IntArrayRef input, IntArrayRef kernel
                  ShapeToString(k));
     }
     const int64_t in = input[input.size() - n + i];
+    if (in <= 0) {  // torch's rule: padding alone is no window
+      ThrowError(op, ": expected non-empty spatial dims, got input ", ShapeToString(input));
+    }
     const int64_t o = PoolOut(op, in, k[i], s[i], p[i], d[i], ceil_mode);
     if (o <= 0) {
       ThrowError(op, ": input ", ShapeToString(input), " is too small for kernel_size ",

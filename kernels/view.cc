@@ -163,9 +163,12 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   if (x.dim() == 0) return reshape(x, {1});
   Shape sizes;
   for (int64_t d = 0; d < start; ++d) sizes.push_back(x.sizes()[d]);
-  int64_t merged = 1;
-  for (int64_t d = start; d <= end; ++d) {
-    // Only an empty tensor can have sizes whose product overflows ([2^40, 2^40, 0]).
+  // Only an empty tensor can have sizes whose product overflows ([2^40, 2^40, 0]); a run
+  // that holds one of its 0 sizes merges to 0, however large the other sizes are.
+  const auto first = x.sizes().begin() + start;
+  const auto last = x.sizes().begin() + end + 1;
+  int64_t merged = std::find(first, last, 0) != last ? 0 : 1;
+  for (int64_t d = start; merged != 0 && d <= end; ++d) {
     if (__builtin_mul_overflow(merged, x.sizes()[d], &merged)) {
       ThrowError("flatten: dims ", start, " to ", end, " of shape ", ShapeToString(x.sizes()),
                  " hold more elements than int64 can count");

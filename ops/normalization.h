@@ -20,7 +20,9 @@
 // the output and the running statistics the step would leave (NormResult): updated out of
 // place, (1 - momentum) * running + momentum * statistic (the unbiased variance for
 // running_var, as PyTorch), when they compute batch statistics, and the given ones unchanged
-// (a copy) otherwise. A running statistic that was not given comes back as nullopt.
+// (a copy) otherwise, or when the input has no elements (there is no statistic; as PyTorch,
+// but for instance_norm over an empty batch, N = 0, whose average of no instances is NaN). A
+// running statistic that was not given comes back as nullopt.
 //
 // Under vmap each example is normalized over its OWN batch (what functorch's
 // replace_all_batch_norm_modules_ intends): no statistic is shared across the vmapped dim,

@@ -280,6 +280,35 @@ TEST(BatchNorm, RunningStatGradients) {
   EXPECT_TENSOR_NEAR(grm, -5.0 * rsqrt(rv + 1e-5), 1e-12);
 }
 
+TEST(BatchNorm, EmptyInputPassesTheRunningStatsThroughWithTheirGradients) {
+  // No elements, no statistic: the step returns the running stats as given (PyTorch), so
+  // their derivative is the identity in both modes, not 1 - momentum.
+  const Tensor rm = Fx("batch_norm_train", "rm");
+  const Tensor rv = Fx("batch_norm_train", "rv");
+  const auto step = [](const TensorList& a) {
+    const NormResult r = batch_norm(a[0], a[1], a[2], std::nullopt, std::nullopt, true, 0.1);
+    return sum(*r.running_mean * 2.0) + sum(*r.running_var);
+  };
+  for (const Tensor& x : {zeros({0, 3}, kFloat64), zeros({4, 3, 0}, kFloat64)}) {
+    const TensorList g = grad(step, {0, 1, 2})({x, rm, rv});
+    EXPECT_EQ(g[0].sizes(), x.sizes());
+    EXPECT_TENSOR_NEAR(g[1], full({3}, 2.0, kFloat64), 0.0);
+    EXPECT_TENSOR_NEAR(g[2], full({3}, 1.0, kFloat64), 0.0);
+    const TensorList t = {zeros_like(x), full({3}, 0.5, kFloat64), full({3}, 0.25, kFloat64)};
+    // d(step) = 2 * sum(d rm) + sum(d rv) = 2 * 1.5 + 0.75.
+    const TensorListFn f = [&](const TensorList& a) { return TensorList{step(a)}; };
+    EXPECT_TENSOR_NEAR(jvp(f, {x, rm, rv}, t).tangents[0], full({}, 3.75, kFloat64), 1e-15);
+  }
+  // instance_norm over N = 2 empty instances passes them through too.
+  const Tensor gi = grad(
+      [](const TensorList& a) {
+        return sum(*instance_norm(a[0], a[1], a[2], std::nullopt, std::nullopt, true, 0.1)
+                        .running_mean);
+      },
+      {1})({zeros({2, 3, 0}, kFloat64), rm, rv})[0];
+  EXPECT_TENSOR_NEAR(gi, full({3}, 1.0, kFloat64), 0.0);
+}
+
 TEST(BatchNorm, Float32NonContiguousEmptyAndErrors) {
   const TensorList in = Inputs("batch_norm_train", 3);
   const Tensor rm = Fx("batch_norm_train", "rm");

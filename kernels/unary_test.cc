@@ -1,0 +1,649 @@
+// Direct tests of the unary kernels (kernels/unary.h): neg ... round, exp_ and
+// internal::VecMathUnary on dense tensors, without dispatch. Covers values, IEEE special
+// values, the dtype rules (int64 computes the floating functions in float32 and keeps its
+// dtype in the sign-preserving ones, wrapping around like PyTorch; bool throws, except sign),
+// layouts (transposed, stepped, offset and stride-0 views), rank 0, size-0 and size-1 dims,
+// inputs past the intra-op threading threshold, and exp_ writing through views.
+//
+// Oracle: each element recomputed from the input's own values (to_vector<double>()) with
+// <cmath> in double (std::exp, std::nearbyint, ...) and rounded to the result dtype, within a
+// few ulps of it; the exact functions (neg, abs, sign, relu, square, reciprocal, floor, round)
+// against a hand-written rule in the element type, bit for bit (signed zeros included); int64
+// wraparound against the same arithmetic done by hand in uint64.
+#include "kernels/unary.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu/parallel.h"
+#include "cpu/vecmath.h"
+#include "gtest/gtest.h"
+#include "tensor/copy.h"
+#include "tensor/factories.h"
+#include "tests/test_util.h"
+
+namespace ft::kernels {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+
+// Enough elements for two chunks of the intra-op split (ParallelRun splits from two grains of
+// kElementwiseGrain = 65536, tensor/loops.h), and not a multiple of a vector.
+constexpr int64_t kLarge = 2 * 65536 + 123;
+
+using UnaryFn = Tensor (*)(const Tensor&);
+using Oracle = std::function<double(double)>;
+
+// ---- Views built by hand (MakeDense), so the layouts do not depend on another kernel ----
+
+// Transposed: the [n, m] view of a 2-D [m, n] tensor, strides swapped.
+Tensor Transposed(const Tensor& t) {
+  return MakeDense(t.storage(), t.dtype(), {t.size(1), t.size(0)}, {t.stride(1), t.stride(0)},
+                   t.storage_offset());
+}
+
+// Stepped: every `step`-th element of dim `d` of t, from `start`.
+Tensor Stepped(const Tensor& t, int64_t d, int64_t start, int64_t step) {
+  Shape sizes(t.sizes().begin(), t.sizes().end());
+  Shape strides(t.strides().begin(), t.strides().end());
+  sizes[d] = (sizes[d] - start + step - 1) / step;
+  strides[d] *= step;
+  return MakeDense(t.storage(), t.dtype(), sizes, strides,
+                   t.storage_offset() + start * t.stride(d));
+}
+
+// ExpandedRows: `rows` copies of the 1-D t, stride 0 along the new leading dim.
+Tensor ExpandedRows(const Tensor& t, int64_t rows) {
+  return MakeDense(t.storage(), t.dtype(), {rows, t.size(0)}, {0, t.stride(0)}, t.storage_offset());
+}
+
+// ---- Comparison with the oracle ----
+
+double Epsilon(DType dtype) {
+  return dtype == kFloat32 ? std::numeric_limits<float>::epsilon()
+                           : std::numeric_limits<double>::epsilon();
+}
+
+// RoundTo: v as the nearest value of `dtype` (float32 overflows to inf, underflows to 0).
+double RoundTo(double v, DType dtype) {
+  return dtype == kFloat32 ? static_cast<double>(static_cast<float>(v)) : v;
+}
+
+// ExpectOracle: `got` is a new contiguous tensor of x's shape and dtype `dtype`, and each
+// element is f of x's element (first converted to `dtype`, as the kernel computes), rounded to
+// `dtype`, within `ulps` units of that dtype's epsilon relative to it. A NaN must be NaN, an
+// infinity exactly itself. Subnormal results may be a few of the smallest steps off.
+void ExpectOracle(const Tensor& got, const Tensor& x, DType dtype, const Oracle& f, double ulps,
+                  const std::string& what) {
+  SCOPED_TRACE(what);
+  ASSERT_TRUE(got.defined());
+  ASSERT_EQ(got.dtype(), dtype);
+  ASSERT_EQ(got.sizes(), x.sizes());
+  EXPECT_TRUE(got.is_contiguous());
+  if (x.numel() > 0) {
+    EXPECT_NE(got.impl()->raw_data(), x.impl()->raw_data()) << "the result aliases the input";
+  }
+  const std::vector<double> xs = x.to_vector<double>();
+  const std::vector<double> ys = got.to_vector<double>();
+  const double tiny = dtype == kFloat32 ? std::numeric_limits<float>::denorm_min()
+                                        : std::numeric_limits<double>::denorm_min();
+  int failures = 0;
+  for (size_t i = 0; i < xs.size() && failures < 5; ++i) {
+    const double in = RoundTo(xs[i], dtype);
+    const double want = RoundTo(f(in), dtype);
+    const double y = ys[i];
+    bool ok;
+    if (std::isnan(want)) {
+      ok = std::isnan(y);
+    } else if (std::isinf(want)) {
+      ok = y == want;
+    } else {
+      ok = std::fabs(y - want) <= ulps * Epsilon(dtype) * std::fabs(want) + 4 * tiny;
+    }
+    if (!ok) {
+      ++failures;
+      ADD_FAILURE() << "element " << i << ": f(" << in << ") = " << y << ", want " << want;
+    }
+  }
+}
+
+// SameBitsOrBothNaN: a and b have the same bytes (so -0 differs from +0), or are both NaN.
+template <typename T>
+bool SameBitsOrBothNaN(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+// ---- The floating functions (SLEEF's, within a few ulps) ----
+
+struct FloatingCase {
+  const char* name;
+  UnaryFn fn;
+  Oracle f;
+  double lo, hi;                // random points in [lo, hi]
+  std::vector<double> special;  // IEEE special values and domain edges
+};
+
+std::vector<FloatingCase> FloatingCases() {
+  const std::vector<double> common = {0.0, -0.0, kInf, -kInf, kNaN};
+  auto with = [&](std::vector<double> extra) {
+    extra.insert(extra.end(), common.begin(), common.end());
+    return extra;
+  };
+  return {
+      {"exp", &exp, [](double x) { return std::exp(x); }, -80, 80,
+       with({1.0, -1.0, 100.0, -110.0, 700.0, -750.0})},
+      {"expm1", &expm1, [](double x) { return std::expm1(x); }, -30, 30,
+       with({1e-10, -1e-10, 1e-30, 100.0, -100.0})},
+      {"log", &log, [](double x) { return std::log(x); }, 1e-3, 1e3,
+       with({1.0, -1.0, 1e-30, 1e-310, 1e300})},
+      {"log1p", &log1p, [](double x) { return std::log1p(x); }, -0.999, 100,
+       with({-1.0, -2.0, 1e-12, -1e-12, 1e30})},
+      {"sin", &sin, [](double x) { return std::sin(x); }, -20, 20, with({1e6, 3.0e4, 1e-20})},
+      {"cos", &cos, [](double x) { return std::cos(x); }, -20, 20, with({1e6, 3.0e4, 1e-20})},
+      {"tan", &tan, [](double x) { return std::tan(x); }, -1.5, 1.5, with({1e5, 1e-20, 1.57})},
+      {"tanh", &tanh, [](double x) { return std::tanh(x); }, -20, 20,
+       with({1e-20, -1e-20, 0.5, 100.0, -100.0})},
+      {"sigmoid", &sigmoid, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, -50, 50,
+       with({-100.0, 100.0, -700.0, -1000.0})},
+      {"sqrt", &sqrt, [](double x) { return std::sqrt(x); }, 0, 1e4,
+       with({-1.0, 1e-40, 1e-310, 2.0, 1e300})},
+      {"rsqrt", &rsqrt, [](double x) { return 1.0 / std::sqrt(x); }, 1e-3, 1e4,
+       with({-1.0, 1e-30, 4.0, 1e300})},
+  };
+}
+
+std::vector<double> Points(const FloatingCase& c, int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(c.lo, c.hi);
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(u(rng));
+  v.insert(v.end(), c.special.begin(), c.special.end());
+  return v;
+}
+
+// Each SLEEF function is within 1 ulp (sigmoid 2.5, rsqrt 1.5; docs/api.md); the oracle's own
+// rounding to the dtype adds half an ulp, and the ulp of a value is up to twice eps * |value|.
+constexpr double kUlps = 6;
+
+TEST(UnaryKernels, FloatingFunctionsMatchStdMathInFloat32AndFloat64) {
+  for (const FloatingCase& c : FloatingCases()) {
+    const std::vector<double> v = Points(c, 300, 1);
+    const int64_t n = static_cast<int64_t>(v.size());
+    for (DType dtype : {kFloat32, kFloat64}) {
+      const Tensor x = to(tensor(v, {n}), dtype);
+      ExpectOracle(c.fn(x), x, dtype, c.f, kUlps, std::string(c.name) + " " + DTypeName(dtype));
+    }
+  }
+}
+
+// Hand-checked values, independent of any std:: function.
+TEST(UnaryKernels, FloatingFunctionsAtExactlyKnownPoints) {
+  const Tensor x = tensor({0.0, 1.0, 4.0, 0.25});
+  EXPECT_TENSOR_NEAR(sqrt(x), tensor({0.0, 1.0, 2.0, 0.5}), 0.0);
+  EXPECT_TENSOR_NEAR(rsqrt(tensor({1.0, 4.0, 0.25, 0.0})), tensor({1.0, 0.5, 2.0, kInf}), 0.0);
+  EXPECT_TENSOR_NEAR(exp(tensor({0.0, -kInf, kInf})), tensor({1.0, 0.0, kInf}), 0.0);
+  EXPECT_TENSOR_NEAR(log(tensor({1.0, 0.0, -0.0})), tensor({0.0, -kInf, -kInf}), 0.0);
+  EXPECT_TENSOR_NEAR(sigmoid(tensor({0.0, kInf, -kInf})), tensor({0.5, 1.0, 0.0}), 0.0);
+  EXPECT_TENSOR_NEAR(tanh(tensor({kInf, -kInf})), tensor({1.0, -1.0}), 0.0);
+  EXPECT_TENSOR_NEAR(expm1(tensor({-kInf})), tensor({-1.0}), 0.0);
+  EXPECT_TENSOR_NEAR(log1p(tensor({-1.0})), tensor({-kInf}), 0.0);
+  // sqrt(-0) is -0 (IEEE), so rsqrt(-0) = 1 / -0 = -inf.
+  EXPECT_TRUE(std::signbit(sqrt(tensor({-0.0})).item<double>()));
+  EXPECT_EQ(rsqrt(tensor({-0.0f})).item<float>(), -std::numeric_limits<float>::infinity());
+  // Out of the domain: NaN.
+  for (const Tensor& r : {sqrt(tensor({-1.0})), log(tensor({-1.0})), log1p(tensor({-2.0})),
+                          sin(tensor({kInf})), cos(tensor({-kInf})), tan(tensor({kInf}))}) {
+    EXPECT_TRUE(std::isnan(r.item<double>()));
+  }
+}
+
+// ---- The exact functions, bit for bit ----
+
+template <typename T>
+std::vector<T> ExactPoints() {
+  using L = std::numeric_limits<T>;
+  return {T(0),     T(-0.0),         T(1),          T(-1),         T(0.5),
+          T(-0.5),  T(1.5),          T(-1.5),       T(2.5),        T(-2.5),
+          T(-0.4),  T(0.49999997),   T(-3.7),       T(3.7),        T(8388607.5),
+          T(1e20),  T(-1e20),        T(1e-40),      L::denorm_min(), -L::denorm_min(),
+          L::max(), L::lowest(),     L::infinity(), -L::infinity(), L::quiet_NaN()};
+}
+
+struct ExactCase {
+  const char* name;
+  UnaryFn fn;
+  std::function<float(float)> f32;
+  std::function<double(double)> f64;
+};
+
+// Each rule once per type, so that the oracle rounds in the element type as the kernel does.
+#define FT_EXACT_CASE(name, expr)                             \
+  ExactCase {                                                 \
+    #name, &name, [](float x) -> float { return expr; },      \
+        [](double x) -> double { return expr; }               \
+  }
+
+std::vector<ExactCase> ExactCases() {
+  return {
+      FT_EXACT_CASE(neg, -x),
+      FT_EXACT_CASE(abs, std::fabs(x)),
+      // docs/api.md: NaN stays NaN, either zero gives +0.
+      FT_EXACT_CASE(sign, std::isnan(x) ? x : static_cast<decltype(x)>((x > 0) - (x < 0))),
+      // x < 0 ? 0 : x: -0 and NaN stay themselves.
+      FT_EXACT_CASE(relu, x < 0 ? static_cast<decltype(x)>(0) : x),
+      FT_EXACT_CASE(square, x * x),
+      FT_EXACT_CASE(reciprocal, static_cast<decltype(x)>(1) / x),
+      FT_EXACT_CASE(floor, std::floor(x)),
+      // Halves to even, as torch.round.
+      FT_EXACT_CASE(round, std::nearbyint(x)),
+  };
+}
+#undef FT_EXACT_CASE
+
+template <typename T>
+void CheckExact(const ExactCase& c, const std::function<T(T)>& f) {
+  const std::vector<T> v = ExactPoints<T>();
+  const Tensor x = tensor(v);
+  const Tensor y = c.fn(x);
+  ASSERT_EQ(y.dtype(), x.dtype());
+  ASSERT_EQ(y.sizes(), x.sizes());
+  const std::vector<T> got = y.template to_vector<T>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    EXPECT_TRUE(SameBitsOrBothNaN(got[i], f(v[i])))
+        << c.name << "(" << v[i] << ") = " << got[i] << ", want " << f(v[i]);
+  }
+}
+
+TEST(UnaryKernels, ExactFunctionsGiveTheHandWrittenRuleBitForBit) {
+  for (const ExactCase& c : ExactCases()) {
+    SCOPED_TRACE(c.name);
+    CheckExact<float>(c, c.f32);
+    CheckExact<double>(c, c.f64);
+  }
+}
+
+TEST(UnaryKernels, RoundTakesHalvesToEvenAndKeepsTheSignOfZero) {
+  const Tensor y = round(tensor({0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5, -0.2, 0.2}));
+  EXPECT_TENSOR_EQ(y, tensor({0.0, 2.0, 2.0, -0.0, -2.0, -2.0, 4.0, -0.0, 0.0}));
+  const std::vector<double> v = y.to_vector<double>();
+  EXPECT_FALSE(std::signbit(v[0]));
+  EXPECT_TRUE(std::signbit(v[3]));
+  EXPECT_TRUE(std::signbit(v[7]));
+  EXPECT_FALSE(std::signbit(v[8]));
+}
+
+// ---- Dtype rules ----
+
+TEST(UnaryKernels, FloatingFunctionsComputeInt64InFloat32) {
+  // 2^24 + 1 is not a float: it is computed as 2^24.
+  const std::vector<int64_t> v = {-3, -1, 0, 1, 2, 5, 100, (int64_t{1} << 24) + 1};
+  const Tensor x = tensor(v);
+  for (const FloatingCase& c : FloatingCases()) {
+    ExpectOracle(c.fn(x), x, kFloat32, c.f, kUlps, std::string(c.name) + " of int64");
+  }
+  EXPECT_TENSOR_EQ(sqrt(tensor(std::vector<int64_t>{0, 4, 9})), tensor({0.0f, 2.0f, 3.0f}));
+  EXPECT_TENSOR_EQ(reciprocal(tensor(std::vector<int64_t>{2, 0, -4})),
+                   tensor({0.5f, std::numeric_limits<float>::infinity(), -0.25f}));
+}
+
+// ExpectInt64: an int64 tensor of `shape` holding exactly `want` (compared as int64:
+// EXPECT_TENSOR_EQ goes through double, which cannot tell INT64_MIN from INT64_MIN + 1).
+void ExpectInt64(const Tensor& got, const std::vector<int64_t>& want, IntArrayRef shape) {
+  ASSERT_EQ(got.dtype(), kInt64);
+  ASSERT_EQ(got.sizes(), shape);
+  EXPECT_TRUE(got.is_contiguous());
+  EXPECT_EQ(got.to_vector<int64_t>(), want);
+}
+
+// The int64 results of neg, abs and square wrap around as PyTorch's do: the arithmetic done
+// by hand in uint64 (which wraps by definition).
+int64_t WrapNegRef(int64_t v) { return static_cast<int64_t>(~static_cast<uint64_t>(v) + 1); }
+int64_t WrapSquareRef(int64_t v) {
+  const uint64_t u = static_cast<uint64_t>(v);
+  return static_cast<int64_t>(u * u);
+}
+
+TEST(UnaryKernels, SignPreservingFunctionsKeepInt64AndWrapAround) {
+  const std::vector<int64_t> v = {0,          1,          -1,          7,         -7,
+                                  3037000499, 3037000500, -3037000500, kInt64Max, kInt64Min,
+                                  int64_t{1} << 32, -(int64_t{1} << 40)};
+  const Tensor x = tensor(v);
+  std::vector<int64_t> neg_want, abs_want, sign_want, relu_want, square_want;
+  for (int64_t e : v) {
+    neg_want.push_back(WrapNegRef(e));
+    abs_want.push_back(e < 0 ? WrapNegRef(e) : e);
+    sign_want.push_back((e > 0) - (e < 0));
+    relu_want.push_back(e > 0 ? e : 0);
+    square_want.push_back(WrapSquareRef(e));
+  }
+  const IntArrayRef shape = x.sizes();
+  ExpectInt64(neg(x), neg_want, shape);
+  ExpectInt64(abs(x), abs_want, shape);
+  ExpectInt64(sign(x), sign_want, shape);
+  ExpectInt64(relu(x), relu_want, shape);
+  ExpectInt64(square(x), square_want, shape);
+  ExpectInt64(floor(x), v, shape);
+  ExpectInt64(round(x), v, shape);
+  // The two ends, spelled out: -INT64_MIN and |INT64_MIN| stay INT64_MIN, -INT64_MAX is
+  // INT64_MIN + 1, and 2^32 squared is 2^64 = 0.
+  EXPECT_EQ(neg(tensor(std::vector<int64_t>{kInt64Min})).item<int64_t>(), kInt64Min);
+  EXPECT_EQ(abs(tensor(std::vector<int64_t>{kInt64Min})).item<int64_t>(), kInt64Min);
+  EXPECT_EQ(neg(tensor(std::vector<int64_t>{kInt64Max})).item<int64_t>(), kInt64Min + 1);
+  EXPECT_EQ(square(tensor(std::vector<int64_t>{int64_t{1} << 32})).item<int64_t>(), 0);
+}
+
+TEST(UnaryKernels, FloorAndRoundOfInt64AreFreshCopies) {
+  const Tensor x = tensor(std::vector<int64_t>{4, -5, 6});
+  for (UnaryFn fn : {&floor, &round}) {
+    const Tensor y = fn(x);
+    ExpectInt64(y, {4, -5, 6}, {3});
+    EXPECT_FALSE(y.is_same(x));
+    EXPECT_NE(y.impl()->raw_data(), x.impl()->raw_data());
+    y.data<int64_t>()[0] = 99;
+    EXPECT_EQ(x.to_vector<int64_t>()[0], 4);
+  }
+}
+
+TEST(UnaryKernels, SignOfBoolIsAFreshBoolCopy) {
+  const Tensor b = tensor(std::vector<bool>{true, false, true});
+  const Tensor y = sign(b);
+  EXPECT_TENSOR_EQ(y, b);
+  EXPECT_EQ(y.dtype(), kBool);
+  EXPECT_NE(y.impl()->raw_data(), b.impl()->raw_data());
+  // Non-contiguous bool: a contiguous copy of the values.
+  const Tensor strided = testing::NonContiguousCopy(tensor(std::vector<bool>{false, true}));
+  const Tensor s = sign(strided);
+  EXPECT_TRUE(s.is_contiguous());
+  EXPECT_EQ(s.to_vector<bool>(), (std::vector<bool>{false, true}));
+}
+
+TEST(UnaryKernels, BoolInputsThrowNamingTheOp) {
+  const Tensor b = tensor(std::vector<bool>{true, false});
+  const std::vector<std::pair<const char*, UnaryFn>> fns = {
+      {"neg", &neg},     {"abs", &abs},     {"exp", &exp},         {"expm1", &expm1},
+      {"log", &log},     {"log1p", &log1p}, {"sin", &sin},         {"cos", &cos},
+      {"tan", &tan},     {"tanh", &tanh},   {"sigmoid", &sigmoid}, {"relu", &relu},
+      {"sqrt", &sqrt},   {"rsqrt", &rsqrt}, {"square", &square},   {"reciprocal", &reciprocal},
+      {"floor", &floor}, {"round", &round}};
+  for (const auto& [name, fn] : fns) {
+    EXPECT_FT_ERROR(fn(b), std::string(name) + ": not supported for bool tensors (shape [2])");
+  }
+  // Rank 0 and empty bool tensors are rejected too.
+  EXPECT_FT_ERROR(exp(scalar_tensor(true)), "exp: not supported for bool tensors (shape [])");
+  EXPECT_FT_ERROR(neg(empty({0, 2}, kBool)), "neg: not supported for bool tensors (shape [0, 2])");
+}
+
+// ---- Layouts and shapes ----
+
+// Every kernel with an oracle, for the layout and shape tests: the floating functions and
+// the exact ones (the latter compared within 0 ulps).
+struct AnyCase {
+  std::string name;
+  UnaryFn fn;
+  Oracle f;
+  double lo, hi;
+  double ulps;
+};
+
+std::vector<AnyCase> AllCases() {
+  std::vector<AnyCase> all;
+  for (const FloatingCase& c : FloatingCases()) {
+    all.push_back({c.name, c.fn, c.f, c.lo, c.hi, kUlps});
+  }
+  for (const ExactCase& c : ExactCases()) {
+    // f64's rule applied to a value already rounded to float and then rounded to float again
+    // is f32's (each is exact or one correctly rounded step).
+    all.push_back({c.name, c.fn, c.f64, -10, 10, 0});
+  }
+  return all;
+}
+
+Tensor RandomMatrix(const AnyCase& c, int64_t rows, int64_t cols, DType dtype, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(c.lo, c.hi);
+  std::vector<double> v(static_cast<size_t>(rows * cols));
+  for (double& e : v) e = u(rng);
+  return to(tensor(v, {rows, cols}), dtype);
+}
+
+TEST(UnaryKernels, NonContiguousInputsGiveContiguousResultsOfTheRightValues) {
+  for (const AnyCase& c : AllCases()) {
+    for (DType dtype : {kFloat32, kFloat64}) {
+      const std::string what = c.name + " " + DTypeName(dtype);
+      const Tensor base = RandomMatrix(c, 6, 5, dtype, 2);
+      const std::vector<double> before = base.to_vector<double>();
+      const std::vector<std::pair<std::string, Tensor>> views = {
+          {"transposed", Transposed(base)},
+          {"every other column", Stepped(base, 1, 1, 2)},
+          {"every third row", Stepped(base, 0, 1, 3)},
+          // Rows 2 and 3: contiguous, at a storage offset.
+          {"offset rows", MakeDense(base.storage(), dtype, {2, 5}, {5, 1}, 10)},
+          // Column 2, repeated 4 times along dim 1 (stride 0 innermost).
+          {"expanded column", MakeDense(base.storage(), dtype, {6, 4}, {5, 0}, 2)},
+          {"expanded row", ExpandedRows(MakeDense(base.storage(), dtype, {5}, {1}, 5), 3)},
+          {"stride-2 3-D copy",
+           testing::NonContiguousCopy(MakeDense(base.storage(), dtype, {3, 2, 5}, {10, 5, 1}, 0))},
+      };
+      for (const auto& [layout, view] : views) {
+        ASSERT_FALSE(view.is_contiguous() && view.storage_offset() == 0) << layout;
+        ExpectOracle(c.fn(view), view, dtype, c.f, c.ulps, what + " " + layout);
+      }
+      EXPECT_EQ(base.to_vector<double>(), before) << what << ": the input was written";
+    }
+  }
+}
+
+TEST(UnaryKernels, NonContiguousInt64InputsOfTheSameTypeFunctions) {
+  const Tensor base = tensor(std::vector<int64_t>{-6, 5, -4, 3, kInt64Min, 1, 0, -2, 9}, {3, 3});
+  const std::vector<Tensor> views = {
+      Transposed(base), Stepped(base, 1, 0, 2),
+      ExpandedRows(MakeDense(base.storage(), kInt64, {3}, {3}, 1), 4),
+      MakeDense(base.storage(), kInt64, {3, 2}, {3, 0}, 2)};
+  for (const Tensor& view : views) {
+    std::vector<int64_t> neg_want, abs_want, sign_want, relu_want, square_want;
+    for (int64_t e : view.to_vector<int64_t>()) {
+      neg_want.push_back(WrapNegRef(e));
+      abs_want.push_back(e < 0 ? WrapNegRef(e) : e);
+      sign_want.push_back((e > 0) - (e < 0));
+      relu_want.push_back(e > 0 ? e : 0);
+      square_want.push_back(WrapSquareRef(e));
+    }
+    const IntArrayRef shape = view.sizes();
+    ExpectInt64(neg(view), neg_want, shape);
+    ExpectInt64(abs(view), abs_want, shape);
+    ExpectInt64(sign(view), sign_want, shape);
+    ExpectInt64(relu(view), relu_want, shape);
+    ExpectInt64(square(view), square_want, shape);
+    ExpectInt64(floor(view), view.to_vector<int64_t>(), shape);
+    ExpectInt64(round(view), view.to_vector<int64_t>(), shape);
+    ExpectOracle(exp(view), view, kFloat32, [](double v) { return std::exp(v); }, kUlps,
+                 "exp of a non-contiguous int64 view");
+  }
+}
+
+TEST(UnaryKernels, RankZeroSizeZeroAndSizeOneDims) {
+  for (const AnyCase& c : AllCases()) {
+    SCOPED_TRACE(c.name);
+    for (DType dtype : {kFloat32, kFloat64}) {
+      const double v = 0.5 * (c.lo + c.hi) + 0.25;
+      const Tensor s = scalar_tensor(v, dtype);
+      const Tensor r = c.fn(s);
+      EXPECT_EQ(r.dim(), 0);
+      ExpectOracle(r, s, dtype, c.f, c.ulps, "rank 0");
+      for (const Shape& shape : {Shape{0}, Shape{0, 3}, Shape{3, 0, 2}}) {
+        const Tensor y = c.fn(empty(shape, dtype));
+        EXPECT_EQ(y.sizes(), IntArrayRef(shape));
+        EXPECT_EQ(y.dtype(), dtype);
+      }
+      const Tensor ones_like = full({1, 1, 2, 1}, v, dtype);
+      ExpectOracle(c.fn(ones_like), ones_like, dtype, c.f, c.ulps, "size-1 dims");
+    }
+  }
+  // int64: rank 0 and empty, in both dtype groups.
+  EXPECT_EQ(exp(scalar_tensor(int64_t{2})).dtype(), kFloat32);
+  EXPECT_EQ(exp(scalar_tensor(int64_t{2})).dim(), 0);
+  EXPECT_EQ(neg(scalar_tensor(int64_t{2})).item<int64_t>(), -2);
+  EXPECT_EQ(exp(empty({0, 4}, kInt64)).dtype(), kFloat32);
+  EXPECT_EQ(exp(empty({0, 4}, kInt64)).sizes(), (IntArrayRef{0, 4}));
+  EXPECT_EQ(square(empty({2, 0}, kInt64)).dtype(), kInt64);
+  EXPECT_EQ(sign(empty({0}, kBool)).dtype(), kBool);
+}
+
+// ScopedThreads: the intra-op thread count for a scope (4: at least two chunks run on pool
+// threads whatever the machine).
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int n) : previous_(GetNumThreads()) { SetNumThreads(n); }
+  ~ScopedThreads() { SetNumThreads(previous_); }
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
+TEST(UnaryKernels, InputsPastTheThreadingThresholdMatchTheOracle) {
+  ScopedThreads threads(4);
+  for (const AnyCase& c : AllCases()) {
+    // One kernel per path: SLEEF's functions (exp), the exact ones (neg).
+    if (c.name != "exp" && c.name != "neg") continue;
+    for (DType dtype : {kFloat32, kFloat64}) {
+      const Tensor x = RandomMatrix(c, 1, kLarge, dtype, 5);
+      ExpectOracle(c.fn(x), x, dtype, c.f, c.ulps, c.name + " large " + DTypeName(dtype));
+    }
+  }
+  // Transposed, with inner runs of 700 elements: gathered a 256-element block at a time.
+  const Tensor t = Transposed(RandomMatrix(AllCases()[0], 10, 700, kFloat32, 6));
+  ExpectOracle(exp(t), t, kFloat32, [](double v) { return std::exp(v); }, kUlps,
+               "exp transposed, long runs");
+  // int64: the Eigen loop of the same-type functions, split over the threads.
+  std::vector<int64_t> v(static_cast<size_t>(kLarge));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(i * 2654435761u) - (1 << 30);
+  const Tensor xi = tensor(v);
+  std::vector<int64_t> square_want;
+  for (int64_t e : v) square_want.push_back(WrapSquareRef(e));
+  ExpectInt64(square(xi), square_want, xi.sizes());
+}
+
+// ---- exp_ ----
+
+TEST(UnaryKernels, ExpInPlaceWritesSelfBumpsTheVersionAndReturnsSelf) {
+  for (DType dtype : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const Tensor x = to(tensor({0.0, 1.0, -2.0, -kInf, 3.5, 80.0}, {2, 3}), dtype);
+    const Tensor original = clone(x);
+    const void* data = x.impl()->raw_data();
+    const int64_t v0 = x.version();
+    const Tensor r = exp_(x);
+    EXPECT_TRUE(r.is_same(x));
+    EXPECT_EQ(x.impl()->raw_data(), data);
+    EXPECT_EQ(x.version(), v0 + 1);
+    ExpectOracle(clone(x), original, dtype, [](double v) { return std::exp(v); }, kUlps,
+                 "exp_ contiguous");
+    const Tensor s = scalar_tensor(2.0, dtype);
+    exp_(s);
+    EXPECT_NEAR(s.item<double>(), std::exp(2.0), 1e-6 * std::exp(2.0));
+  }
+}
+
+// exp_ on views writes the viewed elements of the base and nothing else, and bumps the
+// shared storage's version.
+TEST(UnaryKernels, ExpInPlaceWritesThroughViews) {
+  std::vector<double> v(24);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = -1.0 + 0.1 * static_cast<double>(i);
+  auto expected = [&](const std::function<bool(int64_t)>& written) {
+    std::vector<double> e = v;
+    for (size_t i = 0; i < e.size(); ++i) {
+      if (written(static_cast<int64_t>(i))) e[i] = std::exp(e[i]);
+    }
+    return tensor(e, {4, 6});
+  };
+  {  // Transposed: every element.
+    const Tensor base = tensor(v, {4, 6});
+    const int64_t v0 = base.version();
+    const Tensor t = Transposed(base);
+    EXPECT_TRUE(exp_(t).is_same(t));
+    EXPECT_EQ(base.version(), v0 + 1);
+    EXPECT_TENSOR_NEAR(base, expected([](int64_t) { return true; }), 1e-14);
+  }
+  {  // Every other column: only the odd columns.
+    const Tensor base = tensor(v, {4, 6});
+    exp_(Stepped(base, 1, 1, 2));
+    EXPECT_TENSOR_NEAR(base, expected([](int64_t i) { return i % 2 == 1; }), 1e-14);
+  }
+  {  // Rows 1 and 2: contiguous at an offset.
+    const Tensor base = tensor(v, {4, 6});
+    const Tensor rows = MakeDense(base.storage(), kFloat64, {2, 6}, {6, 1}, 6);
+    ASSERT_TRUE(rows.is_contiguous());
+    exp_(rows);
+    EXPECT_TENSOR_NEAR(base, expected([](int64_t i) { return i >= 6 && i < 18; }), 1e-14);
+  }
+  {  // A size-1 dim with stride 0 does not overlap: allowed.
+    const Tensor base = tensor(v, {4, 6});
+    exp_(MakeDense(base.storage(), kFloat64, {1, 6}, {0, 1}, 0));
+    EXPECT_TENSOR_NEAR(base, expected([](int64_t i) { return i < 6; }), 1e-14);
+  }
+  {  // Empty: nothing to write.
+    const Tensor e = empty({0, 3}, kFloat32);
+    EXPECT_TRUE(exp_(e).is_same(e));
+  }
+}
+
+TEST(UnaryKernels, ExpInPlacePastTheThreadingThreshold) {
+  ScopedThreads threads(4);
+  for (DType dtype : {kFloat32, kFloat64}) {
+    const Tensor x = RandomMatrix(AllCases()[0], 1, kLarge, dtype, 8);
+    const Tensor original = clone(x);
+    exp_(x);
+    ExpectOracle(clone(x), original, dtype, [](double v) { return std::exp(v); }, kUlps,
+                 std::string("exp_ large ") + DTypeName(dtype));
+  }
+}
+
+TEST(UnaryKernels, ExpInPlaceRejectsNonFloatingAndOverlappingTargetsWithoutWriting) {
+  const Tensor i = tensor(std::vector<int64_t>{1, 2});
+  EXPECT_FT_ERROR(exp_(i),
+                  "exp_: expected a floating point tensor (float32 or float64), got int64 of "
+                  "shape [2]");
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{1, 2}));
+  EXPECT_FT_ERROR(exp_(tensor(std::vector<bool>{true})),
+                  "exp_: expected a floating point tensor (float32 or float64), got bool");
+  const Tensor one = tensor({0.5f});
+  const Tensor expanded = MakeDense(one.storage(), kFloat32, {3}, {0}, 0);
+  const int64_t v0 = one.version();
+  EXPECT_FT_ERROR(exp_(expanded),
+                  "exp_: cannot write in place into a tensor whose elements overlap (shape [3], "
+                  "strides [0]: dim 0 is broadcast)");
+  EXPECT_EQ(one.item<float>(), 0.5f);
+  EXPECT_EQ(one.version(), v0);
+}
+
+// ---- internal::VecMathUnary ----
+
+TEST(UnaryKernels, VecMathUnaryAppliesTheGivenFunctionWithTheDtypeRules) {
+  const Tensor x = tensor({0.0, 0.25, 2.0, 9.0, -1.0});
+  ExpectOracle(internal::VecMathUnary("probe", x, vecmath::Fn::kSqrt), x, kFloat64,
+               [](double v) { return std::sqrt(v); }, kUlps, "kSqrt float64");
+  const Tensor t = Transposed(to(tensor({0.5, 1.0, 1.5, 2.0, 2.5, 3.0}, {2, 3}), kFloat32));
+  ExpectOracle(internal::VecMathUnary("probe", t, vecmath::Fn::kLog), t, kFloat32,
+               [](double v) { return std::log(v); }, kUlps, "kLog float32 transposed");
+  const Tensor i = tensor(std::vector<int64_t>{1, 2, 3});
+  ExpectOracle(internal::VecMathUnary("probe", i, vecmath::Fn::kExp), i, kFloat32,
+               [](double v) { return std::exp(v); }, kUlps, "kExp int64");
+  EXPECT_FT_ERROR(internal::VecMathUnary("probe", tensor(std::vector<bool>{true}),
+                                         vecmath::Fn::kExp),
+                  "probe: not supported for bool tensors");
+}
+
+}  // namespace
+}  // namespace ft::kernels
