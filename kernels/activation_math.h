@@ -4,7 +4,7 @@
 // Apply(fn, params, in, out, n) writes out[i] = fn(in[i]) for i < n. This is the one
 // definition of each function's arithmetic: kernels::gelu and the others run it over a tensor
 // (kernels/activation.h), and jit's fused steps run it on their chunks
-// (interpreters/jit/fuse.h), so a fused activation has the eager kernel's bits by
+// (interpreters/jit/fused_kernel.h), so a fused activation has the eager kernel's bits by
 // construction rather than by a second copy kept in step.
 //
 // Invariants:

@@ -1,11 +1,11 @@
-// ft/interpreters/jit/fuse.h
+// ft/interpreters/jit/fused_kernel.h
 //
-// Pointwise fusion for jit programs. A Jacobian or Hessian program at small sizes is mostly
-// short runs of elementwise arithmetic on one shape (the Hessian of sum(tanh(Wx)^2) has nine
-// multiplies and adds in a row on its 16x16 basis). Replayed one kernel per op, each pays a
-// result allocation, the kernel's checks and a pass over memory. FusePointwiseSteps merges
-// such runs into one FusedKernel step that computes them chunk by chunk in a small scratch
-// area and allocates only the tensors that are read after the run.
+// FusedKernel: one fused step of a jit program. It computes a run of elementwise
+// instructions on one shape chunk by chunk in a small scratch area, and allocates only the
+// tensors that are read after the run. FusePointwiseSteps (fuse.h) makes one from each run
+// of elementwise steps of a Program, and Program::Run runs it (trace.h). It needs no Program:
+// the instructions, the inputs' geometry and the outputs are all it is given, so it can be
+// built and run by hand (the example below).
 //
 // What fuses: add, sub, mul, div, neg, square, reciprocal, abs, sign, floor, round, relu, maximum,
 // minimum, the comparisons (eq, ne, lt, le, gt, ge), logical_and/or/not of masks, where, pow,
@@ -14,16 +14,16 @@
 // softplus, elu, selu, celu, leaky_relu, hardtanh, hardswish, hardsigmoid, logsigmoid, softsign,
 // erfinv, digamma, polygamma, clamp; their scalar arguments, traced as constants, ride in the
 // instruction), whose floating operands and result are all float32 or all float64 (no type
-// promotion), with only tensor arguments but for those constants, in a program without in-place
-// writes. Operands may broadcast (a scalar, a row) and have any strides; every member of a run has
-// the run's output shape. The fused arithmetic is bit for bit what the separate kernels compute:
-// the same operation on the same value(s), element by element, in the same dtype. For the IEEE
-// basic operations, the selections (where, relu, maximum's NaN rule) and the comparisons that holds
-// whatever the packets; the functions are vecmath's, which the kernels call too, and whose result
-// for an element depends only on its value and the active CPU capability (never on where a chunk
-// starts), so a chunk of a fused step gets the kernel's bits; pow and atan2 are vecmath's Pow and
-// Atan2, which kernels::pow and kernels::atan2 call for float dtypes in every layout; an activation
-// is activation_math's Apply, the one definition its kernel runs too.
+// promotion), with only tensor arguments but for those constants, before the program's first
+// in-place write. Operands may broadcast (a scalar, a row) and have any strides; every member of a
+// run has the run's output shape. The fused arithmetic is bit for bit what the separate kernels
+// compute: the same operation on the same value(s), element by element, in the same dtype. For the
+// IEEE basic operations, the selections (where, relu, maximum's NaN rule) and the comparisons that
+// holds whatever the packets; the functions are vecmath's, which the kernels call too, and whose
+// result for an element depends only on its value and the active CPU capability (never on where a
+// chunk starts), so a chunk of a fused step gets the kernel's bits; pow and atan2 are vecmath's Pow
+// and Atan2, which kernels::pow and kernels::atan2 call for float dtypes in every layout; an
+// activation is activation_math's Apply, the one definition its kernel runs too.
 //
 // Masks. A comparison's bool result and where's bool condition live in the run's registers
 // as 0 and 1 of the run's dtype (exact in both): a bool input is converted as it is laid
@@ -37,23 +37,21 @@
 // that result (Program::Run hands it over when the step is the slot's last use and nothing
 // else holds the buffer).
 //
-// Ordering. A fused step runs where its last member ran. A member's result read by a step
-// outside the run closes the run before that reader, so every reader of a fused result
-// comes after the fused step, and every operand a member reads was computed before it.
+// Invariants: a FusedKernel is immutable once made, and Run may be called from several
+// threads at once (each computes in scratch registers of its own); Run's inputs have the
+// dtypes and geometry their Inputs were made for; the results, on one thread or split over
+// the intra-op threads, are the separate kernels' bits.
 //
-// Preludes. A run of a smaller shape whose results only one run reads, where that shape is
-// the reader's trailing dims, becomes the reader's prelude: its instructions run once per
-// call over one period (the smaller shape's size) before the reader's chunks, and their
-// results are read row by row. Its inputs broadcast the same way, so one period of each is
-// all it reads.
-//
-// Example (Hessian of sum(tanh(Wx)^2), n = 16): before, "%9 = tanh(%7)", "%10 =
-// square(%9)", ..., "%22 = add(%21, %20)": fourteen steps on [16] and [16, 16]; after, one
-//   "%22 = fused[16, 16] float32(%7, %4, %6, %5, %8) { prelude[16] { r5 = tanh(r0);
-//    r6 = square(r5); r7 = sub(r1, r6); r8 = mul(r2, r5); r9 = mul(r8, r3) };
-//    r10 = mul(r4, r7); ... }".
-#ifndef FT_INTERPRETERS_JIT_FUSE_H_
-#define FT_INTERPRETERS_JIT_FUSE_H_
+// Example (by hand: x is [4, 16] float32, y a [16] row broadcast down it):
+//   using K = ft::FusedKernel;
+//   K k(ft::kFloat32, {4, 16}, {K::InputFor(x, {4, 16}), K::InputFor(y, {4, 16})},
+//       {{K::Opcode::kMul, 0, 1}, {K::Opcode::kNeg, 2, -1}}, {3});
+//   k.ToString() == "{ r2 = mul(r0, r1); r3 = neg(r2) } -> r3"
+//   const ft::Tensor* in[] = {&x, &y};
+//   ft::Tensor out;
+//   k.Run(in, &out);   // out == ft::neg(x * y), bit for bit
+#ifndef FT_INTERPRETERS_JIT_FUSED_KERNEL_H_
+#define FT_INTERPRETERS_JIT_FUSED_KERNEL_H_
 
 #include <cstdint>
 #include <optional>
@@ -68,10 +66,12 @@
 
 namespace ft {
 
-class Program;
-
 class FusedKernel {
  public:
+  // Elements per chunk: a chunk's registers stay in the L1 cache (16 registers of float64 are
+  // 32 KiB), and a 16x16 float basis is one chunk.
+  static constexpr int64_t kChunk = 256;
+
   // From kEq to kGe the comparisons (a mask result); kLogicalAnd to kLogicalNot read masks
   // and make one; kWhere reads a mask and two values;
   // kActivation is one of kernels/activation_math.h's functions (Instr says which, with its
@@ -88,6 +88,8 @@ class FusedKernel {
   // OpcodeOf: the opcode of the base op named `op`, if fusion supports it (kActivation for
   // the ops of activation_math.h).
   static std::optional<Opcode> OpcodeOf(absl::string_view op);
+  // ActivationOf: the function of kernels/activation_math.h computing the base op `op`.
+  static std::optional<activation::Fn> ActivationOf(absl::string_view op);
   static int Arity(Opcode code);
   // IsComparison: whether `code` computes a mask (eq ... ge).
   static constexpr bool IsComparison(Opcode code) {
@@ -176,9 +178,9 @@ class FusedKernel {
   // that tensor, with no allocation.
   void Run(const Tensor* const* inputs, Tensor* outputs, bool reuse_donor = false) const;
   // donor: an input whose buffer can take output donor_output() (-1: none). Neither is a
-  // mask; the input has the result layout, and no instruction reads it after the one that computes that output:
-  // within a chunk, each element of it is read before the same element of the output is
-  // stored.
+  // mask; the input has the result layout, and no instruction reads it after the one that
+  // computes that output: within a chunk, each element of it is read before the same element
+  // of the output is stored.
   int donor() const { return donor_; }
   int donor_output() const { return donor_output_; }
 
@@ -234,10 +236,6 @@ class FusedKernel {
   int num_scratch_ = 0;
 };
 
-// FusePointwiseSteps rewrites `program`'s steps as above. traced[s] is the tensor slot s
-// held in the traced run (its dtype and layout decide what fuses).
-void FusePointwiseSteps(Program& program, const std::vector<const Tensor*>& traced);
-
 }  // namespace ft
 
-#endif  // FT_INTERPRETERS_JIT_FUSE_H_
+#endif  // FT_INTERPRETERS_JIT_FUSED_KERNEL_H_

@@ -81,8 +81,8 @@
 
 namespace ft {
 
-class FusedKernel;  // fuse.h
-class Tracer;       // trace.cc
+class FusedKernel;  // fused_kernel.h
+class Tracer;       // tracer.h
 
 class Program {
  public:
@@ -158,7 +158,7 @@ class Program {
   };
   // A step is one of: a kernel call (op set); a view (op null, fused null, control null:
   // tensor_args[0] is the base, `view` the view); a fused pointwise run (op null, fused set:
-  // tensor_args are its inputs in register order, outputs its results; fuse.h); a
+  // tensor_args are its inputs in register order, outputs its results; fused_kernel.h); a
   // control-flow step (op null, control set); a guard (op null, guard set).
   struct Step {
     const Operator* op;
