@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checks the package layering of docs/architecture.md with `bazel query`: each library
-# package may depend only on the packages below it. Prints offending edges and exits 1.
+# Checks the package layering of docs/architecture.md with `bazel query`: the libraries of
+# each package (its cc_library targets that are not testonly: test helpers, like tests, may
+# reach higher) may depend only on the packages below it. Prints offending edges and exits 1.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -47,7 +48,7 @@ for rule in "${rules[@]}"; do
   pkg=${name%%:*}
   targets=${pkg}/...
   [[ $name == *:* ]] && targets=$name
-  query="deps(kind(cc_library, ${targets})) intersect //... except ${pkg}/... except //third_party/... except (//third_party/... ${allowed})"
+  query="deps(attr(testonly, 0, kind(cc_library, ${targets}))) intersect //... except ${pkg}/... except //third_party/... except (//third_party/... ${allowed})"
   if ! bad=$(./bazelw query --noshow_progress "$query" 2>/tmp/ft-layering-query.log); then
     echo "layering: bazel query failed for ${name}:" >&2
     cat /tmp/ft-layering-query.log >&2

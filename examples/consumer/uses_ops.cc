@@ -1,4 +1,5 @@
-// The op table alone (@ft//dispatch): eager ops, broadcasting, views and reductions.
+// The op set alone (@ft//ops, which brings the op table @ft//dispatch): eager ops,
+// broadcasting, views and reductions.
 #include <cmath>
 
 #include "check.h"
@@ -14,5 +15,5 @@ int main() {
   CHECK_NEAR(gram.to_vector<double>()[3], 9.0 + 16.0 + 25.0, 1e-12);
   const ft::Tensor s = ft::sin(ft::tensor({0.5}));
   CHECK_NEAR(s.to_vector<double>()[0], std::sin(0.5), 1e-15);
-  return Finish("uses_dispatch");
+  return Finish("uses_ops");
 }
