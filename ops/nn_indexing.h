@@ -56,7 +56,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);
 // x[..., index[k], ...] along `dim`; repeated indices accumulate. index is int64, rank 0 or
 // 1; source has x's rank (rank 0 counts as [1]), source.size(dim) == index.numel() and
 // source's other sizes equal x's; source's dtype must equal x's. alpha is converted to x's
-// dtype. Example: index_add(zeros({3}), 0, tensor<int64_t>({0, 0}), tensor({1.0, 2.0}))
+// dtype. Example: index_add(zeros({3}), 0, tensor<int64_t>({0, 0}), tensor({1.0f, 2.0f}))
 // is [3, 0, 0].
 Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source,
                  Scalar alpha = 1);
