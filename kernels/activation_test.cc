@@ -27,15 +27,18 @@
 #include <utility>
 #include <vector>
 
-#include "cpu/parallel.h"
 #include "gtest/gtest.h"
 #include "interop/npy.h"
+#include "kernels/test_helpers.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 
 namespace ft::kernels {
 namespace {
+
+using ::ft::testing::ScopedThreads;
+using ::ft::testing::Uniform;
 
 using LD = long double;
 using KernelFn = std::function<Tensor(const Tensor&)>;
@@ -362,12 +365,9 @@ std::vector<double> Points(const Case& c, int n, uint32_t seed) {
   return v;
 }
 
+// RandomMatrix: a [rows, cols] tensor of `dtype` with seeded values uniform in [c.lo, c.hi).
 Tensor RandomMatrix(const Case& c, int64_t rows, int64_t cols, DType dtype, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(c.lo, c.hi);
-  std::vector<double> v(static_cast<size_t>(rows * cols));
-  for (double& e : v) e = u(rng);
-  return to(tensor(v, {rows, cols}), dtype);
+  return Uniform({rows, cols}, dtype, seed, c.lo, c.hi);
 }
 
 // ---- Values ----
@@ -722,17 +722,6 @@ TEST(ActivationKernels, RankZeroSizeZeroAndSizeOneDims) {
     }
   }
 }
-
-class ScopedThreads {
- public:
-  explicit ScopedThreads(int n) : previous_(GetNumThreads()) { SetNumThreads(n); }
-  ~ScopedThreads() { SetNumThreads(previous_); }
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
-
- private:
-  int previous_;
-};
 
 // Four threads, so that at least two chunks run on pool threads whatever the machine.
 TEST(ActivationKernels, InputsPastTheThreadingThresholdMatchTheOracle) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -35,24 +36,10 @@ namespace ft::kernels {
 namespace {
 
 using ::ft::testing::NonContiguousCopy;
+using ::ft::testing::Rand;
+using ::ft::testing::ShapeOf;
 using ::ft::testing::TensorNear;
-
-// Rand: seeded values of `dtype`: uniform in [-1, 1) for the float dtypes, integers in
-// [-4, 4] for int64.
-Tensor Rand(IntArrayRef shape, DType dtype, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<double> v(static_cast<size_t>(Numel(shape)));
-  if (dtype == kInt64) {
-    std::uniform_int_distribution<int> d(-4, 4);
-    for (double& e : v) e = d(rng);
-  } else {
-    std::uniform_real_distribution<double> d(-1.0, 1.0);
-    for (double& e : v) e = d(rng);
-  }
-  return to(tensor(v, shape), dtype);
-}
-
-Shape ShapeOf(const Tensor& t) { return Shape(t.sizes().begin(), t.sizes().end()); }
+using ::ft::testing::TransposedCopy;
 
 Tensor Expected(const std::vector<double>& values, IntArrayRef shape, DType dtype) {
   return to(tensor(values, shape), dtype);
@@ -63,9 +50,6 @@ double Tol(DType dtype) {
   if (dtype == kFloat64) return 1e-12;
   return 0.0;
 }
-
-// Transposed: t's values with its last two dims stored transposed.
-Tensor Transposed(const Tensor& t) { return transpose(contiguous(transpose(t, -2, -1)), -2, -1); }
 
 // Offset: the row-major offset into `own` (right-aligned to `full`, size-1 dims broadcast) of
 // the element at row-major offset i of `full`.
@@ -131,8 +115,8 @@ TEST(Addmm, MatchesLoopsForBroadcastInputsAndScalars) {
       ExpectAddmm(input, m1, m2, 3, 0, dtype, name + " alpha 0");
     }
     // Non-contiguous operands.
-    ExpectAddmm(NonContiguousCopy(Rand({3, 5}, dtype, 4)), Transposed(m1), NonContiguousCopy(m2), 2,
-                3, dtype, name + " non-contiguous");
+    ExpectAddmm(NonContiguousCopy(Rand({3, 5}, dtype, 4)), TransposedCopy(m1),
+                NonContiguousCopy(m2), 2, 3, dtype, name + " non-contiguous");
     ExpectAddmm(expand(Rand({1}, dtype, 5), {3, 5}), m1, m2, 1, 1, dtype, name + " expanded");
     // Size 0 and 1: inner size 0 (beta * input alone), no rows, 1 x 1.
     ExpectAddmm(Rand({2, 3}, dtype, 6), Rand({2, 0}, dtype, 7), Rand({0, 3}, dtype, 8), 2, 1, dtype,
@@ -203,7 +187,7 @@ TEST(Baddbmm, MatchesLoopsForBroadcastInputsAndScalars) {
       ExpectAddmm(input, b1, b2, 1, 1, dtype, name + " input " + ShapeToString(in));
       ExpectAddmm(input, b1, b2, -2, 3, dtype, name + " beta -2 alpha 3");
     }
-    ExpectAddmm(Rand({3, 5}, dtype, 4), Transposed(b1), NonContiguousCopy(b2), 1, 2, dtype,
+    ExpectAddmm(Rand({3, 5}, dtype, 4), TransposedCopy(b1), NonContiguousCopy(b2), 1, 2, dtype,
                 name + " non-contiguous");
     ExpectAddmm(Rand({3, 5}, dtype, 5), expand(Rand({1, 3, 4}, dtype, 6), {2, 3, 4}), b2, 1, 1,
                 dtype, name + " expanded batch");
@@ -457,7 +441,7 @@ TEST(Einsum, NonContiguousOperandsMatchBruteForceLoops) {
     for (const Shape& s : c.shapes) {
       const Tensor t = Rand(s, kFloat64, seed++);
       strided.push_back(NonContiguousCopy(t));
-      transposed.push_back(t.dim() >= 2 ? Transposed(t) : t);
+      transposed.push_back(t.dim() >= 2 ? TransposedCopy(t) : t);
     }
     const Tensor want = RefEinsum(c.explicit_eq, strided, kFloat64);
     EXPECT_TENSOR_NEAR(Einsum(c.equation, strided), want, 1e-12) << "strided " << c.equation;
@@ -721,7 +705,7 @@ TEST(ScaledDotProductAttention, MatchesLoopsWithMasksScalesAndCausality) {
                        RefAttention(q, k, v, fmask64, false, scale, dtype), tol)
         << name << " float64 mask";
     // Non-contiguous operands and mask.
-    const Tensor tq = Transposed(q), sk = NonContiguousCopy(k), tv = Transposed(v);
+    const Tensor tq = TransposedCopy(q), sk = NonContiguousCopy(k), tv = TransposedCopy(v);
     EXPECT_TENSOR_NEAR(
         scaled_dot_product_attention(tq, sk, tv, NonContiguousCopy(fmask), false, std::nullopt),
         RefAttention(q, k, v, fmask, false, scale, dtype), tol)

@@ -18,13 +18,12 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "cpu/parallel.h"
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -32,6 +31,13 @@
 
 namespace ft::kernels {
 namespace {
+
+using ::ft::testing::NumelOf;
+using ::ft::testing::ScopedThreads;
+using ::ft::testing::SmallInts;
+using ::ft::testing::TransposedCopy;
+using ::ft::testing::Uniform;
+using ::ft::testing::Values;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -45,25 +51,6 @@ constexpr int64_t kLarge = 140000;
 using BinaryKernel = Tensor (*)(const Tensor&, const Tensor&);
 using DoubleFn = std::function<double(double, double)>;
 
-// ScopedThreads sets the intra-op thread count for a scope, so the threaded paths run even
-// on a one-core machine.
-class ScopedThreads {
- public:
-  explicit ScopedThreads(int n) : previous_(GetNumThreads()) { SetNumThreads(n); }
-  ~ScopedThreads() { SetNumThreads(previous_); }
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
-
- private:
-  int previous_;
-};
-
-int64_t NumelOf(IntArrayRef shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
 Tensor F64(const std::vector<double>& v, IntArrayRef shape) { return tensor(v, shape); }
 Tensor F64(const std::vector<double>& v) { return tensor(v); }
 Tensor F32(const std::vector<float>& v, IntArrayRef shape) { return tensor(v, shape); }
@@ -72,38 +59,6 @@ Tensor I64(const std::vector<int64_t>& v, IntArrayRef shape) { return tensor(v, 
 Tensor I64(const std::vector<int64_t>& v) { return tensor(v); }
 Tensor Bools(const std::vector<bool>& v, IntArrayRef shape) { return tensor(v, shape); }
 Tensor Bools(const std::vector<bool>& v) { return tensor(v); }
-
-// Uniform: seeded values in [lo, hi) of `dtype` (float64 drawn, then converted).
-Tensor Uniform(IntArrayRef shape, DType dtype, uint32_t seed, double lo = -2.0, double hi = 2.0) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(static_cast<size_t>(NumelOf(shape)));
-  for (double& e : v) e = u(rng);
-  return to(tensor(v, shape), dtype);
-}
-
-// SmallInts: seeded integers in [lo, hi] of `dtype` (ties are common: good for comparisons).
-Tensor SmallInts(IntArrayRef shape, DType dtype, uint32_t seed, int64_t lo = -3, int64_t hi = 3) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> u(lo, hi);
-  std::vector<int64_t> v(static_cast<size_t>(NumelOf(shape)));
-  for (int64_t& e : v) e = u(rng);
-  return to(tensor(v, shape), dtype);
-}
-
-// Values: t's values in row-major order as T. Contiguous tensors are read straight from
-// memory (to_vector's per-element index arithmetic is slow in fastbuild at 10^5 elements).
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  if (!t.is_contiguous()) return t.to_vector<T>();
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  VisitDType(t.dtype(), [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    const S* p = static_cast<const S*>(t.impl()->raw_data());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = ConvertElement<T>(p[i]);
-  });
-  return out;
-}
 
 // BroadcastValues: t's values (through its strides, in row-major order) read at every index
 // of `out` by numpy's rule (missing leading dims, size-1 dims repeated).
@@ -192,9 +147,6 @@ Tensor Expected(const DoubleFn& f, const Tensor& a, const Tensor& b, IntArrayRef
   return ::testing::AssertionSuccess();
 }
 
-// Transposed: a non-contiguous view (strides swapped) with the values of the matrix m.
-Tensor Transposed(const Tensor& m) { return transpose(contiguous(transpose(m, 0, 1)), 0, 1); }
-
 // StepSliced: a view with the values of t read every second element of its last dim.
 Tensor StepSliced(const Tensor& t) {
   Shape big(t.sizes().begin(), t.sizes().end());
@@ -279,14 +231,14 @@ TEST(BinaryArithmeticTest, NonContiguousOperandsMatchDoubleLoop) {
     const Tensor n = is_int ? SmallInts({4, 5}, dtype, 8, 1, 9) : Uniform({4, 5}, dtype, 8, 0.5);
     const Tensor row = is_int ? SmallInts({5}, dtype, 9, 1, 9) : Uniform({5}, dtype, 9, 0.5);
     const std::vector<std::pair<Tensor, Tensor>> layouts = {
-        {Transposed(m), n},              // transposed a
-        {m, Transposed(n)},              // transposed b
-        {Transposed(m), Transposed(n)},  // both transposed: strided output order
-        {StepSliced(m), n},              // step slice
-        {m, StepSliced(n)},              // step slice b
+        {TransposedCopy(m), n},                  // transposed a
+        {m, TransposedCopy(n)},                  // transposed b
+        {TransposedCopy(m), TransposedCopy(n)},  // both transposed: strided output order
+        {StepSliced(m), n},                      // step slice
+        {m, StepSliced(n)},                      // step slice b
         {::ft::testing::NonContiguousCopy(m), expand(row, {4, 5})},  // expanded (stride 0)
-        {expand(row, {4, 5}), Transposed(n)},                        // expanded with transposed
-        {Transposed(m), row},  // transposed with a repeating row
+        {expand(row, {4, 5}), TransposedCopy(n)},                    // expanded with transposed
+        {TransposedCopy(m), row},  // transposed with a repeating row
     };
     for (const ArithCase& c : ExactArithmetic()) {
       if (is_int && std::string(c.name) == "div") continue;  // float result: BinaryDivTest
@@ -300,7 +252,7 @@ TEST(BinaryArithmeticTest, NonContiguousOperandsMatchDoubleLoop) {
 }
 
 TEST(BinaryArithmeticTest, ResultsAreNewContiguousTensorsOfTheBroadcastShape) {
-  const Tensor a = Transposed(Uniform({3, 4}, kFloat32, 3));
+  const Tensor a = TransposedCopy(Uniform({3, 4}, kFloat32, 3));
   const Tensor out = add(a, Uniform({4}, kFloat32, 4));
   EXPECT_TRUE(out.is_contiguous());
   EXPECT_EQ(out.sizes(), IntArrayRef({3, 4}));
@@ -438,7 +390,7 @@ TEST(BinaryPowTest, FloatMatchesStdPowWithinAnUlp) {
     const Tensor neg = Uniform({6, 1}, dtype, 13, -3.0, -0.1);
     const Tensor ints = to(F64({-3, -2, -1, 0, 1, 2, 3}), dtype);
     EXPECT_TRUE(Near(pow(neg, ints), Expected(ref, neg, ints, {6, 7}, dtype), 0, rtol));
-    EXPECT_TRUE(Near(pow(Transposed(base), StepSliced(Transposed(exponent))),
+    EXPECT_TRUE(Near(pow(TransposedCopy(base), StepSliced(TransposedCopy(exponent))),
                      Expected(ref, base, exponent, {6, 7}, dtype), 0, rtol));
     const Tensor row = Uniform({7}, dtype, 14, 0.1, 2.0);
     EXPECT_TRUE(Near(pow(expand(row, {6, 7}), exponent),
@@ -527,7 +479,8 @@ TEST(BinaryAtan2Test, MatchesStdAtan2InEveryQuadrant) {
     const Tensor x = Uniform({5, 6}, dtype, 22);
     EXPECT_TRUE(Near(atan2(y, x), Expected(ref, y, x, {5, 6}, dtype), 0, rtol));
     const Tensor x_row = Uniform({6}, dtype, 23);
-    EXPECT_TRUE(Near(atan2(Transposed(y), x_row), Expected(ref, y, x_row, {5, 6}, dtype), 0, rtol));
+    EXPECT_TRUE(
+        Near(atan2(TransposedCopy(y), x_row), Expected(ref, y, x_row, {5, 6}, dtype), 0, rtol));
     // Axes and signed zeros: atan2(+-0, -1) = +-pi, atan2(+-0, +0) = +-0.
     const Tensor ys = to(F64({0.0, -0.0, 0.0, -0.0, 1.0, -1.0, kInf, 1.0}), dtype);
     const Tensor xs = to(F64({-1.0, -1.0, 0.0, 0.0, 0.0, 0.0, kInf, -kInf}), dtype);
@@ -590,8 +543,8 @@ TEST(BinaryCompareTest, MatchDoubleLoopWithTiesBroadcastAndLayouts) {
         {row, m, {4, 5}},
         {col, row, {4, 5}},
         {m, scalar_tensor(int64_t{1}, dtype), {4, 5}},
-        {Transposed(SmallInts({4, 5}, dtype, 35, lo, hi)), StepSliced(n), {4, 5}},
-        {expand(row, {4, 5}), Transposed(SmallInts({4, 5}, dtype, 36, lo, hi)), {4, 5}},
+        {TransposedCopy(SmallInts({4, 5}, dtype, 35, lo, hi)), StepSliced(n), {4, 5}},
+        {expand(row, {4, 5}), TransposedCopy(SmallInts({4, 5}, dtype, 36, lo, hi)), {4, 5}},
         {zeros({0, 5}, dtype), row, {0, 5}},
         {scalar_tensor(int64_t{0}, dtype), scalar_tensor(int64_t{1}, dtype), {}},
     };
@@ -688,7 +641,7 @@ TEST(BinaryLogicalTest, LogicalNotIsEqualToZeroForEveryDtypeAndLayout) {
   EXPECT_TENSOR_EQ(logical_not(zeros({0, 2})), Bools({}, {0, 2}));
   // Transposed and expanded inputs: read through their strides.
   const Tensor m = I64({0, 1, 2, 0, 0, 5}, {2, 3});
-  EXPECT_TENSOR_EQ(logical_not(Transposed(m)),
+  EXPECT_TENSOR_EQ(logical_not(TransposedCopy(m)),
                    Bools({true, false, false, true, true, false}, {2, 3}));
   EXPECT_TENSOR_EQ(logical_not(transpose(m, 0, 1)),
                    Bools({true, true, false, true, false, false}, {3, 2}));
@@ -726,18 +679,21 @@ TEST(BinaryWhereTest, SelectsAcrossThreeWayBroadcastsAndLayouts) {
         {RandomMask({2, 1, 1}, 44), vals({1, 3, 1}, 45), vals({4}, 46), {2, 3, 4}},
         {RandomMask({3, 1}, 47), vals({3, 4}, 48), vals({3, 4}, 49), {3, 4}},  // per-row pick
         {RandomMask({3, 1, 1}, 50), vals({3, 2, 4}, 51), vals({3, 2, 4}, 52), {3, 2, 4}},
-        {RandomMask({4, 1}, 53), Transposed(vals({4, 3}, 54)), vals({4, 3}, 55), {4, 3}},
+        {RandomMask({4, 1}, 53), TransposedCopy(vals({4, 3}, 54)), vals({4, 3}, 55), {4, 3}},
         {RandomMask({4, 1}, 56),
          StepSliced(vals({4, 3}, 57)),
          expand(vals({3}, 58), {4, 3}),
          {4, 3}},
         {StepSliced(RandomMask({4, 5}, 59)), vals({4, 5}, 60), vals({5}, 61), {4, 5}},
-        {Transposed(RandomMask({5, 4}, 62)), Transposed(vals({5, 4}, 63)), vals({}, 64), {5, 4}},
+        {TransposedCopy(RandomMask({5, 4}, 62)),
+         TransposedCopy(vals({5, 4}, 63)),
+         vals({}, 64),
+         {5, 4}},
         {tensor(std::vector<bool>{true}, {}), vals({}, 65), vals({2}, 66), {2}},
         {RandomMask({0, 3}, 67), vals({3}, 68), vals({1, 3}, 69), {0, 3}},
         // A per-row condition whose picked side is a broadcast scalar (stride 0) or a
         // repeating row (unit stride), next to a full operand.
-        {RandomMask({4, 1}, 76), Transposed(vals({4, 3}, 77)), vals({}, 78), {4, 3}},
+        {RandomMask({4, 1}, 76), TransposedCopy(vals({4, 3}, 77)), vals({}, 78), {4, 3}},
         {RandomMask({3, 1}, 79), vals({3, 4}, 80), vals({4}, 81), {3, 4}},
     };
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -808,9 +764,9 @@ TEST(BinaryClampTest, FloatMatchesClosedFormIncludingNaNAndCrossedBounds) {
     const Tensor x =
         to(F64({-2.0, -0.5, -0.1, 0.0, 0.1, 0.7, kNaN, kInf, -kInf, 1.5}, {2, 5}), dtype);
     const std::vector<Tensor> layouts = {x,
-                                         Transposed(Transposed(x)),
+                                         TransposedCopy(TransposedCopy(x)),
                                          StepSliced(x),
-                                         Transposed(contiguous(transpose(x, 0, 1))),
+                                         TransposedCopy(contiguous(transpose(x, 0, 1))),
                                          expand(to(F64({0.2, -3.0, kNaN}), dtype), {2, 3}),
                                          scalar_tensor(0.9, dtype),
                                          zeros({0, 4}, dtype)};
@@ -833,7 +789,7 @@ TEST(BinaryClampTest, IntegerAndBoolInputsFollowThePythonScalarRule) {
   EXPECT_TENSOR_EQ(clamp(x, int64_t{2}, std::nullopt), I64({2, 2, 2, 5, kI64Max, 2}));
   EXPECT_TENSOR_EQ(clamp(x, std::nullopt, kI64Max - 1), I64({-10, -3, 0, 5, kI64Max - 1, kI64Min}));
   EXPECT_TENSOR_EQ(clamp(x, int64_t{4}, int64_t{-4}), I64({-4, -4, -4, -4, -4, -4}));
-  EXPECT_TENSOR_EQ(clamp(Transposed(I64({1, 9, 4, 6}, {2, 2})), int64_t{3}, int64_t{5}),
+  EXPECT_TENSOR_EQ(clamp(TransposedCopy(I64({1, 9, 4, 6}, {2, 2})), int64_t{3}, int64_t{5}),
                    I64({3, 5, 4, 5}, {2, 2}));
   // A floating bound makes the result float32.
   EXPECT_TENSOR_EQ(clamp(I64({-3, 0, 7}), 0.5, std::nullopt), F32({0.5f, 0.5f, 7.0f}));
@@ -929,7 +885,7 @@ TEST(BinaryInPlaceTest, MatchesDoubleLoopReturnsSelfAndBumpsTheVersionOnce) {
                                         Uniform({4}, dtype, 82, 0.5, 2.0),
                                         Uniform({3, 1}, dtype, 83, 0.5, 2.0),
                                         scalar_tensor(1.75, dtype),
-                                        Transposed(Uniform({3, 4}, dtype, 84, 0.5, 2.0)),
+                                        TransposedCopy(Uniform({3, 4}, dtype, 84, 0.5, 2.0)),
                                         StepSliced(Uniform({3, 4}, dtype, 85, 0.5, 2.0)),
                                         expand(Uniform({4}, dtype, 86, 0.5, 2.0), {3, 4})};
     for (const InPlaceCase& c : InPlaceOps()) {
@@ -1137,7 +1093,7 @@ TEST(BinaryCopyTest, BroadcastsAndReadsAndWritesAnyLayout) {
   EXPECT_TENSOR_EQ(m, F64({7, 7, 7, 8, 8, 8}, {2, 3}));
   copy_(m, scalar_tensor(int64_t{5}));
   EXPECT_TENSOR_EQ(m, F64({5, 5, 5, 5, 5, 5}, {2, 3}));
-  copy_(m, Transposed(F64({1, 2, 3, 4, 5, 6}, {2, 3})));
+  copy_(m, TransposedCopy(F64({1, 2, 3, 4, 5, 6}, {2, 3})));
   EXPECT_TENSOR_EQ(m, F64({1, 2, 3, 4, 5, 6}, {2, 3}));
   // Into a step-sliced view: only the odd columns change.
   Tensor base = zeros({2, 6}, kFloat32);
@@ -1306,7 +1262,7 @@ TEST(BinaryLargeInputTest, ElementwiseKernelsOnThreadsMatchDoubleLoop) {
       if (!all_layouts) continue;
       EXPECT_TRUE(FastNear(c.kernel(s, b), Expected(c.ref, s, b, {kLarge}, dtype)));
       EXPECT_TRUE(FastNear(c.kernel(a2, row), Expected(c.ref, a2, row, {700, 200}, dtype)));
-      EXPECT_TRUE(FastNear(c.kernel(Transposed(a2), StepSliced(reshape(b, {700, 200}))),
+      EXPECT_TRUE(FastNear(c.kernel(TransposedCopy(a2), StepSliced(reshape(b, {700, 200}))),
                            Expected(c.ref, a2, reshape(b, {700, 200}), {700, 200}, dtype)));
     }
     const double rtol = dtype == kFloat32 ? 1e-6 : 1e-14;

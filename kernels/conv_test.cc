@@ -18,6 +18,7 @@
 
 #include "cpu/onednn_conv.h"
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -26,6 +27,10 @@
 namespace ft::kernels {
 namespace {
 
+using ::ft::testing::ForEachIndex;
+using ::ft::testing::NumelOf;
+using ::ft::testing::Rand;
+using ::ft::testing::Ravel;
 using internal::onednn::ConvBackend;
 using Vec = std::vector<double>;
 
@@ -52,14 +57,6 @@ const char* BackendName(ConvBackend b) {
   return b == ConvBackend::kOneDnn ? "onednn" : b == ConvBackend::kIm2Col ? "im2col" : "auto";
 }
 
-// Rand: a `shape` tensor of dtype `dt` with values uniform in [-1, 1].
-Tensor Rand(const Shape& shape, DType dt, std::mt19937& rng) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  Vec v(static_cast<size_t>(Numel(shape)));
-  for (double& e : v) e = u(rng);
-  return to(tensor(v, shape), dt);
-}
-
 // Make: the oracle's float64 values as a tensor of `shape` and dtype `dt`.
 Tensor Make(const Vec& v, const Shape& shape, DType dt) { return to(tensor(v, shape), dt); }
 
@@ -69,37 +66,6 @@ double Dot(const Tensor& a, const Tensor& b) {
   double s = 0;
   for (size_t i = 0; i < x.size() && i < y.size(); ++i) s += x[i] * y[i];
   return s;
-}
-
-int64_t Prod(const Shape& s) {
-  int64_t p = 1;
-  for (int64_t v : s) p *= v;
-  return p;
-}
-
-// ForEachIndex calls f(idx) for every multi-index of `sizes` in row-major order (once for no
-// dims, never when a size is 0).
-template <typename F>
-void ForEachIndex(const Shape& sizes, F&& f) {
-  for (int64_t v : sizes) {
-    if (v <= 0) return;
-  }
-  Shape idx(sizes.size(), 0);
-  while (true) {
-    f(idx);
-    int64_t i = static_cast<int64_t>(sizes.size()) - 1;
-    for (; i >= 0; --i) {
-      if (++idx[static_cast<size_t>(i)] < sizes[static_cast<size_t>(i)]) break;
-      idx[static_cast<size_t>(i)] = 0;
-    }
-    if (i < 0) return;
-  }
-}
-
-int64_t Flat(const Shape& idx, const Shape& sizes) {
-  int64_t f = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) f = f * sizes[i] + idx[i];
-  return f;
 }
 
 Shape Spatial(const Tensor& t, int64_t n) {
@@ -123,7 +89,7 @@ Tensor ConvLoop(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] = (in[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1;
   }
-  const int64_t I = Prod(in), K = Prod(k), L = Prod(out);
+  const int64_t I = NumelOf(in), K = NumelOf(k), L = NumelOf(out);
   Vec y(static_cast<size_t>(N * O * L), 0.0);
   for (int64_t b = 0; b < N; ++b) {
     for (int64_t o = 0; o < O; ++o) {
@@ -138,11 +104,11 @@ Tensor ConvLoop(const Tensor& x, const Tensor& w, const std::optional<Tensor>& b
               if (pos < 0 || pos >= in[i]) return;
               at = at * in[i] + pos;
             }
-            acc += wv[static_cast<size_t>((o * Cg + c) * K + Flat(kk, k))] *
+            acc += wv[static_cast<size_t>((o * Cg + c) * K + Ravel(kk, k))] *
                    xv[static_cast<size_t>((b * C + g * Cg + c) * I + at)];
           });
         }
-        y[static_cast<size_t>((b * O + o) * L + Flat(q, out))] = acc;
+        y[static_cast<size_t>((b * O + o) * L + Ravel(q, out))] = acc;
       });
     }
   }
@@ -169,7 +135,7 @@ Tensor ConvTransposeLoop(const Tensor& x, const Tensor& w, const std::optional<T
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] = (in[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1;
   }
-  const int64_t I = Prod(in), K = Prod(k), L = Prod(out);
+  const int64_t I = NumelOf(in), K = NumelOf(k), L = NumelOf(out);
   Vec y(static_cast<size_t>(N * O * L), 0.0);
   for (int64_t b = 0; b < N; ++b) {
     for (int64_t o = 0; o < O; ++o) {
@@ -180,7 +146,7 @@ Tensor ConvTransposeLoop(const Tensor& x, const Tensor& w, const std::optional<T
     for (int64_t ci = 0; ci < Cin; ++ci) {
       const int64_t g = ci / Cg;
       ForEachIndex(in, [&](const Shape& q) {
-        const double xval = xv[static_cast<size_t>((b * Cin + ci) * I + Flat(q, in))];
+        const double xval = xv[static_cast<size_t>((b * Cin + ci) * I + Ravel(q, in))];
         for (int64_t oc = 0; oc < Og; ++oc) {
           ForEachIndex(k, [&](const Shape& kk) {
             int64_t at = 0;
@@ -190,7 +156,7 @@ Tensor ConvTransposeLoop(const Tensor& x, const Tensor& w, const std::optional<T
               at = at * out[i] + pos;
             }
             y[static_cast<size_t>((b * O + g * Og + oc) * L + at)] +=
-                xval * wv[static_cast<size_t>((ci * Og + oc) * K + Flat(kk, k))];
+                xval * wv[static_cast<size_t>((ci * Og + oc) * K + Ravel(kk, k))];
           });
         }
       });
@@ -213,7 +179,7 @@ Tensor WeightGradLoop(const Tensor& x, const Shape& weight_size, const Tensor& g
   const int64_t O = weight_size[0], Cg = weight_size[1], Og = O / groups;
   const Shape in = Spatial(x, n), out = Spatial(gy, n);
   const Shape k(weight_size.begin() + 2, weight_size.end());
-  const int64_t I = Prod(in), K = Prod(k), L = Prod(out);
+  const int64_t I = NumelOf(in), K = NumelOf(k), L = NumelOf(out);
   Vec dw(static_cast<size_t>(O * Cg * K), 0.0);
   for (int64_t o = 0; o < O; ++o) {
     const int64_t g = o / Og;
@@ -228,11 +194,11 @@ Tensor WeightGradLoop(const Tensor& x, const Shape& weight_size, const Tensor& g
               if (pos < 0 || pos >= in[i]) return;
               at = at * in[i] + pos;
             }
-            acc += gv[static_cast<size_t>((b * O + o) * L + Flat(q, out))] *
+            acc += gv[static_cast<size_t>((b * O + o) * L + Ravel(q, out))] *
                    xv[static_cast<size_t>((b * C + g * Cg + c) * I + at)];
           });
         }
-        dw[static_cast<size_t>((o * Cg + c) * K + Flat(kk, k))] = acc;
+        dw[static_cast<size_t>((o * Cg + c) * K + Ravel(kk, k))] = acc;
       });
     }
   }
@@ -330,7 +296,7 @@ struct ConvCase {
     s.insert(s.end(), kernel.begin(), kernel.end());
     return s;
   }
-  int64_t Terms() const { return cg * Prod(kernel) + 1; }
+  int64_t Terms() const { return cg * NumelOf(kernel) + 1; }
   std::string Describe() const {
     return "n=" + std::to_string(n) + " N=" + std::to_string(batch) +
            " groups=" + std::to_string(groups) + " C/g=" + std::to_string(cg) +
@@ -719,7 +685,7 @@ TEST(ConvTest, BlockedAndDepthwiseProblems) {
       SCOPED_TRACE(BackendName(be));
       ScopedConvBackend backend(be);
       EXPECT_TENSOR_NEAR(Conv(n, x, w, b, c.s, c.p, c.d, c.groups), want,
-                         FloatTol(c.w[1] * Prod(Shape(c.w.begin() + 2, c.w.end()))));
+                         FloatTol(c.w[1] * NumelOf(Shape(c.w.begin() + 2, c.w.end()))));
       EXPECT_EQ(RanOnOneDnn(), be == ConvBackend::kOneDnn);
     }
   }
@@ -875,7 +841,7 @@ TEST(ConvTransposeTest, MatchesLoopInFloat32OnBothBackends) {
         ScopedConvBackend backend(be);
         EXPECT_TENSOR_NEAR(
             ConvT(n, x, w, b, c.stride, c.padding, c.output_padding, c.groups, c.dilation), want,
-            FloatTol(c.cg * Prod(c.kernel) + 1));
+            FloatTol(c.cg * NumelOf(c.kernel) + 1));
         if (be == ConvBackend::kOneDnn) {
           ++tried;
           on_onednn += RanOnOneDnn();
@@ -977,7 +943,7 @@ TEST(ConvWeightGradTest, MatchesLoopInFloat32OnBothBackends) {
                                  c.dilation, c.groups);
       const Tensor gy = Rand(ys, kFloat32, rng);
       const Tensor want = WeightGradLoop(x, ws, gy, c.stride, c.padding, c.dilation, c.groups);
-      const int64_t terms = (c.batched ? c.batch : 1) * Prod(Shape(ys.end() - n, ys.end()));
+      const int64_t terms = (c.batched ? c.batch : 1) * NumelOf(Shape(ys.end() - n, ys.end()));
       for (ConvBackend be : kBackends) {
         SCOPED_TRACE(c.Describe() + " " + BackendName(be));
         ScopedConvBackend backend(be);

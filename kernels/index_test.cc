@@ -10,22 +10,29 @@
 // split / chunk checked by their hand-computed storage offsets.
 #include "kernels/index.h"
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 
 namespace ft::kernels {
 namespace {
+
+using ::ft::testing::FromDoubles;
+using ::ft::testing::NumelOf;
+using ::ft::testing::RandomInts;
+using ::ft::testing::RandomValues;
+using ::ft::testing::Ravel;
+using ::ft::testing::Strided;
+using ::ft::testing::Unravel;
 
 using Ints = std::vector<int64_t>;
 using Doubles = std::vector<double>;
@@ -34,74 +41,6 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 Ints Vec(IntArrayRef s) { return Ints(s.begin(), s.end()); }
-
-int64_t NumelOf(const Ints& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
-Ints Unravel(int64_t linear, const Ints& shape) {
-  Ints idx(shape.size());
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    idx[d] = linear % shape[d];
-    linear /= shape[d];
-  }
-  return idx;
-}
-
-int64_t Ravel(const Ints& idx, const Ints& shape) {
-  int64_t linear = 0;
-  for (size_t d = 0; d < shape.size(); ++d) linear = linear * shape[d] + idx[d];
-  return linear;
-}
-
-Tensor FromDoubles(const Doubles& v, const Ints& shape, DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return tensor(std::vector<float>(v.begin(), v.end()), shape);
-    case DType::kFloat64:
-      return tensor(v, shape);
-    case DType::kInt64: {
-      Ints w;
-      for (double e : v) w.push_back(static_cast<int64_t>(e));
-      return tensor(w, shape);
-    }
-    case DType::kBool: {
-      std::vector<bool> w;
-      for (double e : v) w.push_back(e != 0);
-      return tensor(w, shape);
-    }
-  }
-  return Tensor();
-}
-
-// RandomValues: values exactly representable in `dtype` (small integers for int64, 0/1 for
-// bool, float32-rounded for float32).
-Doubles RandomValues(int64_t n, DType dtype, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-3.0, 3.0);
-  Doubles v(static_cast<size_t>(n));
-  for (double& e : v) {
-    const double r = u(rng);
-    e = dtype == kBool ? (r > 0) : dtype == kInt64 ? std::floor(r * 10) : r;
-    if (dtype == kFloat32) e = static_cast<float>(e);
-  }
-  return v;
-}
-
-Ints RandomIndex(int64_t n, int64_t hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> u(0, hi - 1);
-  Ints v(static_cast<size_t>(n));
-  for (int64_t& e : v) e = u(rng);
-  return v;
-}
-
-Tensor Strided(const Tensor& base, const Ints& sizes, const Ints& strides, int64_t offset) {
-  return MakeDense(base.storage(), base.dtype(), Shape(sizes.begin(), sizes.end()),
-                   Shape(strides.begin(), strides.end()), offset);
-}
 
 // TransposedLayout: t's values (rank >= 2) stored with the last two dims swapped in memory,
 // at storage offset 3: a non-contiguous input built by hand.
@@ -166,7 +105,7 @@ TEST(IndexKernelIndexSelectTest, EveryDimDTypeAndLayoutAgainstLoop) {
     const Tensor x = FromDoubles(xv, xs, dtype);
     for (int64_t dim : {0, 1, 2, -1, -3}) {
       const int64_t d = dim < 0 ? dim + 3 : dim;
-      const Ints idx = RandomIndex(7, xs[d], 10 + static_cast<uint32_t>(d));  // with repeats
+      const Ints idx = RandomInts(7, 0, xs[d], 10 + static_cast<uint32_t>(d));  // with repeats
       Ints out_shape = xs;
       out_shape[d] = 7;
       const Tensor expected =
@@ -208,7 +147,7 @@ TEST(IndexKernelIndexSelectTest, ExpandedRankZeroAndEmpty) {
 TEST(IndexKernelIndexSelectTest, LargeInput) {
   const Ints xs = {400, 200};
   const Doubles xv = RandomValues(80000, kFloat32, 2);
-  const Ints idx = RandomIndex(350, 400, 3);
+  const Ints idx = RandomInts(350, 0, 400, 3);
   const Tensor out = index_select(FromDoubles(xv, xs, kFloat32), 0, tensor(idx, {350}));
   EXPECT_TENSOR_EQ(
       out, FromDoubles(IndexSelectOracle(xv, xs, 0, idx, {350, 200}), {350, 200}, kFloat32));
@@ -258,7 +197,7 @@ TEST(IndexKernelGatherTest, EveryDimDTypeAndLayoutAgainstLoop) {
       // Smaller than x in the other dims, larger along d.
       Ints is = {2, 3, 4};
       is[d] = 6;
-      const Ints index = RandomIndex(NumelOf(is), xs[d], 20 + static_cast<uint32_t>(d));
+      const Ints index = RandomInts(NumelOf(is), 0, xs[d], 20 + static_cast<uint32_t>(d));
       const Tensor expected = FromDoubles(GatherOracle(xv, xs, d, index, is), is, dtype);
       for (const auto& [name, xl] : Layouts(x)) {
         for (const auto& [iname, il] : Layouts(tensor(index, is))) {
@@ -340,7 +279,7 @@ TEST(IndexKernelScatterAddTest, EveryDimDTypeAndLayoutAgainstLoop) {
       const int64_t d = dim < 0 ? dim + 3 : dim;
       Ints is = {2, 3, 4};
       is[d] = 4;  // index may be longer than x along d (repeats accumulate)
-      const Ints index = RandomIndex(NumelOf(is), xs[d], 30 + static_cast<uint32_t>(d));
+      const Ints index = RandomInts(NumelOf(is), 0, xs[d], 30 + static_cast<uint32_t>(d));
       const Tensor expected =
           FromDoubles(ScatterAddOracle(xv, xs, d, index, is, sv, ss, dtype == kBool), xs, dtype);
       for (const auto& [name, xl] : Layouts(x)) {
@@ -473,7 +412,7 @@ TEST(IndexKernelTakeAlongDimTest, BroadcastsEveryDimButTheTakenOne) {
                                         << " indices " << ShapeToString(c.is));
       const int64_t d = c.dim < 0 ? c.dim + 3 : c.dim;
       const Doubles xv = RandomValues(NumelOf(c.xs), dtype, 8);
-      const Ints idx = RandomIndex(NumelOf(c.is), c.xs[d], 9);
+      const Ints idx = RandomInts(NumelOf(c.is), 0, c.xs[d], 9);
       const Tensor expected =
           FromDoubles(TakeAlongDimOracle(xv, c.xs, d, idx, c.is, c.b), c.b, dtype);
       for (const auto& [name, xl] : Layouts(FromDoubles(xv, c.xs, dtype))) {

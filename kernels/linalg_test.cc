@@ -24,6 +24,7 @@
 #include "cpu/cpu_capability.h"
 #include "cpu/parallel.h"
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -33,25 +34,13 @@ namespace ft::kernels {
 namespace {
 
 using ::ft::testing::NonContiguousCopy;
+using ::ft::testing::Rand;
 using ::ft::testing::ScopedCpuCapability;
+using ::ft::testing::ShapeOf;
 using ::ft::testing::TensorNear;
+using ::ft::testing::TransposedCopy;
 
 // ---- inputs ----
-
-// Rand: seeded values of `dtype`: uniform in [-1, 1) for the float dtypes, integers in
-// [-4, 4] for int64 (every product and sum of them is exact).
-Tensor Rand(IntArrayRef shape, DType dtype, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<double> v(static_cast<size_t>(Numel(shape)));
-  if (dtype == kInt64) {
-    std::uniform_int_distribution<int> d(-4, 4);
-    for (double& e : v) e = d(rng);
-  } else {
-    std::uniform_real_distribution<double> d(-1.0, 1.0);
-    for (double& e : v) e = d(rng);
-  }
-  return to(tensor(v, shape), dtype);
-}
 
 // WellConditioned: a batch of [n, n] matrices, random plus n on the diagonal (diagonally
 // dominant, so invertible with a small condition number).
@@ -65,10 +54,6 @@ Tensor WellConditioned(IntArrayRef batch, int64_t n, DType dtype, uint32_t seed)
   }
   return to(tensor(v, shape), dtype);
 }
-
-// Transposed: t's values with its last two dims stored transposed (outer stride 1, the
-// column-major view the GEMM maps in place).
-Tensor Transposed(const Tensor& t) { return transpose(contiguous(transpose(t, -2, -1)), -2, -1); }
 
 // Padded: t's values in rows of a wider buffer (row stride = cols + 3), starting at offset 1.
 Tensor Padded(const Tensor& t) {
@@ -104,7 +89,7 @@ Tensor WithLayout(const Tensor& t, Layout l) {
     case Layout::kContiguous:
       return t;
     case Layout::kTransposed:
-      return Transposed(t);
+      return TransposedCopy(t);
     case Layout::kStrided:
       return NonContiguousCopy(t);
     case Layout::kPadded:
@@ -114,8 +99,6 @@ Tensor WithLayout(const Tensor& t, Layout l) {
 }
 
 // ---- oracles ----
-
-Shape ShapeOf(const Tensor& t) { return Shape(t.sizes().begin(), t.sizes().end()); }
 
 // Expected: a tensor of `dtype` holding `values` (exact for int64 values under 2^53).
 Tensor Expected(const std::vector<double>& values, IntArrayRef shape, DType dtype) {
@@ -386,12 +369,12 @@ TEST(Matmul, SlicedAndPermutedBatchesMatchLoops) {
     const Tensor m = Rand({4, 5}, dtype, 27);
     ExpectMatmul(matmul(m, vcols), m, vcols, dtype, "matrix @ permuted columns");
     // Transposed matrix @ a stepped batch of columns (the batch-as-GEMM path).
-    const Tensor tm = Transposed(m);
+    const Tensor tm = TransposedCopy(m);
     const Tensor scols = slice(Rand({6, 5, 1}, dtype, 28), 0, 0, std::nullopt, 2);
     ExpectMatmul(matmul(tm, scols), tm, scols, dtype, "transposed matrix @ stepped columns");
     const Tensor ncols = NonContiguousCopy(Rand({4, 5, 1}, dtype, 29));
     ExpectMatmul(matmul(tm, ncols), tm, ncols, dtype, "transposed matrix @ strided columns");
-    const Tensor rcols = Transposed(Rand({4, 5, 1}, dtype, 30));
+    const Tensor rcols = TransposedCopy(Rand({4, 5, 1}, dtype, 30));
     ExpectMatmul(matmul(m, rcols), m, rcols, dtype, "matrix @ transposed columns");
   }
 }
@@ -423,7 +406,7 @@ TEST(Matmul, RandomShapesLayoutsAndDTypesMatchLoops) {
     const auto layout = [&](const Tensor& t) {
       switch (pick(6)) {
         case 1:
-          return t.dim() >= 2 ? Transposed(t) : t;
+          return t.dim() >= 2 ? TransposedCopy(t) : t;
         case 2:
           return NonContiguousCopy(t);
         case 3:
@@ -496,7 +479,7 @@ TEST(Matmul, Int64IsExactAndWrapsAroundLikeTorch) {
   }
   const Tensor a = tensor(av, {2, 2}), b = tensor(bv, {2, 2});
   EXPECT_TENSOR_EQ(matmul(a, b), tensor(want, {2, 2}));
-  EXPECT_TENSOR_EQ(mm(Transposed(a), b), tensor(want, {2, 2}));
+  EXPECT_TENSOR_EQ(mm(TransposedCopy(a), b), tensor(want, {2, 2}));
   EXPECT_TENSOR_EQ(bmm(unsqueeze(a, 0), unsqueeze(b, 0)), tensor(want, {1, 2, 2}));
   // Large exact values stay exact (no detour through double).
   const int64_t e = (int64_t{1} << 53) + 1;
@@ -577,14 +560,14 @@ TEST_F(ThreadCount, LargeProductsSplitOverThreadsMatchLoops) {
   // unit's GEMM (float) and Eigen's (int64).
   for (DType dtype : {kFloat32, kFloat64, kInt64}) {
     const Tensor a = Rand({256, 128}, dtype, 1), b = Rand({128, 128}, dtype, 2);
-    check(dtype == kFloat64 ? Transposed(a) : a, b, std::string(DTypeName(dtype)) + " product");
+    check(dtype == kFloat64 ? TransposedCopy(a) : a, b, std::string(DTypeName(dtype)) + " product");
   }
   // 256 products of 16 x 32 x 32: split by batch items.
-  check(Rand({256, 16, 32}, kFloat32, 3), Transposed(Rand({256, 32, 32}, kFloat32, 4)),
+  check(Rand({256, 16, 32}, kFloat32, 3), TransposedCopy(Rand({256, 32, 32}, kFloat32, 4)),
         "float32 batch");
   // One 32 x 64 matrix @ 2048 columns (2^22 multiply-adds), as one GEMM.
   for (DType dtype : {kFloat32, kInt64}) {
-    check(Transposed(Rand({32, 64}, dtype, 5)), Rand({2048, 64, 1}, dtype, 6),
+    check(TransposedCopy(Rand({32, 64}, dtype, 5)), Rand({2048, 64, 1}, dtype, 6),
           std::string(DTypeName(dtype)) + " columns");
   }
   // 64 outer products of 256 x 256 float32 (2^22 elements, 16 MB): streaming stores.
@@ -605,7 +588,7 @@ TEST(Matmul, EveryCpuCapabilityMatchesLoops) {
                                     {1, 200, 1}}) {
         const Tensor a = Rand({m, k}, dtype, 1), b = Rand({k, n}, dtype, 2);
         ExpectMatmul(matmul(a, b), a, b, dtype, name, 1e-4);
-        ExpectMatmul(matmul(Transposed(a), NonContiguousCopy(b)), a, b, dtype,
+        ExpectMatmul(matmul(TransposedCopy(a), NonContiguousCopy(b)), a, b, dtype,
                      name + " transposed @ strided", 1e-4);
         const Tensor ab = Rand({3, m, k}, dtype, 3), bb = Rand({3, k, n}, dtype, 4);
         ExpectMatmul(matmul(ab, bb), ab, bb, dtype, name + " batch", 1e-4);
@@ -779,7 +762,7 @@ TEST(Linear, MatchesLoopsWithAndWithoutBias) {
     ExpectLinear(x, w, Rand({2, 4, 3}, dtype, 6), dtype, name + " full bias");
     ExpectLinear(x, w, Rand({}, dtype, 7), dtype, name + " rank-0 bias");
     // Non-contiguous operands: a transposed (row-major) weight, a strided x, an expanded bias.
-    ExpectLinear(NonContiguousCopy(x), Transposed(w), expand(Rand({1}, dtype, 8), {3}), dtype,
+    ExpectLinear(NonContiguousCopy(x), TransposedCopy(w), expand(Rand({1}, dtype, 8), {3}), dtype,
                  name + " layouts");
     ExpectLinear(x, NonContiguousCopy(w), NonContiguousCopy(bias), dtype, name + " strided w");
     ExpectLinear(x, expand(Rand({1, 5}, dtype, 12), {3, 5}), bias, dtype, name + " expanded w");
@@ -889,8 +872,8 @@ TEST(LinalgSolve, SolvesMatricesVectorsAndBroadcastBatches) {
                                " B " + ShapeToString(c.b);
       const double tol = dtype == kFloat32 ? 1e-5 : 1e-13;
       ExpectSolves(linalg_solve(a, b), a, b, c.vector, tol, what);
-      ExpectSolves(linalg_solve(Transposed(a), NonContiguousCopy(b)), Transposed(a), b, c.vector,
-                   tol, what + " non-contiguous");
+      ExpectSolves(linalg_solve(TransposedCopy(a), NonContiguousCopy(b)), TransposedCopy(a), b,
+                   c.vector, tol, what + " non-contiguous");
     }
   }
   // 1 x 1: x = b / a, worked by hand.
@@ -991,7 +974,7 @@ TEST(LinalgSolveTriangular, MatchesSubstitutionAndReadsOnlyItsTriangle) {
       const Tensor expected = Expected(want, {3, 4, 2}, dtype);
       const double tol = dtype == kFloat32 ? 1e-5 : 1e-13;
       EXPECT_TENSOR_NEAR(linalg_solve_triangular(a, b, upper), expected, tol) << what;
-      EXPECT_TENSOR_NEAR(linalg_solve_triangular(Transposed(a), NonContiguousCopy(b), upper),
+      EXPECT_TENSOR_NEAR(linalg_solve_triangular(TransposedCopy(a), NonContiguousCopy(b), upper),
                          expected, tol)
           << what << " non-contiguous";
       // A broadcast over a batch of B and B broadcast over a batch of A.
@@ -1102,7 +1085,7 @@ TEST(Cholesky, FactorsSpdMatrices) {
     const std::string name(DTypeName(dtype));
     const Tensor a = Spd({2, 3}, 5, dtype, 1);
     ExpectCholeskyFactor(cholesky(a), a, tol, name + " batch");
-    ExpectCholeskyFactor(cholesky(Transposed(a)), a, tol, name + " transposed");
+    ExpectCholeskyFactor(cholesky(TransposedCopy(a)), a, tol, name + " transposed");
     ExpectCholeskyFactor(cholesky(NonContiguousCopy(a)), a, tol, name + " strided");
     const Tensor one = Spd({1}, 4, dtype, 2);
     const Tensor e = expand(one, {3, 4, 4});
@@ -1163,7 +1146,7 @@ TEST(Inverse, InvertsMatrices) {
     const std::string name(DTypeName(dtype));
     const Tensor a = WellConditioned({2, 3}, 4, dtype, 1);
     ExpectInverse(inverse(a), a, tol, name + " batch");
-    ExpectInverse(inverse(Transposed(a)), Transposed(a), tol, name + " transposed");
+    ExpectInverse(inverse(TransposedCopy(a)), TransposedCopy(a), tol, name + " transposed");
     ExpectInverse(inverse(NonContiguousCopy(a)), a, tol, name + " strided");
     const Tensor e = expand(WellConditioned({1}, 3, dtype, 2), {2, 3, 3});
     ExpectInverse(inverse(e), e, tol, name + " expanded batch");
@@ -1197,7 +1180,7 @@ TEST(Slogdet, TriangularAndPermutationMatricesByHand) {
     auto [s, l] = slogdet(tri);
     EXPECT_TENSOR_NEAR(s, to(scalar_tensor(-1.0), dtype), 0);
     EXPECT_TENSOR_NEAR(l, to(scalar_tensor(std::log(3.0)), dtype), 1e-6);
-    auto [s2, l2] = slogdet(Transposed(tri));  // lower triangular, same det
+    auto [s2, l2] = slogdet(TransposedCopy(tri));  // lower triangular, same det
     EXPECT_TENSOR_NEAR(s2, to(scalar_tensor(-1.0), dtype), 0);
     EXPECT_TENSOR_NEAR(l2, to(scalar_tensor(std::log(3.0)), dtype), 1e-6);
     // Permutations: a swap is odd (det -1), a 3-cycle even (det 1); scaled by 2: |det| 8.
@@ -1235,7 +1218,7 @@ TEST(Slogdet, RandomMatricesMatchLaplaceExpansion) {
   for (DType dtype : {kFloat32, kFloat64}) {
     const Tensor a = Rand({2, 3, 4, 4}, dtype, 5);
     for (const Tensor& x :
-         {a, Transposed(a), NonContiguousCopy(a), expand(select(a, 0, 0), {2, 3, 4, 4})}) {
+         {a, TransposedCopy(a), NonContiguousCopy(a), expand(select(a, 0, 0), {2, 3, 4, 4})}) {
       const Matrices m = ReadMatrices(x, true);
       std::vector<double> sign, logabs;
       for (int64_t b = 0; b < 6; ++b) {
@@ -1262,7 +1245,7 @@ TEST(Logdet, LogOfDetNanWhenNegativeMinusInfWhenSingular) {
     const double inf = std::numeric_limits<double>::infinity();
     EXPECT_TRUE(
         TensorNear(logdet(a), to(tensor({std::log(6.0), std::nan(""), -inf}), dtype), 1e-6));
-    EXPECT_TENSOR_NEAR(logdet(Transposed(a)),
+    EXPECT_TENSOR_NEAR(logdet(TransposedCopy(a)),
                        to(tensor({std::log(6.0), std::nan(""), -inf}), dtype), 1e-6);
     const Tensor spd = Spd({}, 3, dtype, 3);
     const std::vector<double> v = spd.to_vector<double>();

@@ -14,11 +14,11 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -28,21 +28,13 @@
 namespace ft::kernels {
 namespace {
 
+using ::ft::testing::RandomInts;
+using ::ft::testing::TransposedCopy;
+using ::ft::testing::Uniform;
+
 const std::vector<DType> kFloatDTypes = {kFloat32, kFloat64};
 const std::vector<int64_t> kReductions = {kLossNone, kLossMean, kLossSum};
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Seeded uniform values in [lo, hi) as a tensor of `dtype`.
-Tensor Uniform(IntArrayRef shape, DType dtype, uint32_t seed, double lo = -2, double hi = 2) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(static_cast<size_t>(Numel(shape)));
-  for (double& e : v) e = u(rng);
-  return to(tensor(v, shape), dtype);
-}
-
-// A transposed-storage copy of a rank-2 tensor (same values, strides [1, rows]).
-Tensor TransposedCopy(const Tensor& t) { return transpose(clone(transpose(t, 0, 1)), 0, 1); }
 
 // t's values broadcast to `shape`, row-major, in double.
 std::vector<double> Values(const Tensor& t, IntArrayRef shape) {
@@ -559,10 +551,7 @@ void CheckCrossEntropy(const Tensor& x, const Tensor& target, const std::optiona
 // to ignore_index.
 Tensor Labels(IntArrayRef shape, int64_t c, uint32_t seed, const std::vector<size_t>& ignored = {},
               int64_t ignore_index = -100) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> u(0, c - 1);
-  std::vector<int64_t> v(static_cast<size_t>(Numel(shape)));
-  for (int64_t& e : v) e = u(rng);
+  std::vector<int64_t> v = RandomInts(Numel(shape), 0, c, seed);
   for (size_t i : ignored) v[i] = ignore_index;
   return tensor(v, shape);
 }

@@ -20,12 +20,21 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 
 namespace ft::kernels {
 namespace {
+
+using ::ft::testing::FromDoubles;
+using ::ft::testing::NumelOf;
+using ::ft::testing::RandomInts;
+using ::ft::testing::RandomValues;
+using ::ft::testing::Ravel;
+using ::ft::testing::Strided;
+using ::ft::testing::Unravel;
 
 using Ints = std::vector<int64_t>;
 using Doubles = std::vector<double>;
@@ -34,73 +43,6 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 Ints Vec(IntArrayRef s) { return Ints(s.begin(), s.end()); }
-
-int64_t NumelOf(const Ints& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
-Ints Unravel(int64_t linear, const Ints& shape) {
-  Ints idx(shape.size());
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    idx[d] = linear % shape[d];
-    linear /= shape[d];
-  }
-  return idx;
-}
-
-int64_t Ravel(const Ints& idx, const Ints& shape) {
-  int64_t linear = 0;
-  for (size_t d = 0; d < shape.size(); ++d) linear = linear * shape[d] + idx[d];
-  return linear;
-}
-
-Tensor FromDoubles(const Doubles& v, const Ints& shape, DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return tensor(std::vector<float>(v.begin(), v.end()), shape);
-    case DType::kFloat64:
-      return tensor(v, shape);
-    case DType::kInt64: {
-      Ints w;
-      for (double e : v) w.push_back(static_cast<int64_t>(e));
-      return tensor(w, shape);
-    }
-    case DType::kBool: {
-      std::vector<bool> w;
-      for (double e : v) w.push_back(e != 0);
-      return tensor(w, shape);
-    }
-  }
-  return Tensor();
-}
-
-// RandomValues: values exactly representable in `dtype`.
-Doubles RandomValues(int64_t n, DType dtype, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-3.0, 3.0);
-  Doubles v(static_cast<size_t>(n));
-  for (double& e : v) {
-    const double r = u(rng);
-    e = dtype == kBool ? (r > 0) : dtype == kInt64 ? std::floor(r * 10) : r;
-    if (dtype == kFloat32) e = static_cast<float>(e);
-  }
-  return v;
-}
-
-Ints RandomInts(int64_t n, int64_t lo, int64_t hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> u(lo, hi - 1);
-  Ints v(static_cast<size_t>(n));
-  for (int64_t& e : v) e = u(rng);
-  return v;
-}
-
-Tensor Strided(const Tensor& base, const Ints& sizes, const Ints& strides, int64_t offset) {
-  return MakeDense(base.storage(), base.dtype(), Shape(sizes.begin(), sizes.end()),
-                   Shape(strides.begin(), strides.end()), offset);
-}
 
 // TransposedLayout: t's values (rank >= 2) stored with the last two dims swapped in memory,
 // at storage offset 3.

@@ -15,12 +15,12 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -30,17 +30,10 @@
 namespace ft::kernels {
 namespace {
 
+using ::ft::testing::Uniform;
+
 const std::vector<DType> kFloatDTypes = {kFloat32, kFloat64};
 const double kInf = std::numeric_limits<double>::infinity();
-
-// Seeded uniform values in [lo, hi) as a tensor of `dtype`.
-Tensor Uniform(IntArrayRef shape, DType dtype, uint32_t seed, double lo = -2, double hi = 2) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<double> v(static_cast<size_t>(Numel(shape)));
-  for (double& e : v) e = u(rng);
-  return to(tensor(v, shape), dtype);
-}
 
 // The same values with the storage order of dims 0 and last swapped (non-contiguous).
 Tensor Transposed(const Tensor& t) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -28,6 +29,10 @@
 namespace ft::kernels {
 namespace {
 
+using ::ft::testing::ForEachIndex;
+using ::ft::testing::NumelOf;
+using ::ft::testing::Rand;
+using ::ft::testing::Ravel;
 using Vec = std::vector<double>;
 using IVec = std::vector<int64_t>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -36,36 +41,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // ---- Helpers. ----
 
 Tensor Make(const Vec& v, const Shape& shape, DType dt) { return to(tensor(v, shape), dt); }
-
-int64_t Prod(const Shape& s) {
-  int64_t p = 1;
-  for (int64_t v : s) p *= v;
-  return p;
-}
-
-// ForEachIndex calls f(idx) for every multi-index of `sizes` in row-major order.
-template <typename F>
-void ForEachIndex(const Shape& sizes, F&& f) {
-  for (int64_t v : sizes) {
-    if (v <= 0) return;
-  }
-  Shape idx(sizes.size(), 0);
-  while (true) {
-    f(idx);
-    int64_t i = static_cast<int64_t>(sizes.size()) - 1;
-    for (; i >= 0; --i) {
-      if (++idx[static_cast<size_t>(i)] < sizes[static_cast<size_t>(i)]) break;
-      idx[static_cast<size_t>(i)] = 0;
-    }
-    if (i < 0) return;
-  }
-}
-
-int64_t Flat(const Shape& idx, const Shape& sizes) {
-  int64_t f = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) f = f * sizes[i] + idx[i];
-  return f;
-}
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
@@ -86,7 +61,7 @@ Layout Split(const Tensor& x, int64_t n) {
   Layout l;
   l.lead.assign(x.sizes().begin(), x.sizes().end() - n);
   l.in.assign(x.sizes().end() - n, x.sizes().end());
-  l.planes = Prod(l.lead);
+  l.planes = NumelOf(l.lead);
   return l;
 }
 
@@ -114,7 +89,7 @@ std::tuple<Tensor, Tensor> MaxPoolLoop(const Tensor& x, int64_t n, const Shape& 
     out.push_back(PoolOutRef(l.in[j], k[j], s[j], p[j], d[j], ceil));
   }
   const Vec xv = x.to_vector<double>();
-  const int64_t I = Prod(l.in);
+  const int64_t I = NumelOf(l.in);
   Vec vals;
   IVec idx;
   for (int64_t c = 0; c < l.planes; ++c) {
@@ -127,7 +102,7 @@ std::tuple<Tensor, Tensor> MaxPoolLoop(const Tensor& x, int64_t n, const Shape& 
           pos[i] = q[i] * s[i] - p[i] + kk[i] * d[i];
           if (pos[i] < 0 || pos[i] >= l.in[i]) return;
         }
-        const int64_t at = Flat(pos, l.in);
+        const int64_t at = Ravel(pos, l.in);
         const double v = xv[static_cast<size_t>(c * I + at)];
         if (arg < 0) arg = at;
         if (v > best || std::isnan(v)) {
@@ -154,7 +129,7 @@ Tensor AvgPoolLoop(const Tensor& x, int64_t n, const Shape& k, const Shape& s, c
     out.push_back(PoolOutRef(l.in[j], k[j], s[j], p[j], 1, ceil));
   }
   const Vec xv = x.to_vector<double>();
-  const int64_t I = Prod(l.in);
+  const int64_t I = NumelOf(l.in);
   Vec vals;
   for (int64_t c = 0; c < l.planes; ++c) {
     ForEachIndex(out, [&](const Shape& q) {
@@ -171,7 +146,7 @@ Tensor AvgPoolLoop(const Tensor& x, int64_t n, const Shape& k, const Shape& s, c
         padded += in_padded;
         if (!in_input) return;
         ++inside;
-        sum += xv[static_cast<size_t>(c * I + Flat(pos, l.in))];
+        sum += xv[static_cast<size_t>(c * I + Ravel(pos, l.in))];
       });
       const double divisor = divisor_override ? static_cast<double>(*divisor_override)
                              : count_include_pad ? static_cast<double>(padded)
@@ -193,7 +168,7 @@ std::pair<int64_t, int64_t> AdaptiveWindow(int64_t i, int64_t in, int64_t out) {
 std::tuple<Tensor, Tensor> AdaptiveLoop(const Tensor& x, int64_t n, const Shape& os, bool max) {
   const Layout l = Split(x, n);
   const Vec xv = x.to_vector<double>();
-  const int64_t I = Prod(l.in);
+  const int64_t I = NumelOf(l.in);
   Vec vals;
   IVec idx;
   for (int64_t c = 0; c < l.planes; ++c) {
@@ -209,7 +184,7 @@ std::tuple<Tensor, Tensor> AdaptiveLoop(const Tensor& x, int64_t n, const Shape&
       ForEachIndex(size, [&](const Shape& kk) {
         Shape pos(q.size());
         for (size_t i = 0; i < q.size(); ++i) pos[i] = lo[i] + kk[i];
-        const int64_t at = Flat(pos, l.in);
+        const int64_t at = Ravel(pos, l.in);
         const double v = xv[static_cast<size_t>(c * I + at)];
         sum += v;
         if (arg < 0) arg = at;
@@ -218,7 +193,7 @@ std::tuple<Tensor, Tensor> AdaptiveLoop(const Tensor& x, int64_t n, const Shape&
           arg = at;
         }
       });
-      vals.push_back(max ? best : sum / static_cast<double>(Prod(size)));
+      vals.push_back(max ? best : sum / static_cast<double>(NumelOf(size)));
       idx.push_back(arg);
     });
   }
@@ -266,18 +241,11 @@ PoolCase DrawPoolCase(int64_t n, bool dilated, std::mt19937& rng) {
 // Values from a small set (many ties), now and then NaN or -infinity.
 Tensor DrawValues(const Shape& shape, DType dt, std::mt19937& rng) {
   std::uniform_int_distribution<int> u(0, 40);
-  Vec v(static_cast<size_t>(Prod(shape)));
+  Vec v(static_cast<size_t>(NumelOf(shape)));
   for (double& e : v) {
     const int r = u(rng);
     e = r == 0 ? kNaN : r == 1 ? -kInf : static_cast<double>(r % 5) - 2.0;
   }
-  return Make(v, shape, dt);
-}
-
-Tensor Rand(const Shape& shape, DType dt, std::mt19937& rng) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  Vec v(static_cast<size_t>(Prod(shape)));
-  for (double& e : v) e = u(rng);
   return Make(v, shape, dt);
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -25,6 +26,9 @@
 
 namespace ft::kernels {
 namespace {
+
+using ::ft::testing::TransposedCopy;
+using ::ft::testing::Values;
 
 constexpr int64_t kN = 200000;  // the sample size of the statistical tests
 const std::vector<DType> kAllDTypes = {kFloat32, kFloat64, kInt64, kBool};
@@ -48,18 +52,12 @@ Moments MomentsOf(const std::vector<double>& v) {
 // computes every element's offset, which dominates a fastbuild run at this size).
 std::vector<double> Samples(const Tensor& t) {
   EXPECT_TRUE(t.is_contiguous());
-  if (t.dtype() == kFloat32) {
-    const float* p = t.data<float>();
-    return std::vector<double>(p, p + t.numel());
-  }
-  const double* p = t.data<double>();
-  return std::vector<double>(p, p + t.numel());
+  return Values<double>(t);
 }
 
 std::vector<int64_t> IntSamples(const Tensor& t) {
   EXPECT_TRUE(t.is_contiguous());
-  const int64_t* p = t.data<int64_t>();
-  return std::vector<int64_t>(p, p + t.numel());
+  return Values<int64_t>(t);
 }
 
 // Six standard errors of the mean of n draws of a variable of variance `var`.
@@ -75,7 +73,7 @@ double Float32Draw(uint64_t seed, uint64_t c) {
 // other element, and rows 1..2 of a [4, 3] (contiguous, at a storage offset).
 std::vector<Tensor> Layouts2x3(const std::vector<double>& v, DType dtype) {
   const Tensor c = to(tensor(v, {2, 3}), dtype);
-  const Tensor tr = transpose(clone(transpose(c, 0, 1)), 0, 1);
+  const Tensor tr = TransposedCopy(c);
   const Tensor strided = testing::NonContiguousCopy(c);
   std::vector<double> padded(3, 0.0);
   padded.insert(padded.end(), v.begin(), v.end());

@@ -21,13 +21,12 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "cpu/parallel.h"
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -35,6 +34,13 @@
 
 namespace ft::kernels {
 namespace {
+
+using ::ft::testing::NumelOf;
+using ::ft::testing::ScopedThreads;
+using ::ft::testing::SmallInts;
+using ::ft::testing::TransposedCopy;
+using ::ft::testing::Uniform;
+using ::ft::testing::Values;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -49,28 +55,9 @@ using RowFn = std::function<double(const Vec&)>;
 using SliceFn = std::function<Vec(const Vec&)>;
 using ReduceKernel = std::function<Tensor(const Tensor&, IntArrayRef, bool)>;
 
-// ScopedThreads sets the intra-op thread count for a scope, so the threaded paths run even
-// on a one-core machine.
-class ScopedThreads {
- public:
-  explicit ScopedThreads(int n) : previous_(GetNumThreads()) { SetNumThreads(n); }
-  ~ScopedThreads() { SetNumThreads(previous_); }
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
-
- private:
-  int previous_;
-};
-
 // WrapAdd: a + b with int64 wraparound (PyTorch's integer overflow), without signed UB.
 int64_t WrapAdd(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-
-int64_t NumelOf(IntArrayRef shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
 }
 
 Tensor F64(const Vec& v, IntArrayRef shape) { return tensor(v, shape); }
@@ -82,47 +69,12 @@ Tensor I64(const std::vector<int64_t>& v) { return tensor(v); }
 Tensor Bools(const std::vector<bool>& v, IntArrayRef shape) { return tensor(v, shape); }
 Tensor Bools(const std::vector<bool>& v) { return tensor(v); }
 
-// Uniform: seeded values in [lo, hi) of `dtype` (float64 drawn, then converted).
-Tensor Uniform(IntArrayRef shape, DType dtype, uint32_t seed, double lo = -2.0, double hi = 2.0) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  Vec v(static_cast<size_t>(NumelOf(shape)));
-  for (double& e : v) e = u(rng);
-  return to(tensor(v, shape), dtype);
-}
-
 // WithZeros: Uniform with every 7th element an exact zero (for prod, norm orders 0 and < 0).
 Tensor WithZeros(IntArrayRef shape, DType dtype, uint32_t seed) {
   Vec v = Uniform(shape, kFloat64, seed).to_vector<double>();
   for (size_t i = 0; i < v.size(); i += 7) v[i] = 0.0;
   return to(tensor(v, shape), dtype);
 }
-
-// SmallInts: seeded integers in [lo, hi] of `dtype` (ties are common).
-Tensor SmallInts(IntArrayRef shape, DType dtype, uint32_t seed, int64_t lo = -3, int64_t hi = 3) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int64_t> u(lo, hi);
-  std::vector<int64_t> v(static_cast<size_t>(NumelOf(shape)));
-  for (int64_t& e : v) e = u(rng);
-  return to(tensor(v, shape), dtype);
-}
-
-// Values: t's values in row-major order as T. Contiguous tensors are read straight from
-// memory (to_vector's per-element index arithmetic is slow in fastbuild at 10^5 elements).
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  if (!t.is_contiguous()) return t.to_vector<T>();
-  std::vector<T> out(static_cast<size_t>(t.numel()));
-  VisitDType(t.dtype(), [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    const S* p = static_cast<const S*>(t.impl()->raw_data());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = ConvertElement<T>(p[i]);
-  });
-  return out;
-}
-
-// Transposed: a non-contiguous view (strides swapped) with the values of the matrix m.
-Tensor Transposed(const Tensor& m) { return transpose(contiguous(transpose(m, 0, 1)), 0, 1); }
 
 // StepSliced: a view with the values of t read every second element of its last dim.
 Tensor StepSliced(const Tensor& t) {
@@ -404,7 +356,7 @@ TEST(ReductionTest, NonContiguousInputsMatchDoubleLoop) {
     const Tensor m = WithZeros({4, 6}, dtype, 11);
     const Tensor cube = WithZeros({3, 4, 5}, dtype, 12);
     const std::vector<Tensor> inputs = {
-        Transposed(m),                                          // strides swapped
+        TransposedCopy(m),                                      // strides swapped
         StepSliced(m),                                          // every other element
         transpose(m, 0, 1),                                     // a plain transposed view
         expand(WithZeros({1, 6}, dtype, 13), {4, 6}),           // stride 0 over rows
@@ -537,7 +489,7 @@ TEST(ReductionDTypeTest, AmaxAminKeepIntegerAndBoolDtypes) {
   EXPECT_TENSOR_EQ(amax(x, {1}, false), I64({kI64Max, 5}));
   EXPECT_TENSOR_EQ(amin(x, {1}, false), I64({kI64Min, -3}));
   EXPECT_TENSOR_EQ(amax(x, {0}, false), I64({-3, 5, kI64Max}));
-  EXPECT_TENSOR_EQ(amin(Transposed(x), {}, false), tensor(std::vector<int64_t>{kI64Min}, {}));
+  EXPECT_TENSOR_EQ(amin(TransposedCopy(x), {}, false), tensor(std::vector<int64_t>{kI64Min}, {}));
   const Tensor b = Bools({false, false, true, true, true, true}, {3, 2});
   EXPECT_TENSOR_EQ(amax(b, {1}, false), Bools({false, true, true}));  // any
   EXPECT_TENSOR_EQ(amin(b, {1}, false), Bools({false, true, true}));  // all
@@ -1062,7 +1014,9 @@ TEST(ReductionLinearRecurrenceTest, MatchesDoubleLoopWithBroadcastingAndLayouts)
         {Uniform({3}, dtype, 65), Uniform({4, 3}, dtype, 66), {4, 3}},
         {Uniform({4, 3}, dtype, 67), Uniform({3}, dtype, 68), {4, 3}},
         {scalar_tensor(0.5, dtype), Uniform({2, 5}, dtype, 69), {2, 5}},
-        {Transposed(Uniform({4, 3}, dtype, 70)), StepSliced(Uniform({4, 3}, dtype, 71)), {4, 3}},
+        {TransposedCopy(Uniform({4, 3}, dtype, 70)),
+         StepSliced(Uniform({4, 3}, dtype, 71)),
+         {4, 3}},
         {ReversedLayout(Uniform({2, 3, 4}, dtype, 72)), Uniform({2, 1, 4}, dtype, 73), {2, 3, 4}},
         {Uniform({0, 3}, dtype, 74), Uniform({3}, dtype, 75), {0, 3}},
     };

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -31,12 +32,11 @@ namespace ft::kernels {
 namespace {
 
 using ::ft::testing::NonContiguousCopy;
+using ::ft::testing::ShapeOf;
 using ::ft::testing::TensorEqual;
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Shape ShapeOf(const Tensor& t) { return Shape(t.sizes().begin(), t.sizes().end()); }
 
 // Keys: seeded values of `dtype` with many ties: small integers (float dtypes also get
 // halves, NaNs, infinities and signed zeros); bool is false / true.

@@ -21,15 +21,18 @@
 #include <string>
 #include <vector>
 
-#include "cpu/parallel.h"
 #include "cpu/vecmath.h"
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
 
 namespace ft::kernels {
 namespace {
+
+using ::ft::testing::ScopedThreads;
+using ::ft::testing::Uniform;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -408,12 +411,9 @@ std::vector<AnyCase> AllCases() {
   return all;
 }
 
+// RandomMatrix: a [rows, cols] tensor of `dtype` with seeded values uniform in [c.lo, c.hi).
 Tensor RandomMatrix(const AnyCase& c, int64_t rows, int64_t cols, DType dtype, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(c.lo, c.hi);
-  std::vector<double> v(static_cast<size_t>(rows * cols));
-  for (double& e : v) e = u(rng);
-  return to(tensor(v, {rows, cols}), dtype);
+  return Uniform({rows, cols}, dtype, seed, c.lo, c.hi);
 }
 
 TEST(UnaryKernels, NonContiguousInputsGiveContiguousResultsOfTheRightValues) {
@@ -499,19 +499,7 @@ TEST(UnaryKernels, RankZeroSizeZeroAndSizeOneDims) {
   EXPECT_EQ(sign(empty({0}, kBool)).dtype(), kBool);
 }
 
-// ScopedThreads: the intra-op thread count for a scope (4: at least two chunks run on pool
-// threads whatever the machine).
-class ScopedThreads {
- public:
-  explicit ScopedThreads(int n) : previous_(GetNumThreads()) { SetNumThreads(n); }
-  ~ScopedThreads() { SetNumThreads(previous_); }
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
-
- private:
-  int previous_;
-};
-
+// Four threads, so that at least two chunks run on pool threads whatever the machine.
 TEST(UnaryKernels, InputsPastTheThreadingThresholdMatchTheOracle) {
   ScopedThreads threads(4);
   for (const AnyCase& c : AllCases()) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -25,6 +26,10 @@
 namespace ft::kernels {
 namespace {
 
+using ::ft::testing::ForEachIndex;
+using ::ft::testing::NumelOf;
+using ::ft::testing::Rand;
+using ::ft::testing::Ravel;
 using Vec = std::vector<double>;
 using Scale = std::optional<double>;
 constexpr auto kNone = std::nullopt;
@@ -33,41 +38,12 @@ constexpr auto kNone = std::nullopt;
 
 Tensor Make(const Vec& v, const Shape& shape, DType dt) { return to(tensor(v, shape), dt); }
 
-int64_t Prod(const Shape& s) {
-  int64_t p = 1;
-  for (int64_t v : s) p *= v;
-  return p;
-}
-
 double Dot(const Tensor& a, const Tensor& b) {
   const Vec x = a.to_vector<double>(), y = b.to_vector<double>();
   EXPECT_EQ(x.size(), y.size());
   double s = 0;
   for (size_t i = 0; i < x.size() && i < y.size(); ++i) s += x[i] * y[i];
   return s;
-}
-
-template <typename F>
-void ForEachIndex(const Shape& sizes, F&& f) {
-  for (int64_t v : sizes) {
-    if (v <= 0) return;
-  }
-  Shape idx(sizes.size(), 0);
-  while (true) {
-    f(idx);
-    int64_t i = static_cast<int64_t>(sizes.size()) - 1;
-    for (; i >= 0; --i) {
-      if (++idx[static_cast<size_t>(i)] < sizes[static_cast<size_t>(i)]) break;
-      idx[static_cast<size_t>(i)] = 0;
-    }
-    if (i < 0) return;
-  }
-}
-
-int64_t Flat(const Shape& idx, const Shape& sizes) {
-  int64_t f = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) f = f * sizes[i] + idx[i];
-  return f;
 }
 
 // ---- Oracles: torch 1.13's CPU index arithmetic. ----
@@ -155,7 +131,7 @@ Tensor Resample(const Problem& p, bool linear, const Tensor& src, bool adjoint) 
   const auto taps = AllTaps(p, linear);
   const Shape in_sp(p.input.begin() + 2, p.input.end());
   const Shape& out_sp = p.output_size;
-  const int64_t planes = p.input[0] * p.input[1], I = Prod(in_sp), O = Prod(out_sp);
+  const int64_t planes = p.input[0] * p.input[1], I = NumelOf(in_sp), O = NumelOf(out_sp);
   const Vec v = src.to_vector<double>();
   Vec r(static_cast<size_t>(planes * (adjoint ? I : O)), 0.0);
   for (int64_t c = 0; c < planes; ++c) {
@@ -164,7 +140,7 @@ Tensor Resample(const Problem& p, bool linear, const Tensor& src, bool adjoint) 
       for (size_t i = 0; i < o.size(); ++i) {
         ntaps.push_back(static_cast<int64_t>(taps[i][static_cast<size_t>(o[i])].index.size()));
       }
-      const int64_t at_out = c * O + Flat(o, out_sp);
+      const int64_t at_out = c * O + Ravel(o, out_sp);
       ForEachIndex(ntaps, [&](const Shape& t) {
         Shape pos(o.size());
         double w = 1.0;
@@ -173,7 +149,7 @@ Tensor Resample(const Problem& p, bool linear, const Tensor& src, bool adjoint) 
           pos[i] = d.index[static_cast<size_t>(t[i])];
           w *= d.weight[static_cast<size_t>(t[i])];
         }
-        const int64_t at_in = c * I + Flat(pos, in_sp);
+        const int64_t at_in = c * I + Ravel(pos, in_sp);
         if (adjoint) {
           r[static_cast<size_t>(at_in)] += w * v[static_cast<size_t>(at_out)];
         } else {
@@ -183,13 +159,6 @@ Tensor Resample(const Problem& p, bool linear, const Tensor& src, bool adjoint) 
     });
   }
   return Make(r, adjoint ? p.input : p.OutputShape(), src.dtype());
-}
-
-Tensor Rand(const Shape& shape, DType dt, std::mt19937& rng) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  Vec v(static_cast<size_t>(Prod(shape)));
-  for (double& e : v) e = u(rng);
-  return Make(v, shape, dt);
 }
 
 // DrawProblem: n spatial dims of 1 to 6, outputs from 1 to 9 (up, down, equal), a scale given

@@ -28,6 +28,7 @@
 #include "kernels/binary.h"
 #include "kernels/linalg.h"
 #include "kernels/reduction.h"
+#include "kernels/test_helpers.h"
 #include "kernels/unary.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
@@ -60,13 +61,11 @@ std::vector<Kernel> Kernels() {
           {Fn::kLgamma, [](const Tensor& x) { return lgamma(x); }}};
 }
 
+// Uniform: a `shape` tensor of T with seeded values uniform in [0.05, 3) (inside every
+// function's domain).
 template <typename T>
 Tensor Uniform(IntArrayRef shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0.05, 3);
-  std::vector<T> v(static_cast<size_t>(Numel(shape)));
-  for (T& e : v) e = static_cast<T>(u(rng));
-  return tensor(v, shape);
+  return testing::Uniform(shape, DTypeOf<T>(), seed, 0.05, 3.0);
 }
 
 // Bitwise equality, element by element in row-major order.

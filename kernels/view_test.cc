@@ -10,14 +10,13 @@
 // ops are checked against hand-written index loops over to_vector<double>() values.
 #include "kernels/view.h"
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/test_helpers.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
@@ -25,78 +24,22 @@
 namespace ft::kernels {
 namespace {
 
+using ::ft::testing::FromDoubles;
+using ::ft::testing::NumelOf;
+using ::ft::testing::RandomValues;
+using ::ft::testing::Ravel;
+using ::ft::testing::Strided;
+using ::ft::testing::Unravel;
+
 using Ints = std::vector<int64_t>;
 
 Ints Vec(IntArrayRef s) { return Ints(s.begin(), s.end()); }
-
-int64_t NumelOf(const Ints& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return n;
-}
-
-// Unravel: the row-major multi-index of `linear` in `shape`.
-Ints Unravel(int64_t linear, const Ints& shape) {
-  Ints idx(shape.size());
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    idx[d] = linear % shape[d];
-    linear /= shape[d];
-  }
-  return idx;
-}
-
-int64_t Ravel(const Ints& idx, const Ints& shape) {
-  int64_t linear = 0;
-  for (size_t d = 0; d < shape.size(); ++d) linear = linear * shape[d] + idx[d];
-  return linear;
-}
-
-// FromDoubles: a contiguous tensor of `dtype` holding `v` (converted) in row-major order.
-Tensor FromDoubles(const std::vector<double>& v, const Ints& shape, DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return tensor(std::vector<float>(v.begin(), v.end()), shape);
-    case DType::kFloat64:
-      return tensor(v, shape);
-    case DType::kInt64: {
-      std::vector<int64_t> w;
-      for (double e : v) w.push_back(static_cast<int64_t>(e));
-      return tensor(w, shape);
-    }
-    case DType::kBool: {
-      std::vector<bool> w;
-      for (double e : v) w.push_back(e != 0);
-      return tensor(w, shape);
-    }
-  }
-  return Tensor();
-}
 
 // Iota: a contiguous tensor whose row-major element i holds i.
 Tensor Iota(const Ints& shape, DType dtype = kFloat64) {
   std::vector<double> v(static_cast<size_t>(NumelOf(shape)));
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
   return FromDoubles(v, shape, dtype);
-}
-
-std::vector<double> RandomValues(int64_t n, DType dtype, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-3.0, 3.0);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& e : v) {
-    const double r = u(rng);
-    e = dtype == kBool ? (r > 0) : dtype == kInt64 ? std::floor(r * 10) : r;
-  }
-  if (dtype == kFloat32) {
-    for (double& e : v) e = static_cast<float>(e);
-  }
-  return v;
-}
-
-// Strided: a hand-made view of base's storage (the inputs the kernels must read through).
-Tensor Strided(const Tensor& base, const Ints& sizes, const Ints& strides, int64_t offset) {
-  return MakeDense(base.storage(), base.dtype(), Shape(sizes.begin(), sizes.end()),
-                   Shape(strides.begin(), strides.end()), offset);
 }
 
 // IsView: v shares base's storage and has exactly the given geometry.
