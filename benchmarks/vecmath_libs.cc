@@ -1,4 +1,4 @@
-// ft/benchmarks/vecmath_libs.cc: the measurement behind //tensor:vecmath's choice of SLEEF.
+// ft/benchmarks/vecmath_libs.cc: the measurement behind //cpu:vecmath's choice of SLEEF.
 //
 // Issue 22 asked for vectorized math from a library made for it, measured between the two
 // Debian has: SLEEF 3.5 (libsleef-dev) and Highway 1.0 (libhwy-dev, hwy/contrib/math with

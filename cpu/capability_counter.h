@@ -1,4 +1,4 @@
-// ft/cpu/capability_counter.h  (internal: //tensor:vecmath and //tensor:gemm)
+// ft/cpu/capability_counter.h  (internal: //cpu:vecmath and //cpu:gemm)
 //
 // CapabilityCounter<Family> counts a kernel family's calls per CPU capability, so tests can
 // prove that a kernel took the vector path of the level they set and not a fallback.

@@ -1,10 +1,10 @@
-// ft/cpu/gemm.h  (internal: //tensor:kernels' products call it)
+// ft/cpu/gemm.h  (internal: //kernels' products call it)
 //
 // GEMM on the vector unit ActiveCpuCapability() names: c = a b for float and double
 // matrices, one thread. Eigen 3.4's GEMM and cpu/small_gemm.h are compiled once per
 // capability (gemm_sse2.cc, gemm_avx2.cc, gemm_avx512.cc, each with Eigen's namespace renamed
 // so its instantiations are symbols of their own) and gemm.cc, baseline code, picks the table
-// on every call, as //tensor:vecmath does. The default build's Eigen is SSE2 code; at AVX-512
+// on every call, as //cpu:vecmath does. The default build's Eigen is SSE2 code; at AVX-512
 // the same source runs 4.9x faster on 1024 x 1024 float32 (docs/performance.md, "GEMM").
 //
 // Which kernel runs: products into a contiguous C of at most kSmallGemmMaxWork multiply-adds,

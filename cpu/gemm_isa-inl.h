@@ -1,4 +1,4 @@
-// ft/cpu/gemm_isa-inl.h  (internal to //tensor:gemm)
+// ft/cpu/gemm_isa-inl.h  (internal to //cpu:gemm)
 //
 // The body of one capability's GEMM table, included once by each of gemm_sse2.cc,
 // gemm_avx2.cc and gemm_avx512.cc, which are compiled for their vector unit. The includer

@@ -1,4 +1,4 @@
-// ft/cpu/gemm_table.h  (internal to //tensor:gemm)
+// ft/cpu/gemm_table.h  (internal to //cpu:gemm)
 //
 // One table of GEMM functions per capability, each in a translation unit compiled for its
 // vector unit (gemm_sse2.cc, gemm_avx2.cc, gemm_avx512.cc); gemm.cc, baseline code, picks a

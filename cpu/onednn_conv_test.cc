@@ -158,7 +158,7 @@ TEST(OneDnnConv, ForwardMatchesIm2ColInFloat64) {
     try {
       got = Conv(p, x, w, b);
     } catch (const Error&) {
-      continue;  // no window fits: the same error either way (conv_ops_test covers it)
+      continue;  // no window fits: the same error either way (ops/conv_test covers it)
     }
     if (*internal::onednn::LastImplementation() != '\0') {
       ++ran_on_onednn;

@@ -1,4 +1,4 @@
-// ft/cpu/small_gemm.h (internal to //tensor:kernels)
+// ft/cpu/small_gemm.h (internal to //kernels)
 //
 // SmallGemm: C = A B for small float matrices, without Eigen's GEMM machinery. At sizes
 // like 16 x 16 x 16 (a Jacobian's basis pushed through a 16 x 16 weight) Eigen's general

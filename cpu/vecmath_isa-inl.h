@@ -1,4 +1,4 @@
-// ft/cpu/vecmath_isa-inl.h  (internal to //tensor:vecmath; no include guard on purpose)
+// ft/cpu/vecmath_isa-inl.h  (internal to //cpu:vecmath; no include guard on purpose)
 //
 // The body of one capability's table of vecmath functions. Each vecmath_<isa>.cc defines the
 // macros below and includes this file once, inside an anonymous namespace of its own, so the

@@ -1,4 +1,4 @@
-// ft/cpu/vecmath_table.h  (internal to //tensor:vecmath)
+// ft/cpu/vecmath_table.h  (internal to //cpu:vecmath)
 //
 // One table of array functions per capability. Each table lives in a translation unit of its
 // own, compiled for its vector unit (vecmath_sse2.cc, vecmath_avx2.cc, vecmath_avx512.cc);

@@ -38,6 +38,8 @@ namespace ft::kernels {
 namespace {
 
 using ::ft::testing::ScopedThreads;
+using ::ft::testing::SteppedView;
+using ::ft::testing::TransposedView;
 using ::ft::testing::Uniform;
 
 using LD = long double;
@@ -55,23 +57,6 @@ constexpr LD kZeta3 = 1.202056903159594285399738161511449991L;
 // Enough elements for two chunks of the intra-op split (ParallelRun splits from two grains of
 // kElementwiseGrain = 65536, tensor/loops.h), and not a multiple of a vector.
 constexpr int64_t kLarge = 2 * 65536 + 123;
-
-// ---- Views built by hand (MakeDense), so the layouts do not depend on another kernel ----
-
-Tensor Transposed(const Tensor& t) {
-  return MakeDense(t.storage(), t.dtype(), {t.size(1), t.size(0)}, {t.stride(1), t.stride(0)},
-                   t.storage_offset());
-}
-
-// Stepped: every `step`-th element of dim `d` of t, from `start`.
-Tensor Stepped(const Tensor& t, int64_t d, int64_t start, int64_t step) {
-  Shape sizes(t.sizes().begin(), t.sizes().end());
-  Shape strides(t.strides().begin(), t.strides().end());
-  sizes[d] = (sizes[d] - start + step - 1) / step;
-  strides[d] *= step;
-  return MakeDense(t.storage(), t.dtype(), sizes, strides,
-                   t.storage_offset() + start * t.stride(d));
-}
 
 // ---- The oracles ----
 
@@ -683,9 +668,9 @@ TEST(ActivationKernels, NonContiguousInputsGiveContiguousResultsOfTheRightValues
       const Tensor base = RandomMatrix(c, 6, 5, dtype, 2);
       const std::vector<double> before = base.to_vector<double>();
       const std::vector<std::pair<std::string, Tensor>> views = {
-          {"transposed", Transposed(base)},
-          {"every other column", Stepped(base, 1, 1, 2)},
-          {"every third row", Stepped(base, 0, 1, 3)},
+          {"transposed", TransposedView(base)},
+          {"every other column", SteppedView(base, 1, 1, 2)},
+          {"every third row", SteppedView(base, 0, 1, 3)},
           {"offset rows", MakeDense(base.storage(), dtype, {2, 5}, {5, 1}, 10)},
           {"expanded column", MakeDense(base.storage(), dtype, {6, 4}, {5, 0}, 2)},
           {"expanded row", MakeDense(base.storage(), dtype, {3, 5}, {0, 1}, 5)},
@@ -701,7 +686,7 @@ TEST(ActivationKernels, NonContiguousInputsGiveContiguousResultsOfTheRightValues
   // int64 through a view: converted, then computed.
   const Tensor i = tensor(std::vector<int64_t>{-3, 1, 4, -1, 5, 9}, {2, 3});
   for (const Case& c : {Find("gelu"), Find("digamma"), Find("hardtanh")}) {
-    const Tensor t = Transposed(i);
+    const Tensor t = TransposedView(i);
     ExpectOracle(c.run(t), t, kFloat32, c, "int64 transposed");
   }
 }
@@ -745,7 +730,7 @@ TEST(ActivationKernels, InputsPastTheThreadingThresholdMatchTheOracle) {
   }
   // Transposed, with inner runs of 700 elements: gathered a 256-element block at a time.
   const Case c = Find("silu");
-  const Tensor t = Transposed(RandomMatrix(c, 10, 700, kFloat32, 6));
+  const Tensor t = TransposedView(RandomMatrix(c, 10, 700, kFloat32, 6));
   ExpectOracle(c.run(t), t, kFloat32, c, "transposed, long runs");
 }
 

@@ -35,6 +35,7 @@
 namespace ft::kernels {
 namespace {
 
+using ::ft::testing::BroadcastIndex;
 using ::ft::testing::NonContiguousCopy;
 using ::ft::testing::Rand;
 using ::ft::testing::ShapeOf;
@@ -49,21 +50,6 @@ double Tol(DType dtype) {
   if (dtype == kFloat32) return 1e-5;
   if (dtype == kFloat64) return 1e-12;
   return 0.0;
-}
-
-// Offset: the row-major offset into `own` (right-aligned to `full`, size-1 dims broadcast) of
-// the element at row-major offset i of `full`.
-int64_t Offset(IntArrayRef own, IntArrayRef full, int64_t i) {
-  int64_t index = 0, scale = 1;
-  for (int64_t d = static_cast<int64_t>(full.size()) - 1; d >= 0; --d) {
-    const int64_t idx = i % full[d];
-    i /= full[d];
-    const int64_t od = d - static_cast<int64_t>(full.size() - own.size());
-    if (od < 0) continue;
-    if (own[od] != 1) index += idx * scale;
-    scale *= own[od];
-  }
-  return index;
 }
 
 // ======================================================================================
@@ -86,7 +72,7 @@ std::vector<double> RefBaddbmm(const Tensor& input, const Tensor& m1, const Tens
         double acc = 0;
         for (int64_t k = 0; k < m; ++k) acc += av[(b * n + i) * m + k] * bv[(b * m + k) * p + j];
         const int64_t o = static_cast<int64_t>(r.size());
-        r.push_back((beta == 0 ? 0.0 : beta * iv[Offset(input.sizes(), out, o)]) + alpha * acc);
+        r.push_back((beta == 0 ? 0.0 : beta * iv[BroadcastIndex(input.sizes(), out, o)]) + alpha * acc);
       }
     }
   }
@@ -616,8 +602,8 @@ Tensor RefAttention(const Tensor& q, const Tensor& k, const Tensor& v,
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> out;
   for (int64_t b = 0; b < Numel(ob); ++b) {
-    const int64_t bw = Offset(wb, ob, b);  // the weights' batch index
-    const int64_t bq = Offset(qb, ob, b), bk = Offset(kb, ob, b), bv = Offset(vb, ob, b);
+    const int64_t bw = BroadcastIndex(wb, ob, b);  // the weights' batch index
+    const int64_t bq = BroadcastIndex(qb, ob, b), bk = BroadcastIndex(kb, ob, b), bv = BroadcastIndex(vb, ob, b);
     for (int64_t i = 0; i < l; ++i) {
       std::vector<double> w(static_cast<size_t>(s));
       double max = -inf;
@@ -630,7 +616,7 @@ Tensor RefAttention(const Tensor& q, const Tensor& k, const Tensor& v,
         const int64_t wi = (bw * l + i) * s + j;  // offset in the weights [wb..., L, S]
         if (is_causal && j > i) score = -inf;
         if (mask) {
-          const double m = mv[Offset(mask->sizes(), wshape, wi)];
+          const double m = mv[BroadcastIndex(mask->sizes(), wshape, wi)];
           if (mask->dtype() == kBool) {
             if (m == 0) score = -inf;
           } else {

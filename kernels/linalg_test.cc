@@ -33,6 +33,7 @@
 namespace ft::kernels {
 namespace {
 
+using ::ft::testing::BroadcastIndex;
 using ::ft::testing::NonContiguousCopy;
 using ::ft::testing::Rand;
 using ::ft::testing::ScopedCpuCapability;
@@ -140,21 +141,6 @@ Matrices ReadMatrices(const Tensor& t, bool first) {
   return m;
 }
 
-// BatchIndex: the linear index into `own` (a batch shape right-aligned to `full`, size-1
-// dims broadcast) of the full batch's linear index i.
-int64_t BatchIndex(IntArrayRef own, IntArrayRef full, int64_t i) {
-  int64_t index = 0, scale = 1;
-  for (int64_t d = static_cast<int64_t>(full.size()) - 1; d >= 0; --d) {
-    const int64_t idx = i % full[d];
-    i /= full[d];
-    const int64_t od = d - static_cast<int64_t>(full.size() - own.size());
-    if (od < 0) continue;
-    if (own[od] != 1) index += idx * scale;
-    scale *= own[od];
-  }
-  return index;
-}
-
 Shape BroadcastBatchShape(IntArrayRef a, IntArrayRef b) {
   const size_t n = std::max(a.size(), b.size());
   Shape out(n);
@@ -179,8 +165,8 @@ std::vector<double> RefMatmul(const Tensor& a, const Tensor& b, Shape* shape) {
   double* o = out.data();
   for (int64_t i = 0; i < Numel(batch); ++i) {
     // Matrix ia of a and ib of b (a broadcast batch dim reads index 0 of that dim).
-    const double* pa = x.v.data() + BatchIndex(x.batch, batch, i) * m * k;
-    const double* pb = y.v.data() + BatchIndex(y.batch, batch, i) * k * n;
+    const double* pa = x.v.data() + BroadcastIndex(x.batch, batch, i) * m * k;
+    const double* pb = y.v.data() + BroadcastIndex(y.batch, batch, i) * k * n;
     for (int64_t r = 0; r < m; ++r) {
       for (int64_t c = 0; c < n; ++c) {
         double acc = 0;
@@ -732,7 +718,7 @@ std::vector<double> RefLinear(const Tensor& x, const Tensor& w, const std::optio
     for (int64_t o = 0; o < out; ++o) {
       double acc = 0;
       for (int64_t p = 0; p < in; ++p) acc += xv[i * in + p] * wv[o * in + p];
-      if (bias) acc += bv[BatchIndex(bshape, *shape, i * out + o)];
+      if (bias) acc += bv[BroadcastIndex(bshape, *shape, i * out + o)];
       r.push_back(acc);
     }
   }
@@ -832,7 +818,7 @@ void ExpectSolves(const Tensor& x, const Tensor& a, const Tensor& b, bool vector
   const std::vector<double> bv = b.to_vector<double>(), xv = x.to_vector<double>();
   double worst = 0;
   for (int64_t i = 0; i < Numel(batch); ++i) {
-    const int64_t ia = BatchIndex(ma.batch, batch, i), ib = BatchIndex(bbatch, batch, i);
+    const int64_t ia = BroadcastIndex(ma.batch, batch, i), ib = BroadcastIndex(bbatch, batch, i);
     for (int64_t r = 0; r < n; ++r) {
       for (int64_t c = 0; c < k; ++c) {
         double ax = 0;

@@ -29,11 +29,14 @@ namespace ft::kernels {
 namespace {
 
 using ::ft::testing::FromDoubles;
+using ::ft::testing::IsNewContiguous;
+using ::ft::testing::Layouts;
 using ::ft::testing::NumelOf;
 using ::ft::testing::RandomInts;
 using ::ft::testing::RandomValues;
 using ::ft::testing::Ravel;
 using ::ft::testing::Strided;
+using ::ft::testing::TransposedLayout;
 using ::ft::testing::Unravel;
 
 using Ints = std::vector<int64_t>;
@@ -43,47 +46,6 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 Ints Vec(IntArrayRef s) { return Ints(s.begin(), s.end()); }
-
-// TransposedLayout: t's values (rank >= 2) stored with the last two dims swapped in memory,
-// at storage offset 3.
-Tensor TransposedLayout(const Tensor& t) {
-  const Ints shape = Vec(t.sizes());
-  const size_t r = shape.size();
-  Ints stored = shape;
-  std::swap(stored[r - 1], stored[r - 2]);
-  const Doubles v = t.to_vector<double>();
-  Doubles buf(v.size() + 3, 0.0);
-  for (size_t i = 0; i < v.size(); ++i) {
-    Ints idx = Unravel(static_cast<int64_t>(i), shape);
-    std::swap(idx[r - 1], idx[r - 2]);
-    buf[3 + Ravel(idx, stored)] = v[i];
-  }
-  Tensor storage = FromDoubles(buf, {static_cast<int64_t>(buf.size())}, t.dtype());
-  Ints strides(r);
-  int64_t acc = 1;
-  for (size_t d = r; d-- > 0;) {
-    strides[d] = acc;
-    acc *= stored[d];
-  }
-  std::swap(strides[r - 1], strides[r - 2]);
-  return Strided(storage, shape, strides, 3);
-}
-
-// Layouts: t itself and copies of it in non-contiguous layouts, each with t's values.
-std::vector<std::pair<std::string, Tensor>> Layouts(const Tensor& t) {
-  std::vector<std::pair<std::string, Tensor>> out = {{"contiguous", t}};
-  if (t.dim() >= 1) out.push_back({"stride 2", ft::testing::NonContiguousCopy(t)});
-  if (t.dim() >= 2) out.push_back({"transposed", TransposedLayout(t)});
-  return out;
-}
-
-::testing::AssertionResult IsNewContiguous(const Tensor& out, const Tensor& input) {
-  if (out.storage().is_same(input.storage())) {
-    return ::testing::AssertionFailure() << "aliases the input";
-  }
-  if (!out.is_contiguous()) return ::testing::AssertionFailure() << "not contiguous";
-  return ::testing::AssertionSuccess();
-}
 
 // Converted: v as an element of `dtype` (truncation for int64, != 0 for bool), back in double.
 double Converted(double v, DType dtype) {

@@ -4,12 +4,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "cpu/parallel.h"
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
+#include "tests/test_util.h"
 
 namespace ft::testing {
 
@@ -87,6 +90,19 @@ int64_t Ravel(IntArrayRef index, IntArrayRef shape) {
   return linear;
 }
 
+int64_t BroadcastIndex(IntArrayRef own, IntArrayRef full, int64_t i) {
+  int64_t index = 0, scale = 1;
+  for (int64_t d = static_cast<int64_t>(full.size()) - 1; d >= 0; --d) {
+    const int64_t idx = i % full[d];
+    i /= full[d];
+    const int64_t od = d - static_cast<int64_t>(full.size() - own.size());
+    if (od < 0) continue;
+    if (own[od] != 1) index += idx * scale;
+    scale *= own[od];
+  }
+  return index;
+}
+
 Tensor FromDoubles(const std::vector<double>& v, const std::vector<int64_t>& shape, DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
@@ -114,8 +130,60 @@ Tensor Strided(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64
                    Shape(strides.begin(), strides.end()), offset);
 }
 
+Tensor TransposedView(const Tensor& t) {
+  return MakeDense(t.storage(), t.dtype(), {t.size(1), t.size(0)}, {t.stride(1), t.stride(0)},
+                   t.storage_offset());
+}
+
+Tensor SteppedView(const Tensor& t, int64_t d, int64_t start, int64_t step) {
+  Shape sizes(t.sizes().begin(), t.sizes().end());
+  Shape strides(t.strides().begin(), t.strides().end());
+  sizes[d] = (sizes[d] - start + step - 1) / step;
+  strides[d] *= step;
+  return MakeDense(t.storage(), t.dtype(), sizes, strides,
+                   t.storage_offset() + start * t.stride(d));
+}
+
 Tensor TransposedCopy(const Tensor& t) {
   return kernels::transpose(kernels::contiguous(kernels::transpose(t, -2, -1)), -2, -1);
+}
+
+Tensor TransposedLayout(const Tensor& t) {
+  const std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+  const size_t r = shape.size();
+  std::vector<int64_t> stored = shape;
+  std::swap(stored[r - 1], stored[r - 2]);
+  const std::vector<double> v = t.to_vector<double>();
+  std::vector<double> buf(v.size() + 3, 0.0);
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::vector<int64_t> idx = Unravel(static_cast<int64_t>(i), shape);
+    std::swap(idx[r - 1], idx[r - 2]);
+    buf[static_cast<size_t>(3 + Ravel(idx, stored))] = v[i];
+  }
+  const Tensor storage = FromDoubles(buf, {static_cast<int64_t>(buf.size())}, t.dtype());
+  std::vector<int64_t> strides(r);
+  int64_t acc = 1;
+  for (size_t d = r; d-- > 0;) {
+    strides[d] = acc;
+    acc *= stored[d];
+  }
+  std::swap(strides[r - 1], strides[r - 2]);
+  return Strided(storage, shape, strides, 3);
+}
+
+std::vector<std::pair<std::string, Tensor>> Layouts(const Tensor& t) {
+  std::vector<std::pair<std::string, Tensor>> out = {{"contiguous", t}};
+  if (t.dim() >= 1) out.push_back({"stride 2", NonContiguousCopy(t)});
+  if (t.dim() >= 2) out.push_back({"transposed", TransposedLayout(t)});
+  return out;
+}
+
+::testing::AssertionResult IsNewContiguous(const Tensor& out, const Tensor& input) {
+  if (out.storage().is_same(input.storage())) {
+    return ::testing::AssertionFailure() << "aliases the input";
+  }
+  if (!out.is_contiguous()) return ::testing::AssertionFailure() << "not contiguous";
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace ft::testing

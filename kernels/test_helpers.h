@@ -18,8 +18,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "gtest/gtest.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -77,6 +80,10 @@ std::vector<int64_t> Unravel(int64_t linear, IntArrayRef shape);
 // Ravel: the row-major position of the multi-index `index` in `shape` (Unravel's inverse).
 int64_t Ravel(IntArrayRef index, IntArrayRef shape);
 
+// BroadcastIndex: the row-major position in `own` of the element that broadcasting maps to
+// row-major position i of `full` (`own` right-aligned to `full`, its size-1 dims broadcast).
+int64_t BroadcastIndex(IntArrayRef own, IntArrayRef full, int64_t i);
+
 // ForEachIndex: calls f(index) with every multi-index of `sizes` (a const Shape&) in
 // row-major order: once for rank 0, never when a size is 0.
 template <typename F>
@@ -128,10 +135,32 @@ Shape ShapeOf(const Tensor& t);
 // hand (MakeDense), so that the layout does not depend on the view kernels.
 Tensor Strided(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
 
+// TransposedView: the [n, m] view of a 2-D [m, n] tensor with its strides swapped, made by
+// hand (MakeDense) on t's storage.
+Tensor TransposedView(const Tensor& t);
+
+// SteppedView: every `step`-th element of dim `d` of t from `start` (t[..., start::step, ...]),
+// a view made by hand on t's storage.
+Tensor SteppedView(const Tensor& t, int64_t d, int64_t start, int64_t step);
+
 // TransposedCopy: t's values (rank >= 2) with its last two dims stored transposed: t's shape,
 // the strides of those dims swapped (a batch of column-major matrices). Made by transpose and
 // contiguous, so it is t itself when that order is already contiguous (a size-1 dim).
 Tensor TransposedCopy(const Tensor& t);
+
+// TransposedLayout: t's values (rank >= 2) stored by hand with the last two dims swapped in
+// memory, at storage offset 3: unlike TransposedCopy, never contiguous and never at offset 0,
+// and made without the view and copy kernels the test may be checking.
+Tensor TransposedLayout(const Tensor& t);
+
+// Layouts: t itself and copies of it in non-contiguous layouts, each holding t's values and
+// named for the failure message: "contiguous", "stride 2" (rank >= 1, NonContiguousCopy) and
+// "transposed" (rank >= 2, TransposedLayout).
+std::vector<std::pair<std::string, Tensor>> Layouts(const Tensor& t);
+
+// IsNewContiguous: `out` is contiguous and does not share `input`'s storage (a kernel that
+// must return a fresh tensor did).
+::testing::AssertionResult IsNewContiguous(const Tensor& out, const Tensor& input);
 
 }  // namespace ft::testing
 

@@ -32,6 +32,8 @@ namespace ft::kernels {
 namespace {
 
 using ::ft::testing::ScopedThreads;
+using ::ft::testing::SteppedView;
+using ::ft::testing::TransposedView;
 using ::ft::testing::Uniform;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -47,22 +49,6 @@ using UnaryFn = Tensor (*)(const Tensor&);
 using Oracle = std::function<double(double)>;
 
 // ---- Views built by hand (MakeDense), so the layouts do not depend on another kernel ----
-
-// Transposed: the [n, m] view of a 2-D [m, n] tensor, strides swapped.
-Tensor Transposed(const Tensor& t) {
-  return MakeDense(t.storage(), t.dtype(), {t.size(1), t.size(0)}, {t.stride(1), t.stride(0)},
-                   t.storage_offset());
-}
-
-// Stepped: every `step`-th element of dim `d` of t, from `start`.
-Tensor Stepped(const Tensor& t, int64_t d, int64_t start, int64_t step) {
-  Shape sizes(t.sizes().begin(), t.sizes().end());
-  Shape strides(t.strides().begin(), t.strides().end());
-  sizes[d] = (sizes[d] - start + step - 1) / step;
-  strides[d] *= step;
-  return MakeDense(t.storage(), t.dtype(), sizes, strides,
-                   t.storage_offset() + start * t.stride(d));
-}
 
 // ExpandedRows: `rows` copies of the 1-D t, stride 0 along the new leading dim.
 Tensor ExpandedRows(const Tensor& t, int64_t rows) {
@@ -426,9 +412,9 @@ TEST(UnaryKernels, NonContiguousInputsGiveContiguousResultsOfTheRightValues) {
       const Tensor base = RandomMatrix(c, 6, 5, dtype, 2);
       const std::vector<double> before = base.to_vector<double>();
       const std::vector<std::pair<std::string, Tensor>> views = {
-          {"transposed", Transposed(base)},
-          {"every other column", Stepped(base, 1, 1, 2)},
-          {"every third row", Stepped(base, 0, 1, 3)},
+          {"transposed", TransposedView(base)},
+          {"every other column", SteppedView(base, 1, 1, 2)},
+          {"every third row", SteppedView(base, 0, 1, 3)},
           // Rows 2 and 3: contiguous, at a storage offset.
           {"offset rows", MakeDense(base.storage(), dtype, {2, 5}, {5, 1}, 10)},
           // Column 2, repeated 4 times along dim 1 (stride 0 innermost).
@@ -449,7 +435,7 @@ TEST(UnaryKernels, NonContiguousInputsGiveContiguousResultsOfTheRightValues) {
 TEST(UnaryKernels, NonContiguousInt64InputsOfTheSameTypeFunctions) {
   const Tensor base = tensor(std::vector<int64_t>{-6, 5, -4, 3, kInt64Min, 1, 0, -2, 9}, {3, 3});
   const std::vector<Tensor> views = {
-      Transposed(base), Stepped(base, 1, 0, 2),
+      TransposedView(base), SteppedView(base, 1, 0, 2),
       ExpandedRows(MakeDense(base.storage(), kInt64, {3}, {3}, 1), 4),
       MakeDense(base.storage(), kInt64, {3, 2}, {3, 0}, 2)};
   for (const Tensor& view : views) {
@@ -514,7 +500,7 @@ TEST(UnaryKernels, InputsPastTheThreadingThresholdMatchTheOracle) {
     }
   }
   // Transposed, with inner runs of 700 elements: gathered a 256-element block at a time.
-  const Tensor t = Transposed(RandomMatrix(AllCases()[0], 10, 700, kFloat32, 6));
+  const Tensor t = TransposedView(RandomMatrix(AllCases()[0], 10, 700, kFloat32, 6));
   ExpectOracle(exp(t), t, kFloat32, [](double v) { return std::exp(v); }, kUlps,
                "exp transposed, long runs");
   // int64: the Eigen loop of the same-type functions, split over the threads.
@@ -562,14 +548,14 @@ TEST(UnaryKernels, ExpInPlaceWritesThroughViews) {
   {  // Transposed: every element.
     const Tensor base = tensor(v, {4, 6});
     const int64_t v0 = base.version();
-    const Tensor t = Transposed(base);
+    const Tensor t = TransposedView(base);
     EXPECT_TRUE(exp_(t).is_same(t));
     EXPECT_EQ(base.version(), v0 + 1);
     EXPECT_TENSOR_NEAR(base, expected([](int64_t) { return true; }), 1e-14);
   }
   {  // Every other column: only the odd columns.
     const Tensor base = tensor(v, {4, 6});
-    exp_(Stepped(base, 1, 1, 2));
+    exp_(SteppedView(base, 1, 1, 2));
     EXPECT_TENSOR_NEAR(base, expected([](int64_t i) { return i % 2 == 1; }), 1e-14);
   }
   {  // Rows 1 and 2: contiguous at an offset.
@@ -625,7 +611,7 @@ TEST(UnaryKernels, VecMathUnaryAppliesTheGivenFunctionWithTheDtypeRules) {
   const Tensor x = tensor({0.0, 0.25, 2.0, 9.0, -1.0});
   ExpectOracle(internal::VecMathUnary("probe", x, vecmath::Fn::kSqrt), x, kFloat64,
                [](double v) { return std::sqrt(v); }, kUlps, "kSqrt float64");
-  const Tensor t = Transposed(to(tensor({0.5, 1.0, 1.5, 2.0, 2.5, 3.0}, {2, 3}), kFloat32));
+  const Tensor t = TransposedView(to(tensor({0.5, 1.0, 1.5, 2.0, 2.5, 3.0}, {2, 3}), kFloat32));
   ExpectOracle(internal::VecMathUnary("probe", t, vecmath::Fn::kLog), t, kFloat32,
                [](double v) { return std::log(v); }, kUlps, "kLog float32 transposed");
   const Tensor i = tensor(std::vector<int64_t>{1, 2, 3});

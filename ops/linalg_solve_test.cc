@@ -2,7 +2,7 @@
 // (linalg_ops.h) against closed forms: A X == B, L L^T == A, A inv(A) == I, the
 // determinant of diagonal and triangular matrices; batch broadcasting, layouts,
 // sizes 0 and 1, float32 and float64, and every documented error. (Split from
-// linalg_ops_test, which covers the matrix products.)
+// ops/linalg_test, which covers the matrix products.)
 #include <cmath>
 #include <cstdint>
 #include <limits>

@@ -1,5 +1,5 @@
 // select_scatter, slice_scatter and diagonal_scatter (ops/view.h; split from
-// view_ops_test.cc for size). Every result is compared with an element-by-element oracle
+// view_test.cc for size). Every result is compared with an element-by-element oracle
 // (Expected) that reads self's and src's values in row-major order and knows the region
 // from hand-computed bounds: no view, no copy kernel and no scatter op is involved.
 #include <cstdint>

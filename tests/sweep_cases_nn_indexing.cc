@@ -42,7 +42,7 @@ const Tensor& ColIndex() {
 std::vector<OpCase> NnIndexingCases() {
   return {
       // No padding_idx: its row is a constant to the derivatives, which central differences
-      // cannot see (dispatch:nn_indexing_ops_test checks it against torch).
+      // cannot see (//ops:nn_indexing_test checks it against torch).
       {"embedding", [](const TensorList& a) { return embedding(EmbeddingIndex(), a[0]); },
        {{{4, 3}}}},
       {"masked_fill", [](const TensorList& a) { return masked_fill(a[0], FillMask(), a[1]); },

@@ -1551,7 +1551,7 @@ std::vector<Entry> BuildCatalog() {
   // ---- Indexing and shape ops for models (issue 21). ----
   // embedding: a [k, cols] table (a viewed as rows of its last dim) read at a [2, 2] index.
   // No padding_idx: its row is a constant to the derivatives, so the finite-difference
-  // oracles would disagree (//dispatch:nn_indexing_ops_test checks it against torch).
+  // oracles would disagree (//ops:nn_indexing_test checks it against torch).
   c.push_back(Def("embedding", 1, kSmooth, {"embedding", "reshape"},
                   [](Rng& r, const std::vector<Shape>& s, Params& p) {
                     const int64_t n = Numel(s[0]);

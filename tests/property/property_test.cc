@@ -34,10 +34,10 @@ int64_t CasesToRun() {
 const std::set<std::string>& NotInCatalog() {
   static const std::set<std::string> ops = {
       // Random draws have no deterministic oracle here; //vmap_rules:random_test and
-      // //dispatch:random_ops_test check them (per-example streams, kSame, kDifferent).
+      // //ops:random_test check them (per-example streams, kSame, kDifferent).
       "rand_like", "randn_like", "bernoulli", "dropout", "randint",
       // Its randomness modes: //vmap_rules:attention_test; its values and gradients:
-      // //dispatch:attention_ops_test and the transforms sweep.
+      // //ops:attention_test and the transforms sweep.
       "scaled_dot_product_attention_dropout",
   };
   return ops;
