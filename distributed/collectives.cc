@@ -103,25 +103,9 @@ struct Header {
 constexpr int64_t kSmallPayload = 256;
 constexpr int64_t kRecordBytes = static_cast<int64_t>(sizeof(Header)) + kSmallPayload;
 
-int64_t ElementBytes(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32: return 4;
-    case DType::kFloat64: return 8;
-    case DType::kInt64: return 8;
-    case DType::kBool: return 1;
-  }
-  return 1;
-}
+int64_t ElementBytes(DType dtype) { return ItemSize(dtype); }
 
-void* RawData(const Tensor& t) {
-  switch (t.dtype()) {
-    case DType::kFloat32: return t.data<float>();
-    case DType::kFloat64: return t.data<double>();
-    case DType::kInt64: return t.data<int64_t>();
-    case DType::kBool: return t.data<bool>();
-  }
-  return nullptr;
-}
+void* RawData(const Tensor& t) { return t.impl()->raw_data(); }
 
 uint64_t HashInts(IntArrayRef values) {
   uint64_t hash = 1469598103934665603ull;
@@ -233,6 +217,9 @@ void ReduceSmall(const std::vector<char>& records, int size, const Tensor& out, 
       break;
     case DType::kBool:
       ReduceRecords<bool>(records, size, n, c, element_offset, out.data<bool>());
+      break;
+    default:
+      ThrowDTypeNotSupportedYet(out.dtype());  // CheckReduction refused it before
       break;
   }
 }

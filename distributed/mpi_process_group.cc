@@ -109,8 +109,10 @@ MPI_Datatype MpiType(DType dtype) {
       return MPI_INT64_T;
     case DType::kBool:
       return MPI_UINT8_T;
+    default:
+      break;
   }
-  return MPI_DATATYPE_NULL;
+  ThrowDTypeNotSupportedYet(dtype);
 }
 
 MPI_Op MpiOp(DType dtype, ReduceOp op) {

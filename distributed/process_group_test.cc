@@ -262,6 +262,8 @@ TEST(ProcessGroupErrors, BadArgumentsAreFtErrors) {
                     "AllReduce (gloo): null buffer for 3 elements");
     EXPECT_FT_ERROR(g.AllReduce(&f, 1, static_cast<DType>(42), ReduceOp::kSum),
                     "AllReduce (gloo): unknown dtype 42");
+    EXPECT_FT_ERROR(g.AllReduce(&f, 1, kInt32, ReduceOp::kSum),
+                    "AllReduce (gloo): int32 tensors are not reduced yet");
     EXPECT_FT_ERROR(g.Broadcast(&f, 4, 2), "Broadcast (gloo): root 2 is not a rank");
     EXPECT_FT_ERROR(g.Broadcast(&f, 4, -1), "Broadcast (gloo): root -1 is not a rank");
     EXPECT_FT_ERROR(g.AllGather(&f, nullptr, 4), "AllGather (gloo): null buffer");

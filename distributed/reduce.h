@@ -44,8 +44,14 @@ inline void CheckReduction(const char* op, DType dtype, ReduceOp reduce) {
         ThrowError(op, ": a sum of bool is not supported (use max, a logical or)");
       }
       return;
+    default:
+      break;
   }
-  ThrowError(op, ": unknown dtype ", static_cast<int>(dtype));
+  if (static_cast<int>(dtype) >= kNumDTypes) {
+    ThrowError(op, ": unknown dtype ", static_cast<int>(dtype));
+  }
+  ThrowError(op, ": ", DTypeName(dtype),
+             " tensors are not reduced yet (float32, float64, int64 and bool are)");
 }
 
 // VisitReduceType calls f(T{}) with the C++ element type of dtype (uint8_t for bool).
@@ -64,6 +70,8 @@ void VisitReduceType(DType dtype, F&& f) {
     case DType::kBool:
       f(uint8_t{});
       return;
+    default:
+      break;
   }
   FT_CHECK(false && "VisitReduceType: CheckReduction lets no other dtype through");
 }

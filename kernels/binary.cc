@@ -35,13 +35,6 @@ DType ResultTypeOf(const Tensor& a, const Tensor& b) {
   return ResultType(a.dtype(), a.dim() == 0, b.dtype(), b.dim() == 0);
 }
 
-// CanCast is torch.can_cast: no floating -> integral/bool, no integral -> bool.
-bool CanCast(DType from, DType to) {
-  if (IsFloating(from) && !IsFloating(to)) return false;
-  if (from == kInt64 && to == kBool) return false;
-  return true;
-}
-
 // Overlaps reports whether `other` reads memory that writing `self` may change before
 // `other` is fully read: same storage, but not exactly the same view. (An identical view is
 // safe for elementwise ops: each element is read before it is written.)

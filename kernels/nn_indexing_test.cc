@@ -58,6 +58,8 @@ double Converted(double v, DType dtype) {
       return std::trunc(v);
     case DType::kBool:
       return v != 0;
+    default:
+      break;  // the dtypes these tests do not draw
   }
   return v;
 }

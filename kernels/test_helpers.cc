@@ -119,8 +119,10 @@ Tensor FromDoubles(const std::vector<double>& v, const std::vector<int64_t>& sha
       for (double e : v) w.push_back(e != 0);
       return tensor(w, shape);
     }
+    default:
+      break;
   }
-  return Tensor();
+  ThrowDTypeNotSupportedYet(dtype);
 }
 
 Shape ShapeOf(const Tensor& t) { return Shape(t.sizes().begin(), t.sizes().end()); }

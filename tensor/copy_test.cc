@@ -27,7 +27,7 @@ Tensor SourceOf(DType dtype) {
       return tensor({-2.75, -0.5, -0.0, 0.0, 0.5, 2.75, 3.0});
     case DType::kInt64:
       return tensor(std::vector<int64_t>{-3, -1, 0, 0, 1, 2, 5});
-    case DType::kBool:
+    default:
       break;
   }
   return tensor(std::vector<bool>{true, false, true, false, false, true, true});

@@ -1,62 +1,146 @@
 // ft/tensor/dtype.h
 //
-// DType: the element types ft supports (float32, float64, int64, bool) and PyTorch's type
-// promotion rules for mixing them.
+// DType: the element types of ft's tensors, and PyTorch's type promotion rules for mixing them.
 //
-// Promotion follows torch.result_type: categories bool < integer < floating. Among operands
-// the result takes the highest category; within a category the widest dtype. Dimensioned
-// tensors win over zero-dim tensors, which win over plain C++ scalars, unless the lower
-// priority operand is of a higher category (then the default dtype of that category is used
-// for scalars: float32 for a floating scalar, int64 for an integral scalar).
+// The twelve dtypes are torch's CPU dtypes: bool; the integers uint8, int8, int16, int32 and
+// int64; the floating float16 (ft::Half), bfloat16 (ft::BFloat16), float32 and float64; the
+// complex complex64 and complex128 (std::complex of float and double). Issue 43 brings the
+// eight beyond float32, float64, int64 and bool in steps: today they have their names, sizes,
+// element types and the whole promotion algebra below, and tensors of them are refused with
+// an ft::Error naming the dtype wherever an operation has not been written for them yet
+// (VisitDType).
+//
+// Promotion follows torch.result_type: categories bool < integral < floating < complex.
+// Among operands the result takes the highest category; within a category the wider dtype
+// (uint8 with int8 gives int16; float16 with bfloat16 gives float32); a complex operand with
+// a floating one takes the wider of their component widths (complex64 with float64 gives
+// complex128). Dimensioned tensors win over zero-dim tensors, which win over C++ scalars,
+// unless the lower-priority operand is of a higher category: then it decides the category
+// and, for a scalar, that category's default dtype (int64, float32, complex64) is used, with a
+// floating tensor keeping its width under a complex operand (float64 tensor * 1i is
+// complex128). One difference from torch: torch 1.13 gives complex32 for float16 with a
+// complex scalar, and ft, which has no complex32, gives complex64.
 //
 // Example:
 //   PromoteTypes(kInt64, kFloat32) == kFloat32
+//   PromoteTypes(kUInt8, kInt8) == kInt16
 //   ResultTypeWithScalar(kInt64, ScalarKind::kDouble) == kFloat32   // int tensor * 2.5
+//   CanCast(kFloat32, kInt64) == false                             // int_tensor += 0.5 throws
 #ifndef FT_TENSOR_DTYPE_H_
 #define FT_TENSOR_DTYPE_H_
 
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <ostream>
 #include <string>
 #include <type_traits>
 
+#include "tensor/half.h"
+
 namespace ft {
 
-enum class DType : uint8_t { kFloat32, kFloat64, kInt64, kBool };
+// The values are stable (the first four are ft's original dtypes); kNumDTypes counts them.
+enum class DType : uint8_t {
+  kFloat32,
+  kFloat64,
+  kInt64,
+  kBool,
+  kComplex64,
+  kComplex128,
+  kBFloat16,
+  kFloat16,
+  kInt8,
+  kInt16,
+  kInt32,
+  kUInt8,
+};
+inline constexpr int kNumDTypes = 12;
 
 inline constexpr DType kFloat32 = DType::kFloat32;
 inline constexpr DType kFloat64 = DType::kFloat64;
 inline constexpr DType kInt64 = DType::kInt64;
 inline constexpr DType kBool = DType::kBool;
+inline constexpr DType kComplex64 = DType::kComplex64;
+inline constexpr DType kComplex128 = DType::kComplex128;
+inline constexpr DType kBFloat16 = DType::kBFloat16;
+inline constexpr DType kFloat16 = DType::kFloat16;
+inline constexpr DType kInt8 = DType::kInt8;
+inline constexpr DType kInt16 = DType::kInt16;
+inline constexpr DType kInt32 = DType::kInt32;
+inline constexpr DType kUInt8 = DType::kUInt8;
+
+// kAllDTypes lists every dtype, in the enum's order.
+inline constexpr DType kAllDTypes[kNumDTypes] = {kFloat32, kFloat64,  kInt64, kBool,
+                                                 kComplex64, kComplex128, kBFloat16, kFloat16,
+                                                 kInt8,   kInt16,   kInt32, kUInt8};
 
 // kDefaultFloat is the dtype of factories and of floating scalars promoted with integers.
 inline constexpr DType kDefaultFloat = kFloat32;
 
-// DTypeName returns "float32", "float64", "int64" or "bool".
+// DTypeName returns torch's name without the prefix: "float32", "complex64", "uint8", ...
 const char* DTypeName(DType dtype);
 std::ostream& operator<<(std::ostream& os, DType dtype);
 
 // ItemSize returns the element size in bytes.
 constexpr int64_t ItemSize(DType dtype) {
   switch (dtype) {
+    case DType::kBool:
+    case DType::kInt8:
+    case DType::kUInt8:
+      return 1;
+    case DType::kInt16:
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      return 2;
     case DType::kFloat32:
+    case DType::kInt32:
       return 4;
     case DType::kFloat64:
     case DType::kInt64:
+    case DType::kComplex64:
       return 8;
-    case DType::kBool:
-      return 1;
+    case DType::kComplex128:
+      return 16;
   }
   return 0;
 }
 
+// IsFloating: a real floating dtype (float16, bfloat16, float32, float64), as
+// torch.is_floating_point: complex dtypes are not.
 constexpr bool IsFloating(DType dtype) {
-  return dtype == DType::kFloat32 || dtype == DType::kFloat64;
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
+         dtype == DType::kBFloat16;
 }
+constexpr bool IsComplex(DType dtype) {
+  return dtype == DType::kComplex64 || dtype == DType::kComplex128;
+}
+// IsIntegral: uint8, int8, int16, int32, int64, and bool when include_bool.
 constexpr bool IsIntegral(DType dtype, bool include_bool) {
-  return dtype == DType::kInt64 || (include_bool && dtype == DType::kBool);
+  switch (dtype) {
+    case DType::kUInt8:
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+      return true;
+    case DType::kBool:
+      return include_bool;
+    default:
+      return false;
+  }
 }
+
+// ToRealDType: the dtype of a complex dtype's parts (complex64 -> float32); others unchanged.
+constexpr DType ToRealDType(DType dtype) {
+  if (dtype == DType::kComplex64) return DType::kFloat32;
+  if (dtype == DType::kComplex128) return DType::kFloat64;
+  return dtype;
+}
+// ToComplexDType: the complex dtype whose parts hold a floating dtype's values (float64 ->
+// complex128; float32, float16 and bfloat16 -> complex64); a complex dtype is unchanged. ft
+// has no complex32, so float16 maps to complex64. Throws for integral and bool dtypes.
+DType ToComplexDType(DType dtype);
 
 // FloatToInt64: v truncated toward zero when int64 can hold the result; NaN, infinities and
 // values outside int64's range give INT64_MIN (PyTorch's CPU result, x86's "integer
@@ -84,8 +168,13 @@ constexpr To ConvertElement(From v) {
 // PromoteTypes returns the dtype both operands are computed in (torch.promote_types).
 DType PromoteTypes(DType a, DType b);
 
-// ScalarKind is the category of a C++ scalar argument (x * 2.0, x + 1, x & true).
-enum class ScalarKind : uint8_t { kBool, kInt, kDouble };
+// CanCast: whether an op may write a result of dtype `from` into a tensor of dtype `to`
+// (torch.can_cast): never to a lower category (complex -> real, floating -> integral,
+// anything but bool -> bool); within a category always (int64 -> int8 wraps, as torch's).
+bool CanCast(DType from, DType to);
+
+// ScalarKind is the category of a C++ scalar argument (x * 2.0, x + 1, x & true, x * 1i).
+enum class ScalarKind : uint8_t { kBool, kInt, kDouble, kComplex };
 
 // ResultTypeWithScalar returns the dtype of `tensor_dtype (op) scalar`: the tensor's dtype
 // unless the scalar is of a higher category, then that category's default dtype.
@@ -111,8 +200,30 @@ template <>
 constexpr DType DTypeOf<int64_t>() { return kInt64; }
 template <>
 constexpr DType DTypeOf<bool>() { return kBool; }
+template <>
+constexpr DType DTypeOf<std::complex<float>>() { return kComplex64; }
+template <>
+constexpr DType DTypeOf<std::complex<double>>() { return kComplex128; }
+template <>
+constexpr DType DTypeOf<BFloat16>() { return kBFloat16; }
+template <>
+constexpr DType DTypeOf<Half>() { return kFloat16; }
+template <>
+constexpr DType DTypeOf<int8_t>() { return kInt8; }
+template <>
+constexpr DType DTypeOf<int16_t>() { return kInt16; }
+template <>
+constexpr DType DTypeOf<int32_t>() { return kInt32; }
+template <>
+constexpr DType DTypeOf<uint8_t>() { return kUInt8; }
 
-// VisitDType calls f(TypeTag<T>{}) with the C++ type of `dtype`.
+// ThrowDTypeNotSupportedYet: the ft::Error of an operation reached with a dtype it has not
+// been written for yet (issue 43 adds them op by op).
+[[noreturn]] void ThrowDTypeNotSupportedYet(DType dtype);
+
+// VisitDType calls f(TypeTag<T>{}) with the C++ type of `dtype`, for float32, float64, int64
+// and bool: the dtypes every operation handles. Others throw ThrowDTypeNotSupportedYet, so
+// that code generic over these four stays correct while the new dtypes arrive.
 template <typename F>
 decltype(auto) VisitDType(DType dtype, F&& f) {
   switch (dtype) {
@@ -123,9 +234,11 @@ decltype(auto) VisitDType(DType dtype, F&& f) {
     case DType::kInt64:
       return f(TypeTag<int64_t>{});
     case DType::kBool:
+      return f(TypeTag<bool>{});
+    default:
       break;
   }
-  return f(TypeTag<bool>{});
+  ThrowDTypeNotSupportedYet(dtype);
 }
 
 }  // namespace ft

@@ -72,6 +72,8 @@ class Formatter {
       case DType::kFloat32:
       case DType::kFloat64:
         break;
+      default:
+        ThrowDTypeNotSupportedYet(impl_.dtype());
     }
     return FormatDouble(internal::ReadElement<double>(impl_, linear));
   }

@@ -162,6 +162,8 @@ Tensor Fill(FuzzInput& in, const Shape& sizes, DType dtype) {
     case kBool:
       t = to(randint(0, 2, sizes, &gen), kBool);
       break;
+    default:
+      ThrowDTypeNotSupportedYet(dtype);  // the fuzzers draw the first four dtypes
   }
   const int64_t specials = t.numel() == 0 ? 0 : in.Below(4);
   for (int64_t k = 0; k < specials; ++k) {
@@ -180,6 +182,8 @@ Tensor Fill(FuzzInput& in, const Shape& sizes, DType dtype) {
       }
       case kBool:
         t.data<bool>()[at] = in.Bool();
+        break;
+      default:
         break;
     }
   }

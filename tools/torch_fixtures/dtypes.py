@@ -1,4 +1,5 @@
-"""torch's conversions to and from float16 and bfloat16, for tensor/half_test.cc.
+"""torch's conversions to and from float16 and bfloat16, for tensor/half_test.cc, and its
+type promotion over the twelve dtypes, for tensor/dtype_test.cc.
 
 Every 16-bit pattern of each format is widened to float32 in full (the exhaustive table).
 The large float32 sets (every tie between neighbouring 16-bit values with the floats on
@@ -109,7 +110,45 @@ def hash_of(x32, fmt):
     return as_int64(fnv1a64(canonical_nans(to_bits(x32, fmt), fmt)))
 
 
+# ft's DType enum order (tensor/dtype.h), and the code torch's complex32 gets (ft has none).
+FT_ORDER = [torch.float32, torch.float64, torch.int64, torch.bool, torch.complex64,
+            torch.complex128, torch.bfloat16, torch.float16, torch.int8, torch.int16,
+            torch.int32, torch.uint8]
+COMPLEX32 = 100
+
+
+def code(dtype):
+    return COMPLEX32 if dtype == torch.complex32 else FT_ORDER.index(dtype)
+
+
+def promotion():
+    """promote_types and can_cast over every ordered pair; result_type of a dimensioned
+    tensor with a zero-dim tensor (both orders give the same) and with a Python scalar of
+    each kind (bool, int, float, complex). Under torch's own default dtype, float32, which is
+    ft's (common.py sets float64 for the other families' fixtures)."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)
+    n = len(FT_ORDER)
+    promote = np.zeros((n, n), dtype=np.int64)
+    can_cast = np.zeros((n, n), dtype=np.bool_)
+    zero_dim = np.zeros((n, n), dtype=np.int64)
+    scalar = np.zeros((n, 4), dtype=np.int64)
+    for i, a in enumerate(FT_ORDER):
+        dimensioned = torch.ones(2, dtype=a)
+        for j, b in enumerate(FT_ORDER):
+            promote[i, j] = code(torch.promote_types(a, b))
+            can_cast[i, j] = torch.can_cast(a, b)
+            zero = torch.ones((), dtype=b)
+            assert torch.result_type(dimensioned, zero) == torch.result_type(zero, dimensioned)
+            zero_dim[i, j] = code(torch.result_type(dimensioned, zero))
+        for k, s in enumerate([True, 2, 2.5, 2.5j]):
+            scalar[i, k] = code(torch.result_type(dimensioned, s))
+    torch.set_default_dtype(previous)
+    save("promotion", promote=promote, can_cast=can_cast, zero_dim=zero_dim, scalar=scalar)
+
+
 def main():
+    promotion()
     random_inputs = lcg_floats(1_000_000, seed=42)
     for fmt in FORMATS:
         table = widened(fmt)
