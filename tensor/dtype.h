@@ -6,9 +6,9 @@
 // int64; the floating float16 (ft::Half), bfloat16 (ft::BFloat16), float32 and float64; the
 // complex complex64 and complex128 (std::complex of float and double). Issue 43 brings the
 // eight beyond float32, float64, int64 and bool in steps: today they have their names, sizes,
-// element types and the whole promotion algebra below, and tensors of them are refused with
-// an ft::Error naming the dtype wherever an operation has not been written for them yet
-// (VisitDType).
+// element types and the whole promotion algebra below, but no tensor of them can be made yet
+// (TensorImpl refuses them with an ft::Error naming the dtype), and code generic over the
+// first four refuses them through VisitDType.
 //
 // Promotion follows torch.result_type: categories bool < integral < floating < complex.
 // Among operands the result takes the highest category; within a category the wider dtype
