@@ -58,6 +58,35 @@ void CheckDense(const Operator& op, const Tensor& t, size_t arg) {
   }
 }
 
+// CheckDTypes throws for the first tensor (or DType) argument whose dtype the op's kernel
+// is not written for (OpSchema::dtypes).
+[[gnu::noinline]] void CheckDTypes(const Operator& op, const ValueList& args) {
+  const DTypeSet supported = op.schema().dtypes;
+  auto check = [&](DType dtype, size_t arg, int64_t element) {
+    if (supported.contains(dtype)) return;
+    const std::string where =
+        element >= 0 ? absl::StrCat("element ", element, " of argument '") : "argument '";
+    const std::vector<ArgSpec>& specs = op.schema().args;
+    const std::string name = arg < specs.size() ? specs[arg].name : absl::StrCat(arg);
+    ThrowError(op.name(), ": ", where, name, "' is ", DTypeName(dtype),
+               ", which ", op.name(), " does not support yet (it supports ",
+               supported.ToString(), "; issue 43 brings the other dtypes op by op)");
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Value& v = args[i];
+    if (v.is_tensor()) {
+      check(v.tensor().dtype(), i, -1);
+    } else if (v.is_tensor_list()) {
+      const TensorList& list = v.tensor_list();
+      for (size_t k = 0; k < list.size(); ++k) {
+        check(list[k].dtype(), i, static_cast<int64_t>(k));
+      }
+    } else if (v.tag() == Value::Tag::kDType) {
+      check(v.dtype(), i, -1);
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -82,20 +111,27 @@ ValueList DispatchHooked(const Operator& op, ValueList& args) {
 }  // namespace
 
 ValueList DispatchBoxed(const Operator& op, ValueList& args) {
-  // One pass replaces dead wrappers and notes whether any wrapper is left; only then does
-  // an empty stack need the (throwing) second look.
+  // One pass replaces dead wrappers and notes whether any wrapper is left (only then does
+  // an empty stack need the throwing second look) and whether any dtype is new (only then
+  // is the op's dtype set consulted).
   bool all_dense = true;
+  bool all_original = true;
   for (size_t i = 0; i < args.size(); ++i) {
     Value& v = args[i];
     if (v.is_tensor()) {
       all_dense &= ReplaceDeadWrapper(op, v.mutable_tensor(), i, -1);
+      all_original &= IsOriginalDType(v.tensor().dtype());
     } else if (v.is_tensor_list()) {
       TensorList& list = v.mutable_tensor_list();
       for (size_t k = 0; k < list.size(); ++k) {
         all_dense &= ReplaceDeadWrapper(op, list[k], i, static_cast<int64_t>(k));
+        all_original &= IsOriginalDType(list[k].dtype());
       }
+    } else if (v.tag() == Value::Tag::kDType) {
+      all_original &= IsOriginalDType(v.dtype());
     }
   }
+  if (!all_original) [[unlikely]] CheckDTypes(op, args);
   Interpreter* top = LayerStack::Top();
   if (internal::tls_dispatch_hook.hook != nullptr &&
       internal::tls_dispatch_hook.depth == LayerStack::size() &&

@@ -143,7 +143,7 @@ struct ArgTraits<const Tensor&> {
   static constexpr ArgKind kKind = ArgKind::kTensor;
   static const Tensor& From(const Value& v) { return v.tensor(); }
   static Value To(const Tensor& t) { return Value(t); }
-  static bool Dense(const Tensor& t) { return t.is_dense(); }
+  static bool Direct(const Tensor& t) { return t.is_dense() && IsOriginalDType(t.dtype()); }
 };
 template <>
 struct ArgTraits<const std::optional<Tensor>&> {
@@ -153,26 +153,28 @@ struct ArgTraits<const std::optional<Tensor>&> {
     return v.tensor();
   }
   static Value To(const std::optional<Tensor>& t) { return t ? Value(*t) : Value(); }
-  static bool Dense(const std::optional<Tensor>& t) { return !t || t->is_dense(); }
+  static bool Direct(const std::optional<Tensor>& t) {
+    return !t || (t->is_dense() && IsOriginalDType(t->dtype()));
+  }
 };
 template <>
 struct ArgTraits<const TensorList&> {
   static constexpr ArgKind kKind = ArgKind::kTensorList;
   static const TensorList& From(const Value& v) { return v.tensor_list(); }
   static Value To(const TensorList& ts) { return Value(ts); }
-  static bool Dense(const TensorList& ts) {
+  static bool Direct(const TensorList& ts) {
     for (const Tensor& t : ts) {
-      if (!t.is_dense()) return false;
+      if (!t.is_dense() || !IsOriginalDType(t.dtype())) return false;
     }
     return true;
   }
 };
 
-// Non-tensor arguments: From/To convert, Dense is always true.
+// Non-tensor arguments: From/To convert, Direct is true (a DType's says otherwise).
 template <typename T, ArgKind K>
 struct PlainArg {
   static constexpr ArgKind kKind = K;
-  static bool Dense(const T&) { return true; }
+  static bool Direct(const T&) { return true; }
 };
 template <>
 struct ArgTraits<Scalar> : PlainArg<Scalar, ArgKind::kScalar> {
@@ -228,6 +230,7 @@ template <>
 struct ArgTraits<DType> : PlainArg<DType, ArgKind::kDType> {
   static DType From(const Value& v) { return v.dtype(); }
   static Value To(DType d) { return Value(d); }
+  static bool Direct(DType d) { return IsOriginalDType(d); }
 };
 template <>
 struct ArgTraits<Generator*> : PlainArg<Generator*, ArgKind::kGenerator> {
@@ -389,8 +392,8 @@ constexpr DirectKernel DirectKernelFor() {
                                                       const AllocationError& e);
 
 template <auto Kernel, typename... Args, size_t... I>
-bool AllDenseImpl(std::index_sequence<I...>, const Args&... args) {
-  return (ArgTraits<KernelParam<Kernel, I>>::Dense(args) && ...);
+bool AllDirectImpl(std::index_sequence<I...>, const Args&... args) {
+  return (ArgTraits<KernelParam<Kernel, I>>::Direct(args) && ...);
 }
 
 template <auto Kernel, typename... Args, size_t... I>
@@ -407,7 +410,9 @@ template <auto Kernel, typename... Args, size_t... I>
 }  // namespace internal
 
 // Call runs Kernel's op: directly when no transform is active, no BaseCallObserver is
-// installed and every tensor argument is dense, otherwise through DispatchBoxed. Arguments
+// installed and every tensor argument is dense and of an original dtype (kOriginalDTypes,
+// which every op supports), otherwise through DispatchBoxed, which checks the dtypes against
+// the op's OpSchema::dtypes. Arguments
 // must already have the kernel's parameter types (the public op function's signature does
 // that).
 template <auto Kernel, typename... Args>
@@ -416,7 +421,7 @@ inline typename internal::KernelTraits<Kernel>::Return Call(const Args&... args)
                 "Call<Kernel>: wrong number of arguments");
   using Seq = std::make_index_sequence<sizeof...(Args)>;
   if (LayerStack::empty() && internal::tls_base_call_observer == nullptr &&
-      internal::AllDenseImpl<Kernel>(Seq{}, args...)) [[likely]] {
+      internal::AllDirectImpl<Kernel>(Seq{}, args...)) [[likely]] {
     try {
       return Kernel(args...);
     } catch (const AllocationError& e) {
@@ -433,6 +438,7 @@ struct OpOptions {
   bool ordered_effect = false;     // OpSchema::ordered_effect (a collective)
   int axis_arg = -1;               // OpSchema::axis_arg and makes_invariant (a collective)
   bool makes_invariant = false;
+  DTypeSet dtypes = kOriginalDTypes;  // OpSchema::dtypes: what the kernel is written for
 };
 
 // RegisterOp adds Kernel's op to `registry` with argument names `arg_names` (one per kernel
@@ -456,6 +462,7 @@ Operator& RegisterOp(OpRegistry& registry, std::string name,
   schema.ordered_effect = options.ordered_effect;
   schema.axis_arg = options.axis_arg;
   schema.makes_invariant = options.makes_invariant;
+  schema.dtypes = options.dtypes;
   Operator& op = registry.Register(std::move(schema), &internal::BoxedCall<Kernel>,
                                    internal::DirectKernelFor<Kernel>());
   FT_CHECK(internal::OpHandle<Kernel>::op == nullptr);

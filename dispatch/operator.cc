@@ -50,6 +50,11 @@ std::string OpSchema::ToString() const {
   }
   if (mutated_arg) absl::StrAppend(&s, "  [mutates ", args[*mutated_arg].name, "]");
   if (random) absl::StrAppend(&s, "  [random]");
+  if (dtypes == kEveryDType) {
+    absl::StrAppend(&s, "  [every dtype]");
+  } else if (dtypes != kOriginalDTypes) {
+    absl::StrAppend(&s, "  [dtypes: ", dtypes.ToString(), "]");
+  }
   return s;
 }
 

@@ -36,6 +36,7 @@
 #include "absl/strings/string_view.h"
 #include "dispatch/interpreter.h"
 #include "dispatch/value.h"
+#include "tensor/dtype.h"
 
 namespace ft {
 
@@ -80,8 +81,15 @@ struct OpSchema {
   // both (NOTE: [Gradients across named axes] in interpreters/grad/grad_interpreter.h).
   int axis_arg = -1;
   bool makes_invariant = false;
+  // The dtypes the base kernel is written for: DispatchBoxed refuses a tensor argument, or
+  // a DType argument (a factory's), of any other dtype with an ft::Error naming the op, the
+  // argument and this set, before any transform or kernel sees it. Every op supports
+  // kOriginalDTypes (float32, float64, int64, bool), and many refuse some of those in their
+  // own checks (sin of a bool tensor); issue 43 adds the other dtypes op by op.
+  DTypeSet dtypes = kOriginalDTypes;
 
-  // ToString: e.g. "add_(Tensor self, Tensor other) -> Tensor  [mutates self]".
+  // ToString: e.g. "add_(Tensor self, Tensor other) -> Tensor  [mutates self]"; dtypes
+  // other than the original four show as "[every dtype]" or "[dtypes: float32, ...]".
   std::string ToString() const;
 };
 

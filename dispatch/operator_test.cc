@@ -87,6 +87,48 @@ TEST(Operator, RuleSlots) {
   EXPECT_STREQ(TransformTypeName(TransformType::kJvp), "Jvp");
 }
 
+// The dtype gate (OpSchema::dtypes): an op refuses a tensor or DType argument of a dtype its
+// kernel is not written for, by name, on the direct path and the boxed one alike.
+TEST(Operator, RefusesDTypesItsKernelIsNotWrittenFor) {
+  RegisterAllOps();
+  const Tensor c = zeros({2}, kComplex64);
+  EXPECT_FT_ERROR(ft::sin(c),
+                  "sin: argument 'self' is complex64, which sin does not support yet (it "
+                  "supports float32, float64, int64 and bool;");
+  ValueList args;
+  args.emplace_back(zeros({2}, kUInt8));
+  EXPECT_FT_ERROR(DispatchBoxed(OpRegistry::Global().Get("exp"), args),
+                  "exp: argument 'self' is uint8");
+  EXPECT_EQ(OpRegistry::Global().Get("sin").schema().dtypes, kOriginalDTypes);
+}
+
+Tensor PassThrough(const Tensor& t) { return t; }
+Tensor FirstOf(const TensorList& ts) { return ts[0]; }
+
+TEST(Operator, AnOpDeclaresTheDTypesItSupports) {
+  RegisterAllOps();
+  OpOptions options;
+  options.dtypes = kOriginalDTypes | DTypeSet{kComplex64};
+  const Operator& op = RegisterOp<&PassThrough>(OpRegistry::Global(),
+                                                 "test_pass_through_complex64", {"self"}, options);
+  EXPECT_EQ(op.schema().ToString(),
+            "test_pass_through_complex64(Tensor self) -> Tensor  [dtypes: float32, float64, "
+            "int64, bool and complex64]");
+  const Tensor c = zeros({2}, kComplex64);
+  EXPECT_EQ(Call<&PassThrough>(c).dtype(), kComplex64);
+  EXPECT_FT_ERROR(Call<&PassThrough>(zeros({2}, kComplex128)),
+                  "test_pass_through_complex64: argument 'self' is complex128");
+  // Each element of a TensorList is checked.
+  RegisterOp<&FirstOf>(OpRegistry::Global(), "test_first_of", {"tensors"});
+  EXPECT_EQ(Call<&FirstOf>(TensorList{zeros({2}), zeros({3})}).numel(), 2);
+  EXPECT_FT_ERROR(Call<&FirstOf>(TensorList{zeros({2}), zeros({2}, kInt8)}),
+                  "test_first_of: element 1 of argument 'tensors' is int8");
+  // cat is written for every dtype: mixed operands promote (torch.cat's rule).
+  const Tensor mixed = ft::cat({ft::full({1}, 1.5), zeros({1}, kInt8)}, 0);
+  EXPECT_EQ(mixed.dtype(), kFloat32);
+  EXPECT_EQ(mixed.to_vector<float>(), (std::vector<float>{1.5f, 0.0f}));
+}
+
 TEST(Value, HoldsEachKindAndPrints) {
   EXPECT_EQ(Value().ToString(), "None");
   EXPECT_EQ(Value(int64_t{3}).ToString(), "3");

@@ -153,7 +153,7 @@ void ScatterAddLoop(IntArrayRef shape, const Operand& out, const Operand& index,
 
 void RunGather(DType dtype, IntArrayRef shape, const Operand& out, const Operand& index,
                const Operand& src, int64_t src_dim_stride) {
-  VisitDType(dtype, [&](auto tag) {
+  internal::VisitElementBytes(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     GatherLoop<T>(shape, out, index, src, src_dim_stride);
   });
@@ -215,7 +215,7 @@ TensorList SplitEqual(const char* op, const Tensor& x, int64_t split_size, int64
 
 // Fill sets every element of the contiguous `out` to value (converted to out's dtype).
 void Fill(const Tensor& out, Scalar value) {
-  VisitDType(out.dtype(), [&](auto tag) {
+  VisitEveryDType(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::fill_n(out.data<T>(), out.numel(), value.to<T>());
   });

@@ -471,7 +471,7 @@ Tensor flip(const Tensor& x, IntArrayRef dims) {
     ops[1].data += (x.sizes()[d] - 1) * stride;
     stride = -stride;
   }
-  VisitDType(x.dtype(), [&](auto tag) {
+  internal::VisitElementBytes(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     internal::ForEachStrided<2>(
         out.sizes(), ops,

@@ -19,9 +19,7 @@ Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<int6
   return Call<&kernels::take_along_dim>(x, indices, dim);
 }
 Tensor cat(const TensorList& tensors, int64_t dim) { return Call<&kernels::cat>(tensors, dim); }
-Tensor stack(const TensorList& tensors, int64_t dim) {
-  return Call<&kernels::stack>(tensors, dim);
-}
+Tensor stack(const TensorList& tensors, int64_t dim) { return Call<&kernels::stack>(tensors, dim); }
 TensorList split(const Tensor& x, int64_t split_size, int64_t dim) {
   return Call<&kernels::split>(x, split_size, dim);
 }
@@ -31,9 +29,7 @@ TensorList split_with_sizes(const Tensor& x, IntArrayRef sizes, int64_t dim) {
 TensorList chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   return Call<&kernels::chunk>(x, chunks, dim);
 }
-Tensor repeat(const Tensor& x, IntArrayRef repeats) {
-  return Call<&kernels::repeat>(x, repeats);
-}
+Tensor repeat(const Tensor& x, IntArrayRef repeats) { return Call<&kernels::repeat>(x, repeats); }
 Tensor pad(const Tensor& x, IntArrayRef pads, Scalar value) {
   return Call<&kernels::pad>(x, pads, value);
 }
@@ -43,18 +39,21 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
 }
 
 void RegisterIndexOps(OpRegistry& r) {
-  RegisterOp<&kernels::index_select>(r, "index_select", {"self", "dim", "index"});
-  RegisterOp<&kernels::gather>(r, "gather", {"self", "dim", "index"});
+  RegisterOp<&kernels::index_select>(r, "index_select", {"self", "dim", "index"},
+                                     {.dtypes = kEveryDType});
+  RegisterOp<&kernels::gather>(r, "gather", {"self", "dim", "index"}, {.dtypes = kEveryDType});
   RegisterOp<&kernels::scatter_add>(r, "scatter_add", {"self", "dim", "index", "src"});
-  RegisterOp<&kernels::take_along_dim>(r, "take_along_dim", {"self", "indices", "dim"});
-  RegisterOp<&kernels::cat>(r, "cat", {"tensors", "dim"});
-  RegisterOp<&kernels::stack>(r, "stack", {"tensors", "dim"});
-  RegisterOp<&kernels::split>(r, "split", {"self", "split_size", "dim"});
-  RegisterOp<&kernels::split_with_sizes>(r, "split_with_sizes", {"self", "split_sizes", "dim"});
-  RegisterOp<&kernels::chunk>(r, "chunk", {"self", "chunks", "dim"});
-  RegisterOp<&kernels::repeat>(r, "repeat", {"self", "repeats"});
-  RegisterOp<&kernels::pad>(r, "pad", {"self", "pad", "value"});
-  RegisterOp<&kernels::to>(r, "to", {"self", "dtype"});
+  RegisterOp<&kernels::take_along_dim>(r, "take_along_dim", {"self", "indices", "dim"},
+                                       {.dtypes = kEveryDType});
+  RegisterOp<&kernels::cat>(r, "cat", {"tensors", "dim"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::stack>(r, "stack", {"tensors", "dim"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::split>(r, "split", {"self", "split_size", "dim"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::split_with_sizes>(r, "split_with_sizes", {"self", "split_sizes", "dim"},
+                                         {.dtypes = kEveryDType});
+  RegisterOp<&kernels::chunk>(r, "chunk", {"self", "chunks", "dim"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::repeat>(r, "repeat", {"self", "repeats"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::pad>(r, "pad", {"self", "pad", "value"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::to>(r, "to", {"self", "dtype"}, {.dtypes = kEveryDType});
   RegisterOp<&kernels::one_hot>(r, "one_hot", {"self", "num_classes"});
 }
 

@@ -1,6 +1,7 @@
 #include "ops/index.h"
 
 #include <array>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -9,6 +10,7 @@
 #include "dispatch/dispatch.h"
 #include "dispatch/operator.h"
 #include "gtest/gtest.h"
+#include "ops/view.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
 #include "tests/test_util.h"
@@ -813,6 +815,58 @@ TEST(OneHot, Errors) {
                   "one_hot: expected an int64 indices tensor, got float32");
   EXPECT_FT_ERROR(one_hot(Ix({1}), -2),
                   "one_hot: num_classes must be -1 (infer) or non-negative, got -2");
+}
+
+// The ops that only move elements are written for every dtype (OpSchema::dtypes): on each
+// of the twelve, the values land where the closed form says, read back through double.
+TEST(IndexOps, EveryDTypeMovesElements) {
+  using V = std::vector<double>;
+  for (DType d : kAllDTypes) {
+    SCOPED_TRACE(DTypeName(d));
+    const double top = d == kBool ? 1 : 5;  // bool holds 0 and 1 only
+    // x = [[0, 1, 2], [3, 4, 5]] (bool: [[0, 1, 1], [1, 1, 1]]).
+    const Tensor x = ft::to(tensor({0.0, 1.0, 2.0, 3.0, 4.0, top}, {2, 3}), d);
+    ASSERT_EQ(x.dtype(), d);
+    const V xv = x.to_vector<double>();
+    const Tensor idx = tensor(std::vector<int64_t>{2, 0});
+    EXPECT_EQ(index_select(x, 1, idx).to_vector<double>(), (V{xv[2], xv[0], xv[5], xv[3]}));
+    EXPECT_EQ(gather(x, 1, tensor(std::vector<int64_t>{1, 1, 0, 2}, {2, 2})).to_vector<double>(),
+              (V{xv[1], xv[1], xv[3], xv[5]}));
+    EXPECT_EQ(cat({x, x}, 0).to_vector<double>().size(), 12u);
+    EXPECT_EQ(cat({x, x}, 1).to_vector<double>(),
+              (V{xv[0], xv[1], xv[2], xv[0], xv[1], xv[2], xv[3], xv[4], xv[5], xv[3], xv[4],
+                 xv[5]}));
+    EXPECT_EQ(stack({x, x}, 2).dtype(), d);
+    EXPECT_EQ(repeat(x, {1, 2}).to_vector<double>(), cat({x, x}, 1).to_vector<double>());
+    EXPECT_EQ(pad(x, {1, 0}, 1).to_vector<double>(),
+              (V{1, xv[0], xv[1], xv[2], 1, xv[3], xv[4], xv[5]}));
+    const TensorList halves = split(x, 2, 1);
+    EXPECT_EQ(halves[1].to_vector<double>(), (V{xv[2], xv[5]}));
+    EXPECT_EQ(chunk(x, 2, 0)[1].to_vector<double>(), (V{xv[3], xv[4], xv[5]}));
+    // Views and the copies beside them.
+    EXPECT_EQ(contiguous(transpose(x, 0, 1)).to_vector<double>(),
+              (V{xv[0], xv[3], xv[1], xv[4], xv[2], xv[5]}));
+    EXPECT_EQ(flip(x, {1}).to_vector<double>(), (V{xv[2], xv[1], xv[0], xv[5], xv[4], xv[3]}));
+    EXPECT_EQ(flip(transpose(x, 0, 1), {0, 1}).to_vector<double>(),
+              (V{xv[5], xv[2], xv[4], xv[1], xv[3], xv[0]}));
+    EXPECT_EQ(reshape(x, {3, 2}).to_vector<double>(), xv);
+    EXPECT_EQ(select(x, 0, 1).to_vector<double>(), (V{xv[3], xv[4], xv[5]}));
+    EXPECT_EQ(clone(slice(x, 1, 0, 3, 2)).to_vector<double>(), (V{xv[0], xv[2], xv[3], xv[5]}));
+    EXPECT_EQ(expand(unsqueeze(select(x, 1, 0), 1), {2, 2}).to_vector<double>(),
+              (V{xv[0], xv[0], xv[3], xv[3]}));
+    EXPECT_EQ(select_scatter(x, zeros({3}, d), 0, 0).to_vector<double>(),
+              (V{0, 0, 0, xv[3], xv[4], xv[5]}));
+    EXPECT_EQ(ft::to(x, kFloat64).to_vector<double>(), xv);
+  }
+  // Complex elements move whole, both parts.
+  const Tensor z = tensor(std::vector<std::complex<double>>{{1, -1}, {2, -2}, {3, -3}});
+  EXPECT_EQ(flip(z, {0}).to_vector<std::complex<double>>(),
+            (std::vector<std::complex<double>>{{3, -3}, {2, -2}, {1, -1}}));
+  EXPECT_EQ(index_select(z, 0, tensor(std::vector<int64_t>{1})).item<std::complex<double>>(),
+            std::complex<double>(2, -2));
+  // An op that computes is not open to them yet, and says so.
+  EXPECT_FT_ERROR(scatter_add(z, 0, tensor(std::vector<int64_t>{0}), z),
+                  "scatter_add: argument 'self' is complex128");
 }
 
 }  // namespace

@@ -38,8 +38,8 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   return Call<&kernels::narrow>(x, dim, start, length);
 }
-Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start,
-             std::optional<int64_t> end, int64_t step) {
+Tensor slice(const Tensor& x, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+             int64_t step) {
   return Call<&kernels::slice>(x, dim, start, end, step);
 }
 Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
@@ -62,32 +62,40 @@ Tensor stop_gradient(const Tensor& x) { return Call<&kernels::stop_gradient>(x);
 Tensor flip(const Tensor& x, IntArrayRef dims) { return Call<&kernels::flip>(x, dims); }
 
 void RegisterViewOps(OpRegistry& r) {
-  RegisterOp<&kernels::reshape>(r, "reshape", {"self", "shape"});
-  RegisterOp<&kernels::view>(r, "view", {"self", "size"});
-  RegisterOp<&kernels::flatten>(r, "flatten", {"self", "start_dim", "end_dim"});
-  RegisterOp<&kernels::unflatten>(r, "unflatten", {"self", "dim", "sizes"});
-  RegisterOp<&kernels::expand>(r, "expand", {"self", "size"});
-  RegisterOp<&kernels::unsqueeze>(r, "unsqueeze", {"self", "dim"});
-  RegisterOp<&kernels::squeeze>(r, "squeeze", {"self"});
-  RegisterOp<&kernels::squeeze_dim>(r, "squeeze_dim", {"self", "dim"});
-  RegisterOp<&kernels::squeeze_dims>(r, "squeeze_dims", {"self", "dims"});
-  RegisterOp<&kernels::movedim>(r, "movedim", {"self", "source", "destination"});
-  RegisterOp<&kernels::permute>(r, "permute", {"self", "dims"});
-  RegisterOp<&kernels::transpose>(r, "transpose", {"self", "dim0", "dim1"});
-  RegisterOp<&kernels::t>(r, "t", {"self"});
-  RegisterOp<&kernels::select>(r, "select", {"self", "dim", "index"});
-  RegisterOp<&kernels::narrow>(r, "narrow", {"self", "dim", "start", "length"});
-  RegisterOp<&kernels::slice>(r, "slice", {"self", "dim", "start", "end", "step"});
-  RegisterOp<&kernels::diagonal>(r, "diagonal", {"self", "offset", "dim1", "dim2"});
-  RegisterOp<&kernels::select_scatter>(r, "select_scatter", {"self", "src", "dim", "index"});
-  RegisterOp<&kernels::slice_scatter>(r, "slice_scatter",
-                                      {"self", "src", "dim", "start", "end", "step"});
-  RegisterOp<&kernels::diagonal_scatter>(r, "diagonal_scatter",
-                                         {"self", "src", "offset", "dim1", "dim2"});
-  RegisterOp<&kernels::contiguous>(r, "contiguous", {"self"});
-  RegisterOp<&kernels::clone>(r, "clone", {"self"});
-  RegisterOp<&kernels::stop_gradient>(r, "stop_gradient", {"self"});
-  RegisterOp<&kernels::flip>(r, "flip", {"self", "dims"});
+  RegisterOp<&kernels::reshape>(r, "reshape", {"self", "shape"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::view>(r, "view", {"self", "size"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::flatten>(r, "flatten", {"self", "start_dim", "end_dim"},
+                                {.dtypes = kEveryDType});
+  RegisterOp<&kernels::unflatten>(r, "unflatten", {"self", "dim", "sizes"},
+                                  {.dtypes = kEveryDType});
+  RegisterOp<&kernels::expand>(r, "expand", {"self", "size"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::unsqueeze>(r, "unsqueeze", {"self", "dim"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::squeeze>(r, "squeeze", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::squeeze_dim>(r, "squeeze_dim", {"self", "dim"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::squeeze_dims>(r, "squeeze_dims", {"self", "dims"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::movedim>(r, "movedim", {"self", "source", "destination"},
+                                {.dtypes = kEveryDType});
+  RegisterOp<&kernels::permute>(r, "permute", {"self", "dims"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::transpose>(r, "transpose", {"self", "dim0", "dim1"},
+                                  {.dtypes = kEveryDType});
+  RegisterOp<&kernels::t>(r, "t", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::select>(r, "select", {"self", "dim", "index"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::narrow>(r, "narrow", {"self", "dim", "start", "length"},
+                               {.dtypes = kEveryDType});
+  RegisterOp<&kernels::slice>(r, "slice", {"self", "dim", "start", "end", "step"},
+                              {.dtypes = kEveryDType});
+  RegisterOp<&kernels::diagonal>(r, "diagonal", {"self", "offset", "dim1", "dim2"},
+                                 {.dtypes = kEveryDType});
+  RegisterOp<&kernels::select_scatter>(r, "select_scatter", {"self", "src", "dim", "index"},
+                                       {.dtypes = kEveryDType});
+  RegisterOp<&kernels::slice_scatter>(
+      r, "slice_scatter", {"self", "src", "dim", "start", "end", "step"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::diagonal_scatter>(
+      r, "diagonal_scatter", {"self", "src", "offset", "dim1", "dim2"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::contiguous>(r, "contiguous", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::clone>(r, "clone", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::stop_gradient>(r, "stop_gradient", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::flip>(r, "flip", {"self", "dims"}, {.dtypes = kEveryDType});
 }
 
 }  // namespace ft

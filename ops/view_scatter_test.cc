@@ -380,7 +380,7 @@ TEST(ScatterOps, RegisteredAndCallableBoxed) {
   const Operator& sel = OpFor<&kernels::select_scatter>();
   EXPECT_EQ(sel.name(), "select_scatter");
   EXPECT_EQ(sel.schema().ToString(),
-            "select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor");
+            "select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor  [every dtype]");
   EXPECT_EQ(OpFor<&kernels::diagonal_scatter>().name(), "diagonal_scatter");
   const Operator& sl = OpFor<&kernels::slice_scatter>();
   EXPECT_EQ(sl.name(), "slice_scatter");

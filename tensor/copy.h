@@ -14,7 +14,8 @@
 namespace ft::kernels {
 
 // copy_into writes src into dst elementwise, broadcasting src to dst's shape and casting to
-// dst's dtype (float -> int truncates toward zero; nonzero -> true). Does not bump dst's
+// dst's dtype, any of the twelve to any, as ConvertElement (tensor/dtype.h) converts one
+// element (float -> int truncates toward zero; nonzero -> true). Does not bump dst's
 // version (the in-place op copy_ does). Throws when src does not broadcast to dst.
 void copy_into(const Tensor& dst, const Tensor& src);
 

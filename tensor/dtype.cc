@@ -1,5 +1,8 @@
 #include "tensor/dtype.h"
 
+#include <bit>
+#include <string>
+
 #include "tensor/error.h"
 
 namespace ft {
@@ -124,6 +127,18 @@ DType ResultType(DType a, bool a_zero_dim, DType b, bool b_zero_dim) {
   // One dimensioned, one zero-dim: the zero-dim operand only matters when it is of a higher
   // category.
   return CombineCategories(a_zero_dim ? b : a, a_zero_dim ? a : b);
+}
+
+std::string DTypeSet::ToString() const {
+  std::string out;
+  int remaining = std::popcount(bits_);
+  for (DType d : kAllDTypes) {
+    if (!contains(d)) continue;
+    if (!out.empty()) out += remaining == 1 ? " and " : ", ";
+    out += DTypeName(d);
+    --remaining;
+  }
+  return out.empty() ? "no dtype" : out;
 }
 
 void ThrowDTypeNotSupportedYet(DType dtype) {

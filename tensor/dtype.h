@@ -4,11 +4,12 @@
 //
 // The twelve dtypes are torch's CPU dtypes: bool; the integers uint8, int8, int16, int32 and
 // int64; the floating float16 (ft::Half), bfloat16 (ft::BFloat16), float32 and float64; the
-// complex complex64 and complex128 (std::complex of float and double). Issue 43 brings the
-// eight beyond float32, float64, int64 and bool in steps: today they have their names, sizes,
-// element types and the whole promotion algebra below, but no tensor of them can be made yet
-// (TensorImpl refuses them with an ft::Error naming the dtype), and code generic over the
-// first four refuses them through VisitDType.
+// complex complex64 and complex128 (std::complex of float and double). Tensors of every
+// dtype can be made, converted (ConvertElement, the casting copy), read, printed and saved;
+// issue 43 brings the eight beyond float32, float64, int64 and bool (kOriginalDTypes) to
+// the operations in steps. Each op states the dtypes it is written for (OpSchema::dtypes in
+// dispatch/operator.h) and refuses others by name; a kernel generic over the original four
+// visits them with VisitDType, which refuses the rest too.
 //
 // Promotion follows torch.result_type: categories bool < integral < floating < complex.
 // Among operands the result takes the highest category; within a category the wider dtype
@@ -31,6 +32,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <ostream>
 #include <string>
@@ -115,6 +117,9 @@ constexpr bool IsFloating(DType dtype) {
 constexpr bool IsComplex(DType dtype) {
   return dtype == DType::kComplex64 || dtype == DType::kComplex128;
 }
+// IsDifferentiable: a dtype whose values carry derivatives (floating or complex), as torch's
+// isDifferentiableType.
+constexpr bool IsDifferentiable(DType dtype) { return IsFloating(dtype) || IsComplex(dtype); }
 // IsIntegral: uint8, int8, int16, int32, int64, and bool when include_bool.
 constexpr bool IsIntegral(DType dtype, bool include_bool) {
   switch (dtype) {
@@ -149,21 +154,93 @@ constexpr int64_t FloatToInt64(double v) {
   return v >= -0x1p63 && v < 0x1p63 ? static_cast<int64_t>(v)
                                     : std::numeric_limits<int64_t>::min();
 }
+// FloatToInt32: the same through int32, as x86 converts a floating value to int32, int16
+// and int8 (and torch with it): truncated when int32 holds it, else INT32_MIN; int16 and
+// int8 then keep the low bits (300.0 -> int8 44). uint8 goes through int64 instead (torch
+// 1.13's c10::convert: -1.0 -> 255, 4294967301.0 -> 5).
+constexpr int32_t FloatToInt32(double v) {
+  return v > -0x1p31 - 1 && v < 0x1p31 ? static_cast<int32_t>(v)
+                                       : std::numeric_limits<int32_t>::min();
+}
+
+// kIsComplexElement / kIsReducedFloatElement / kIsFloatingElement: categories of the C++
+// element types (std::complex of float or double; Half and BFloat16; those with float and
+// double).
+template <typename T>
+inline constexpr bool kIsComplexElement = false;
+template <typename T>
+inline constexpr bool kIsComplexElement<std::complex<T>> = true;
+template <typename T>
+inline constexpr bool kIsReducedFloatElement =
+    std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
+inline constexpr bool kIsFloatingElement =
+    std::is_floating_point_v<T> || kIsReducedFloatElement<T>;
 
 // ConvertElement: one element converted between the element types of two dtypes, as every
-// kernel converts (a casting copy, item<T>(), a scalar): to bool is `!= 0`; a floating
-// value to int64 is FloatToInt64; anything else static_cast (IEEE defines the floating
-// conversions: out of float32's range is an infinity).
+// kernel converts (a casting copy, item<T>(), a scalar), with torch's results:
+// - to bool: `!= 0`; NaN is true; a complex value is true when either part is nonzero
+//   (torch since 2024; torch 1.13's casting copy looked at the real part alone, #120875);
+// - complex to real: the real part, converted (torch warns that the imaginary part is
+//   discarded; ft discards it silently); real to complex: the value with imaginary part 0;
+// - floating to integer: FloatToInt64 for int64 and uint8, FloatToInt32 for int32, int16
+//   and int8, then the low bits (defined for NaN and out-of-range values, unlike
+//   static_cast);
+// - integer to integer: the low bits (two's complement wrap);
+// - to float16 and bfloat16: through float (a double or an int64 rounds twice, as torch's
+//   casts do); from them: exact through float;
+// - anything else static_cast (IEEE defines the floating conversions: out of float32's
+//   range is an infinity).
 template <typename To, typename From>
 constexpr To ConvertElement(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (kIsComplexElement<From>) {
+    if constexpr (std::is_same_v<To, bool>) {
+      return v.real() != 0 || v.imag() != 0;
+    } else if constexpr (kIsComplexElement<To>) {
+      using Part = typename To::value_type;
+      return To(static_cast<Part>(v.real()), static_cast<Part>(v.imag()));
+    } else {
+      return ConvertElement<To>(v.real());
+    }
+  } else if constexpr (kIsComplexElement<To>) {
+    using Part = typename To::value_type;
+    return To(ConvertElement<Part>(v), Part(0));
+  } else if constexpr (kIsReducedFloatElement<From>) {
+    return ConvertElement<To>(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    return static_cast<To>(FloatToInt64(static_cast<double>(v)));
+    if constexpr (sizeof(To) == 8 || std::is_same_v<To, uint8_t>) {
+      return static_cast<To>(FloatToInt64(static_cast<double>(v)));
+    } else {
+      return static_cast<To>(FloatToInt32(static_cast<double>(v)));
+    }
+  } else if constexpr (kIsReducedFloatElement<To>) {
+    return To(static_cast<float>(v));
   } else {
     return static_cast<To>(v);
   }
 }
+
+// OpMathType<T>: the type elements of T are computed in. float16 and bfloat16 compute in
+// float and round once at the end, as torch's CPU kernels do (a sum of bfloat16 accumulates
+// in float); every other type computes in itself.
+template <typename T>
+struct OpMath {
+  using type = T;
+};
+template <>
+struct OpMath<Half> {
+  using type = float;
+};
+template <>
+struct OpMath<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using OpMathType = typename OpMath<T>::type;
 
 // PromoteTypes returns the dtype both operands are computed in (torch.promote_types).
 DType PromoteTypes(DType a, DType b);
@@ -217,13 +294,51 @@ constexpr DType DTypeOf<int32_t>() { return kInt32; }
 template <>
 constexpr DType DTypeOf<uint8_t>() { return kUInt8; }
 
+// DTypeSet: a set of dtypes, as one bit per dtype (an op's supported dtypes, a kernel's).
+class DTypeSet {
+ public:
+  constexpr DTypeSet() = default;
+  constexpr DTypeSet(std::initializer_list<DType> dtypes) {
+    for (DType d : dtypes) bits_ |= Bit(d);
+  }
+  constexpr bool contains(DType dtype) const { return (bits_ & Bit(dtype)) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
+  constexpr DTypeSet operator|(DTypeSet other) const { return FromBits(bits_ | other.bits_); }
+  constexpr DTypeSet operator-(DTypeSet other) const { return FromBits(bits_ & ~other.bits_); }
+  constexpr bool operator==(const DTypeSet&) const = default;
+  constexpr uint16_t bits() const { return bits_; }
+  static constexpr DTypeSet FromBits(uint16_t bits) {
+    DTypeSet s;
+    s.bits_ = bits;
+    return s;
+  }
+  // ToString: the names in the enum's order, "float32, float64, int64 and bool".
+  std::string ToString() const;
+
+ private:
+  static constexpr uint16_t Bit(DType d) {
+    return static_cast<uint16_t>(1u << static_cast<unsigned>(d));
+  }
+  uint16_t bits_ = 0;
+};
+
+// kOriginalDTypes: float32, float64, int64 and bool, ft's dtypes before issue 43, which
+// every operation handles. The enum gives them the values 0..3, so membership is one
+// comparison on hot paths (IsOriginalDType).
+inline constexpr DTypeSet kOriginalDTypes = {kFloat32, kFloat64, kInt64, kBool};
+inline constexpr DTypeSet kEveryDType = {kFloat32, kFloat64,  kInt64, kBool,
+                                         kComplex64, kComplex128, kBFloat16, kFloat16,
+                                         kInt8,   kInt16,   kInt32, kUInt8};
+constexpr bool IsOriginalDType(DType dtype) { return static_cast<uint8_t>(dtype) < 4; }
+
 // ThrowDTypeNotSupportedYet: the ft::Error of an operation reached with a dtype it has not
 // been written for yet (issue 43 adds them op by op).
 [[noreturn]] void ThrowDTypeNotSupportedYet(DType dtype);
 
 // VisitDType calls f(TypeTag<T>{}) with the C++ type of `dtype`, for float32, float64, int64
-// and bool: the dtypes every operation handles. Others throw ThrowDTypeNotSupportedYet, so
-// that code generic over these four stays correct while the new dtypes arrive.
+// and bool (kOriginalDTypes): the dtypes every kernel handles. Others throw
+// ThrowDTypeNotSupportedYet, so that a kernel generic over these four stays correct while
+// the new dtypes arrive (the op table refuses them first, dispatch/operator.h).
 template <typename F>
 decltype(auto) VisitDType(DType dtype, F&& f) {
   switch (dtype) {
@@ -239,6 +354,39 @@ decltype(auto) VisitDType(DType dtype, F&& f) {
       break;
   }
   ThrowDTypeNotSupportedYet(dtype);
+}
+
+// VisitEveryDType calls f(TypeTag<T>{}) with the C++ type of any of the twelve dtypes: for
+// code written for all of them (the casting copy, element reads, printing, factories).
+template <typename F>
+decltype(auto) VisitEveryDType(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return f(TypeTag<float>{});
+    case DType::kFloat64:
+      return f(TypeTag<double>{});
+    case DType::kInt64:
+      return f(TypeTag<int64_t>{});
+    case DType::kBool:
+      return f(TypeTag<bool>{});
+    case DType::kComplex64:
+      return f(TypeTag<std::complex<float>>{});
+    case DType::kComplex128:
+      return f(TypeTag<std::complex<double>>{});
+    case DType::kBFloat16:
+      return f(TypeTag<BFloat16>{});
+    case DType::kFloat16:
+      return f(TypeTag<Half>{});
+    case DType::kInt8:
+      return f(TypeTag<int8_t>{});
+    case DType::kInt16:
+      return f(TypeTag<int16_t>{});
+    case DType::kInt32:
+      return f(TypeTag<int32_t>{});
+    case DType::kUInt8:
+      break;
+  }
+  return f(TypeTag<uint8_t>{});
 }
 
 }  // namespace ft

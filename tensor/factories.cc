@@ -41,7 +41,7 @@ void Fill(const Tensor& t, T value) {
 }
 
 void FillScalar(const Tensor& t, Scalar value) {
-  VisitDType(t.dtype(), [&](auto tag) {
+  VisitEveryDType(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Fill<T>(t, value.to<T>());
   });
@@ -58,10 +58,10 @@ Tensor FromVector(const std::vector<T>& values, IntArrayRef shape, DType dtype) 
                ShapeToString(shape), " (", Numel(shape), " elements)");
   }
   Tensor t = Allocate("tensor", shape, dtype);
-  VisitDType(dtype, [&](auto tag) {
+  VisitEveryDType(dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     S* p = t.data<S>();
-    for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<S>(values[i]);
+    for (size_t i = 0; i < values.size(); ++i) p[i] = ConvertElement<S>(values[i]);
   });
   return Adopted(std::move(t));
 }
@@ -117,10 +117,14 @@ Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
                ", step ", st, ")");
   }
   if (st == 0) ThrowError("arange: step must be nonzero");
-  // Integral arguments with an int64 result are handled in exact integer arithmetic (as
-  // PyTorch does): in double, arange(2^53 + 1, 2^53 + 3) would have 4 elements.
-  const bool exact = dtype == kInt64 && !start.is_floating() && !end.is_floating() &&
-                     !step.is_floating();
+  if (IsComplex(dtype) || dtype == kBool) {
+    ThrowError("arange: ", DTypeName(dtype), " results are not supported (as in torch)");
+  }
+  // Integral arguments with an integral result are handled in exact integer arithmetic (as
+  // PyTorch does): in double, arange(2^53 + 1, 2^53 + 3) would have 4 elements. A result
+  // narrower than int64 keeps the low bits (arange(250, 260, dtype=uint8) wraps to 0..3).
+  const bool exact = IsIntegral(dtype, /*include_bool=*/false) && !start.is_floating() &&
+                     !end.is_floating() && !step.is_floating();
   const int64_t is = exact ? start.to<int64_t>() : 0;
   const int64_t ie = exact ? end.to<int64_t>() : 0;
   const int64_t ist = exact ? step.to<int64_t>() : 0;
@@ -130,9 +134,10 @@ Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
     ThrowError("arange: upper bound and step sign are inconsistent (start ", s, ", end ", e,
                ", step ", st, ")");
   }
-  if (dtype == kInt64 && !exact && !(FitsInt64(s) && FitsInt64(e) && FitsInt64(st))) {
+  if (IsIntegral(dtype, false) && !exact &&
+      !(FitsInt64(s) && FitsInt64(e) && FitsInt64(st))) {
     ThrowError("arange: start ", s, ", end ", e, " and step ", st,
-               " must be within the int64 range for an int64 result");
+               " must be within the int64 range for an ", DTypeName(dtype), " result");
   }
   double length;
   if (exact) {
@@ -152,19 +157,21 @@ Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
   }
   const int64_t n = static_cast<int64_t>(length);
   Tensor t = Allocate("arange", {n}, dtype);
-  VisitDType(dtype, [&](auto tag) {
+  VisitEveryDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
-    if constexpr (std::is_same_v<T, int64_t>) {
+    if (exact) {
       // start + i * step in wrapping uint64 arithmetic: every result lies between start and
       // end, but i * step alone may not fit in int64.
-      const uint64_t base = static_cast<uint64_t>(start.to<int64_t>());
-      const uint64_t inc = static_cast<uint64_t>(step.to<int64_t>());
+      const uint64_t base = static_cast<uint64_t>(is);
+      const uint64_t inc = static_cast<uint64_t>(ist);
       for (int64_t i = 0; i < n; ++i) {
-        p[i] = static_cast<int64_t>(base + static_cast<uint64_t>(i) * inc);
+        p[i] = ConvertElement<T>(static_cast<int64_t>(base + static_cast<uint64_t>(i) * inc));
       }
     } else {
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<double>(i) * st);
+      for (int64_t i = 0; i < n; ++i) {
+        p[i] = ConvertElement<T>(s + static_cast<double>(i) * st);
+      }
     }
   });
   return Adopted(std::move(t));
@@ -172,26 +179,27 @@ Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
 
 Tensor linspace(double start, double end, int64_t steps, DType dtype) {
   if (steps < 0) ThrowError("linspace: number of steps must be non-negative, got ", steps);
-  if (dtype == kInt64 && !(FitsInt64(start) && FitsInt64(end))) {
+  if (IsIntegral(dtype, false) && !(FitsInt64(start) && FitsInt64(end))) {
     ThrowError("linspace: start ", start, " and end ", end,
-               " must be finite and within the int64 range for an int64 result");
+               " must be finite and within the int64 range for an ", DTypeName(dtype),
+               " result");
   }
   Tensor t = Allocate("linspace", {steps}, dtype);
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-  VisitDType(dtype, [&](auto tag) {
+  VisitEveryDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
     // Symmetric fill (as PyTorch does) so both endpoints are exact. A single step is the
     // start alone (torch.linspace(0, 10, 1) == [0]); the symmetric formula would give end.
     if (steps == 1) {
-      p[0] = static_cast<T>(start);
+      p[0] = ConvertElement<T>(start);
       return;
     }
     const int64_t half = steps / 2;
     for (int64_t i = 0; i < steps; ++i) {
       const double v = i < half ? start + step * static_cast<double>(i)
                                 : end - step * static_cast<double>(steps - 1 - i);
-      p[i] = static_cast<T>(v);
+      p[i] = ConvertElement<T>(v);
     }
   });
   return Adopted(std::move(t));
@@ -202,10 +210,10 @@ Tensor eye(int64_t n, DType dtype) { return eye(n, n, dtype); }
 Tensor eye(int64_t n, int64_t m, DType dtype) {
   if (n < 0 || m < 0) ThrowError("eye: sizes must be non-negative, got n=", n, ", m=", m);
   Tensor t = DenseZeros("eye", {n, m}, dtype);
-  VisitDType(dtype, [&](auto tag) {
+  VisitEveryDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
-    for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = T(1);
+    for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = ConvertElement<T>(1);
   });
   return Adopted(std::move(t));
 }
@@ -225,6 +233,27 @@ Tensor tensor(const std::vector<int>& values, IntArrayRef shape) {
 Tensor tensor(const std::vector<bool>& values, IntArrayRef shape) {
   std::vector<int64_t> as_int(values.begin(), values.end());
   return FromVector(as_int, shape, kBool);
+}
+Tensor tensor(const std::vector<std::complex<float>>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kComplex64);
+}
+Tensor tensor(const std::vector<std::complex<double>>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kComplex128);
+}
+Tensor tensor(const std::vector<Half>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kFloat16);
+}
+Tensor tensor(const std::vector<BFloat16>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kBFloat16);
+}
+Tensor tensor(const std::vector<int8_t>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kInt8);
+}
+Tensor tensor(const std::vector<int16_t>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kInt16);
+}
+Tensor tensor(const std::vector<uint8_t>& values, IntArrayRef shape) {
+  return FromVector(values, shape, kUInt8);
 }
 
 }  // namespace ft

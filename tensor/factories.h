@@ -17,6 +17,7 @@
 #ifndef FT_TENSOR_FACTORIES_H_
 #define FT_TENSOR_FACTORIES_H_
 
+#include <complex>
 #include <cstdint>
 #include <vector>
 
@@ -87,13 +88,23 @@ Tensor eye(int64_t n, DType dtype = kDefaultFloat);
 Tensor eye(int64_t n, int64_t m, DType dtype = kDefaultFloat);
 
 // tensor copies `values` into a new tensor of `shape` (1-D of values.size() when omitted).
-// The dtype follows the element type (float, double, int64_t/int, bool). Throws when the
-// number of values does not match the shape.
+// The dtype follows the element type: float, double, int64_t, bool, std::complex<float>
+// (complex64), std::complex<double> (complex128), Half, BFloat16, int8_t, int16_t and
+// uint8_t. `int` gives int64, as a Python int gives torch.int64 (ft::tensor({1, 2})); for
+// int32 convert (ft::to(t, kInt32)). Throws when the number of values does not match the
+// shape.
 Tensor tensor(const std::vector<float>& values, IntArrayRef shape);
 Tensor tensor(const std::vector<double>& values, IntArrayRef shape);
 Tensor tensor(const std::vector<int64_t>& values, IntArrayRef shape);
 Tensor tensor(const std::vector<int>& values, IntArrayRef shape);
 Tensor tensor(const std::vector<bool>& values, IntArrayRef shape);
+Tensor tensor(const std::vector<std::complex<float>>& values, IntArrayRef shape);
+Tensor tensor(const std::vector<std::complex<double>>& values, IntArrayRef shape);
+Tensor tensor(const std::vector<Half>& values, IntArrayRef shape);
+Tensor tensor(const std::vector<BFloat16>& values, IntArrayRef shape);
+Tensor tensor(const std::vector<int8_t>& values, IntArrayRef shape);
+Tensor tensor(const std::vector<int16_t>& values, IntArrayRef shape);
+Tensor tensor(const std::vector<uint8_t>& values, IntArrayRef shape);
 template <typename T>
 Tensor tensor(const std::vector<T>& values) {
   return tensor(values, {static_cast<int64_t>(values.size())});

@@ -356,16 +356,61 @@ TEST(FactoryResultHook, WhatTheHookReturnsIsTheFactorysResult) {
 
 // Until issue 43 writes the operations for them, no tensor of the eight new dtypes is made:
 // every factory refuses them, naming the dtype, and none reaches a kernel.
-TEST(Factories, RefuseTheDTypesNotWrittenYet) {
-  for (DType d : {kComplex64, kComplex128, kBFloat16, kFloat16, kInt8, kInt16, kInt32, kUInt8}) {
-    const std::string message = std::string("a ") + DTypeName(d) + " tensor cannot be made yet";
-    EXPECT_FT_ERROR(empty({2, 3}, d), message);
-    EXPECT_FT_ERROR(zeros({2}, d), message);
-    EXPECT_FT_ERROR(ones({}, d), message);
-    EXPECT_FT_ERROR(full({4}, 1, d), message);
-    EXPECT_FT_ERROR(arange(0, 4, 1, d), message);
-    EXPECT_FT_ERROR(MakeDense(empty({2}).storage(), d, {2}, {1}, 0), message);
+// The dtypes of issue 43: every factory makes them, with values checked through a reading
+// of another type (to_vector converts as ConvertElement, itself checked against torch in
+// cast_test).
+TEST(Factories, MakeEveryDType) {
+  for (DType d : kAllDTypes) {
+    SCOPED_TRACE(DTypeName(d));
+    EXPECT_EQ(empty({2, 3}, d).dtype(), d);
+    EXPECT_EQ(zeros({3}, d).to_vector<double>(), std::vector<double>(3, 0.0));
+    EXPECT_EQ(ones({2, 2}, d).to_vector<double>(), std::vector<double>(4, 1.0));
+    EXPECT_EQ(full({2}, 1, d).to_vector<double>(), std::vector<double>(2, 1.0));
+    EXPECT_EQ(eye(2, d).to_vector<double>(), (std::vector<double>{1, 0, 0, 1}));
+    EXPECT_EQ(linspace(0, 1, 2, d).to_vector<double>(), (std::vector<double>{0, 1}));
+    if (!IsComplex(d) && d != kBool) {
+      EXPECT_EQ(arange(0, 4, 1, d).to_vector<double>(), (std::vector<double>{0, 1, 2, 3}));
+    }
+    EXPECT_EQ(scalar_tensor(true, d).item<int64_t>(), 1);
   }
+}
+
+TEST(Factories, NewDTypesValues) {
+  // Complex: both parts, and a complex Scalar keeps its imaginary part.
+  const std::complex<double> z(1.5, -2);
+  EXPECT_EQ(full({2}, z).dtype(), kComplex64);
+  EXPECT_EQ(full({2}, z, kComplex128).to_vector<std::complex<double>>(),
+            (std::vector<std::complex<double>>(2, z)));
+  EXPECT_FT_ERROR(full({2}, z, kFloat32), "nonzero imaginary part");
+  EXPECT_EQ(linspace(0, 1, 3, kComplex64).to_vector<std::complex<float>>(),
+            (std::vector<std::complex<float>>{{0, 0}, {0.5f, 0}, {1, 0}}));
+  // float16 and bfloat16 round once, to nearest even: 0.1 is 0x2E66 and 0x3DCD.
+  EXPECT_EQ(full({}, 0.1, kFloat16).item<Half>().bits, 0x2E66);
+  EXPECT_EQ(full({}, 0.1, kBFloat16).item<BFloat16>().bits, 0x3DCD);
+  EXPECT_EQ(arange(0, 1, 0.25, kFloat16).to_vector<float>(),
+            (std::vector<float>{0, 0.25f, 0.5f, 0.75f}));
+  // Integral arange wraps past the dtype's range, as torch's does:
+  // torch.arange(250, 260, dtype=torch.uint8) is 250..255, 0..3.
+  EXPECT_EQ(arange(250, 260, 1, kUInt8).to_vector<int64_t>(),
+            (std::vector<int64_t>{250, 251, 252, 253, 254, 255, 0, 1, 2, 3}));
+  EXPECT_EQ(arange(-2, 2, 1, kInt8).to_vector<int64_t>(), (std::vector<int64_t>{-2, -1, 0, 1}));
+  EXPECT_FT_ERROR(arange(0, 4, 1, kComplex64), "arange: complex64 results are not supported");
+  EXPECT_FT_ERROR(arange(0, 4, 1, kBool), "arange: bool results are not supported");
+  // tensor() of each element type makes its dtype.
+  EXPECT_EQ(tensor(std::vector<std::complex<float>>{{1, 2}}).dtype(), kComplex64);
+  EXPECT_EQ(tensor(std::vector<std::complex<double>>{{1, 2}}).dtype(), kComplex128);
+  EXPECT_EQ(tensor(std::vector<Half>{Half(1.0f)}).dtype(), kFloat16);
+  EXPECT_EQ(tensor(std::vector<BFloat16>{BFloat16(1.0f)}).dtype(), kBFloat16);
+  EXPECT_EQ(tensor(std::vector<int8_t>{-1}).item<int64_t>(), -1);
+  EXPECT_EQ(tensor(std::vector<int16_t>{-300}).item<int64_t>(), -300);
+  EXPECT_EQ(tensor(std::vector<uint8_t>{255}).item<int64_t>(), 255);
+  EXPECT_EQ(tensor(std::vector<uint8_t>{255}).dtype(), kUInt8);
+  EXPECT_EQ(tensor({1, 2}).dtype(), kInt64);  // `int` is a Python int: int64
+  // item<T> of a complex tensor: the real part when T is real, both parts when complex.
+  Tensor c = tensor(std::vector<std::complex<double>>{{3, 4}});
+  EXPECT_EQ(c.item<double>(), 3.0);
+  EXPECT_EQ(c.item<std::complex<float>>(), std::complex<float>(3, 4));
+  EXPECT_TRUE(c.item<bool>());
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <array>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -35,6 +36,27 @@
 #include "tensor/tensor.h"
 
 namespace ft::kernels::internal {
+
+// VisitElementBytes calls f(TypeTag<T>{}) with an unsigned integer type of the dtype's
+// element size (std::complex<double> for 16 bytes), for kernels that only move elements
+// (flip, gather): one instantiation per size serves every dtype, and moving the bits of
+// an element is moving the element.
+template <typename F>
+decltype(auto) VisitElementBytes(DType dtype, F&& f) {
+  switch (ItemSize(dtype)) {
+    case 1:
+      return f(TypeTag<uint8_t>{});
+    case 2:
+      return f(TypeTag<uint16_t>{});
+    case 4:
+      return f(TypeTag<uint32_t>{});
+    case 8:
+      return f(TypeTag<uint64_t>{});
+    default:
+      break;
+  }
+  return f(TypeTag<std::complex<double>>{});
+}
 
 template <typename T>
 using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>, Eigen::Unaligned>;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,21 +25,27 @@ constexpr int64_t kThreshold = 1000;  // more elements than this are summarized
 constexpr int64_t kEdgeItems = 3;     // elements kept at each end of a summarized dim
 constexpr int64_t kLineWidth = 80;
 
+// Part: which number of an element a Formatter formats: the element itself, or the real or
+// imaginary part of a complex element (torch formats the two parts with one formatter each).
+enum class Part { kValue, kReal, kImag };
+
 // Formatter is PyTorch's _Formatter: it picks integer ("2."), fixed ("2.5000") or scientific
 // ("2.5000e+00") mode for floats from the nonzero finite values, and the width every element
 // is right-aligned to. Integers and bools are read in their own type (an int64 above 2^53
 // must print exactly).
 class Formatter {
  public:
-  Formatter(const TensorImpl& impl, const std::vector<int64_t>& indices)
-      : impl_(impl), floating_(IsFloating(impl.dtype())) {
+  Formatter(const TensorImpl& impl, const std::vector<int64_t>& indices, Part part)
+      : impl_(impl),
+        part_(part),
+        floating_(IsFloating(impl.dtype()) || IsComplex(impl.dtype())) {
     if (!floating_) {
       for (int64_t i : indices) max_width_ = std::max(max_width_, Raw(i).size());
       return;
     }
     std::vector<double> vals;
     for (int64_t i : indices) {
-      const double v = internal::ReadElement<double>(impl_, i);
+      const double v = Read(i);
       if (std::isfinite(v) && v != 0) vals.push_back(v);
     }
     if (vals.empty()) return;  // only zeros / nan / inf: integer mode, width 1
@@ -63,19 +70,19 @@ class Formatter {
   }
 
  private:
+  // Read: this formatter's number of element `linear`, as a double.
+  double Read(int64_t linear) const {
+    if (part_ == Part::kValue) return internal::ReadElement<double>(impl_, linear);
+    const auto z = internal::ReadElement<std::complex<double>>(impl_, linear);
+    return part_ == Part::kReal ? z.real() : z.imag();
+  }
+
   std::string Raw(int64_t linear) const {
-    switch (impl_.dtype()) {
-      case DType::kBool:
-        return internal::ReadElement<bool>(impl_, linear) ? "True" : "False";
-      case DType::kInt64:
-        return absl::StrCat(internal::ReadElement<int64_t>(impl_, linear));
-      case DType::kFloat32:
-      case DType::kFloat64:
-        break;
-      default:
-        ThrowDTypeNotSupportedYet(impl_.dtype());
+    if (impl_.dtype() == kBool) {
+      return internal::ReadElement<bool>(impl_, linear) ? "True" : "False";
     }
-    return FormatDouble(internal::ReadElement<double>(impl_, linear));
+    if (!floating_) return absl::StrCat(internal::ReadElement<int64_t>(impl_, linear));
+    return FormatDouble(Read(linear));
   }
 
   std::string FormatDouble(double v) const {
@@ -88,10 +95,38 @@ class Formatter {
   }
 
   const TensorImpl& impl_;
+  Part part_;
   bool floating_;
   bool int_mode_ = true;
   bool sci_mode_ = false;
   size_t max_width_ = 1;
+};
+
+// ElementFormatter formats whole elements: one Formatter, or for a complex tensor one for the
+// real parts and one for the imaginary parts, joined as Python writes complex numbers
+// ("1.5000+2.0000j", "1.-2.j"; _vector_str's _val_formatter).
+class ElementFormatter {
+ public:
+  ElementFormatter(const TensorImpl& impl, const std::vector<int64_t>& indices)
+      : value_(impl, indices, IsComplex(impl.dtype()) ? Part::kReal : Part::kValue) {
+    if (IsComplex(impl.dtype())) imag_.emplace(impl, indices, Part::kImag);
+  }
+
+  // width: _vector_str's element length without its ", ": both parts and the "j".
+  size_t width() const { return value_.width() + (imag_ ? imag_->width() + 1 : 0); }
+
+  std::string Format(int64_t linear) const {
+    std::string s = value_.Format(linear);
+    if (!imag_) return s;
+    std::string imag = imag_->Format(linear) + "j";
+    imag.erase(0, imag.find_first_not_of(' '));
+    if (imag[0] != '-' && imag[0] != '+') s += "+";
+    return s + imag;
+  }
+
+ private:
+  Formatter value_;
+  std::optional<Formatter> imag_;
 };
 
 // Printer walks the tensor like _tensor_str_with_formatter. `base` is the row-major linear
@@ -142,7 +177,7 @@ class Printer {
   }
 
   std::string Dims(size_t d, int64_t base, int64_t indent) const {
-    const Formatter& f = *formatter_;
+    const ElementFormatter& f = *formatter_;
     if (d == sizes_.size()) return f.Format(base);  // rank 0
     if (d + 1 == sizes_.size()) {
       // _vector_str: as many elements per line as fit in 80 columns after the indent.
@@ -177,7 +212,7 @@ class Printer {
   IntArrayRef sizes_;
   bool summarize_;
   std::vector<int64_t> block_;          // block_[d]: elements in one index step of dim d - 1
-  std::optional<Formatter> formatter_;  // set by Print
+  std::optional<ElementFormatter> formatter_;  // set by Print
 };
 
 // AddSuffixes is _add_suffixes: each suffix goes after ", " unless the last line would pass
@@ -218,8 +253,12 @@ std::string ToString(const Tensor& t) {
       suffixes.push_back(absl::StrCat("dtype=", DTypeName(t.dtype())));
     body = "[]";
   } else {
-    // float32, int64 and bool are recognizable from the elements; float64 is not.
-    if (t.dtype() == kFloat64) suffixes.push_back(absl::StrCat("dtype=", DTypeName(t.dtype())));
+    // float32, complex64, int64 and bool are the defaults torch recognizes from the
+    // elements; every other dtype is spelled out.
+    const DType d = t.dtype();
+    if (d != kFloat32 && d != kComplex64 && d != kInt64 && d != kBool) {
+      suffixes.push_back(absl::StrCat("dtype=", DTypeName(d)));
+    }
     body = Printer(*t.impl()).Print(indent);
   }
   return AddSuffixes(prefix + body, suffixes, indent);

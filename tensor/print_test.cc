@@ -4,6 +4,7 @@
 #include "tensor/print.h"
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -222,6 +223,35 @@ TEST(Print, WrappersPrintTheirRepr) {
             "batched tensor of shape [2, 3]");
   EXPECT_EQ(ToString(Tensor(std::make_shared<NamedWrapper>())),
             "GradTrackingTensor(lvl=2, value=...)");
+}
+
+// The dtypes of issue 43, against torch 1.13's repr (with ft's dtype names): complex parts
+// get a formatter each, every dtype but float32, complex64, int64 and bool is spelled out.
+TEST(Print, Complex) {
+  using C = std::complex<float>;
+  EXPECT_EQ(ToString(tensor(std::vector<C>{{1, 2}, {3.5f, -4}, {-0.25f, 0}})),
+            "tensor([ 1.0000+2.j,  3.5000-4.j, -0.2500+0.j])");
+  EXPECT_EQ(ToString(tensor(std::vector<std::complex<double>>{{1, 2}, {3, -4}, {kNan, 1}, {0, 1e10}},
+                            {2, 2})),
+            "tensor([[1.+2.0000e+00j, 3.-4.0000e+00j],\n"
+            "        [nan+1.0000e+00j, 0.+1.0000e+10j]], dtype=complex128)");
+  EXPECT_EQ(ToString(tensor(std::vector<C>{{1e-5f, 1}, {2, 0}})),
+            "tensor([1.0000e-05+1.j, 2.0000e+00+0.j])");
+  EXPECT_EQ(ToString(tensor(std::vector<C>{{1, -1}}, {})), "tensor(1.-1.j)");
+  EXPECT_EQ(ToString(empty({0}, kComplex64)), "tensor([], dtype=complex64)");
+}
+
+TEST(Print, SixteenBitFloatsAndNarrowIntegers) {
+  EXPECT_EQ(ToString(tensor(std::vector<Half>{1.5f, -2.0f, 65504.0f})),
+            "tensor([ 1.5000e+00, -2.0000e+00,  6.5504e+04], dtype=float16)");
+  EXPECT_EQ(ToString(tensor(std::vector<BFloat16>{1.5f, -2.0f, 3e38f})),
+            "tensor([ 1.5000e+00, -2.0000e+00,  3.0041e+38], dtype=bfloat16)");
+  EXPECT_EQ(ToString(tensor(std::vector<int8_t>{1, -2, 127})),
+            "tensor([  1,  -2, 127], dtype=int8)");
+  EXPECT_EQ(ToString(tensor(std::vector<uint8_t>{1, 255})), "tensor([  1, 255], dtype=uint8)");
+  EXPECT_EQ(ToString(zeros({2, 3}, kInt16)),
+            "tensor([[0, 0, 0],\n        [0, 0, 0]], dtype=int16)");
+  EXPECT_EQ(ToString(arange(1, 3, 1, kInt32)), "tensor([1, 2], dtype=int32)");
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ class Scalar {
       }
       if (kind_ == ScalarKind::kDouble) return ConvertElement<T>(d_);
       if constexpr (std::is_same_v<T, bool>) return i_ != 0;
-      return static_cast<T>(i_);
+      return ConvertElement<T>(i_);
     }
   }
 

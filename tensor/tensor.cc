@@ -24,27 +24,6 @@ const char* TensorKindName(TensorKind kind) {
   return "?";
 }
 
-namespace {
-// CheckDTypeCanBeMade: no dense tensor of the dtypes issue 43 adds is made before the
-// operations are written for them, so that no kernel written for float32, float64, int64 and
-// bool meets another dtype (one where IsFloating or IsIntegral now answers yes, but whose
-// elements are not the C++ type the kernel reads). The gate opens as the operations arrive.
-void CheckDTypeCanBeMade(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-    case DType::kFloat64:
-    case DType::kInt64:
-    case DType::kBool:
-      return;
-    default:
-      break;
-  }
-  ThrowError("a ", DTypeName(dtype),
-             " tensor cannot be made yet: ft's operations are written for float32, float64, "
-             "int64 and bool, and issue 43 brings the other dtypes");
-}
-}  // namespace
-
 TensorImpl::TensorImpl(Storage storage, DType dtype, Shape sizes, Shape strides,
                        int64_t offset)
     : kind_(TensorKind::kDense),
@@ -56,7 +35,6 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, Shape sizes, Shape strides,
       numel_(Numel(sizes_)),
       storage_(std::move(storage)) {
   FT_CHECK(sizes_.size() == strides_.size());
-  CheckDTypeCanBeMade(dtype);
 }
 
 TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, ContiguousTag)
@@ -68,7 +46,6 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, Contiguo
       offset_(0),
       numel_(WriteContiguousStrides(sizes_, strides_.data())),
       storage_(std::move(storage)) {
-  CheckDTypeCanBeMade(dtype);
 }
 
 TensorImpl::TensorImpl(TensorKind kind, DType dtype, Shape sizes)

@@ -170,7 +170,9 @@ class Tensor {
   T* data() const;
 
   // item<T>() returns the single element converted to T. Throws ft::Error when numel() != 1.
-  // to_vector<T>() returns all elements in row-major order, converted to T.
+  // to_vector<T>() returns all elements in row-major order, converted to T. T is any
+  // element type of tensor/dtype.h, converted as ConvertElement does (a complex tensor read
+  // as float gives the real parts; read it as std::complex<float> for both).
   // NOTE: [Host reads inside transforms]
   // Inside grad, vjp, jvp, jacrev, jacfwd or hessian both return the primal value (through
   // every grad and dual wrapper), as functorch and JAX allow: C++ `if` and `while` on a value
@@ -259,7 +261,7 @@ T ReadElement(const TensorImpl& impl, int64_t linear) {
     offset += (linear % sizes[d]) * strides[d];
     linear /= sizes[d];
   }
-  return VisitDType(impl.dtype(), [&](auto tag) -> T {
+  return VisitEveryDType(impl.dtype(), [&](auto tag) -> T {
     using S = typename decltype(tag)::type;
     return ConvertElement<T>(static_cast<const S*>(impl.raw_data())[offset]);
   });

@@ -28,7 +28,16 @@ GradWrapperImpl::GradWrapperImpl(Tensor value, int64_t level, std::shared_ptr<co
       alive_(std::move(alive)),
       grad_edge_(std::move(grad_edge)),
       recorded_version_(value_.data_version()),
-      varying_(varying) {}
+      varying_(varying) {
+  // The derivative formulas are real ones: for complex values they need torch's
+  // conjugations (its "Autograd for Complex Numbers" convention), which issue 43 brings next.
+  // Until then a complex value refuses to be tracked rather than get a wrong gradient.
+  if (IsComplex(dtype())) {
+    ThrowError("grad: a ", DTypeName(dtype()), " value of shape ", ShapeToString(sizes()),
+               " reached a grad or vjp level (", level_,
+               "): differentiating complex functions is not supported yet");
+  }
+}
 
 namespace {
 
@@ -785,7 +794,7 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
     if (outputs[i].is_tensor_list()) {
       TensorList wrapped;
       for (const Tensor& t : outputs[i].tensor_list()) {
-        wrapped.push_back(IsFloating(t.dtype())
+        wrapped.push_back(IsDifferentiable(t.dtype())
                               ? MakeGradWrapper(t, level(), alive_flag(),
                                                 autograd::Edge{node, slot}, varying)
                               : t);
@@ -795,7 +804,7 @@ ValueList GradInterpreter::Process(const Operator& op, ValueList& args) {
       continue;
     }
     const int this_slot = slot++;
-    if (!outputs[i].is_tensor() || !IsFloating(outputs[i].tensor().dtype())) continue;
+    if (!outputs[i].is_tensor() || !IsDifferentiable(outputs[i].tensor().dtype())) continue;
     Tensor& t = outputs[i].mutable_tensor();  // the node holds its own copy
     t = MakeGradWrapper(std::move(t), level(), alive_flag(), autograd::Edge{node, this_slot},
                         varying);

@@ -280,6 +280,12 @@ TEST(Grad, Errors) {
   auto throws = ScalarFn([](const TensorList& a) { return sum(sin(to(a[0], kBool))); });
   EXPECT_FT_ERROR(grad(throws)({tensor({1.0})}), "sin: not supported for bool");
   EXPECT_TRUE(LayerStack::empty());
+  // A complex value inside: refused by name until the complex derivative rules exist.
+  auto via_complex =
+      ScalarFn([](const TensorList& a) { return sum(to(to(a[0], kComplex128), kFloat64)); });
+  EXPECT_FT_ERROR(grad(via_complex)({tensor({1.0, 2.0})}),
+                  "grad: a complex128 value of shape [2] reached a grad or vjp level (");
+  EXPECT_TRUE(LayerStack::empty());
 }
 
 // A user op with a deliberately wrong formula: gradcheck must catch it.

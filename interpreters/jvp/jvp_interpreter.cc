@@ -20,7 +20,14 @@ DualImpl::DualImpl(Tensor primal, Tensor tangent, int64_t level,
       tangent_(std::move(tangent)),
       level_(level),
       alive_(std::move(alive)),
-      recorded_version_(primal_.data_version()) {}
+      recorded_version_(primal_.data_version()) {
+  // As GradWrapperImpl: no complex tangents before the complex derivative rules exist.
+  if (IsComplex(dtype())) {
+    ThrowError("jvp: a ", DTypeName(dtype()), " value of shape ", ShapeToString(sizes()),
+               " reached a jvp level (", level_,
+               "): differentiating complex functions is not supported yet");
+  }
+}
 
 void DualImpl::set_tangent(Tensor tangent) {
   tangent_ = std::move(tangent);
@@ -152,7 +159,7 @@ ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
   auto wrap = [&](const Tensor& out) {
     const size_t this_slot = slot++;
     if (this_slot >= out_tangents.size() || !out_tangents[this_slot].defined() ||
-        !IsFloating(out.dtype())) {
+        !IsDifferentiable(out.dtype())) {
       return out;
     }
     return MakeDual(out, FitTangent(op, out_tangents[this_slot], out), level(), alive_flag());

@@ -65,6 +65,10 @@ TEST(Jvp, Errors) {
   EXPECT_FT_ERROR(linearize(f, {arange(3)}),
                   "linearize: only floating point primals can be linearized, got primal 0 of "
                   "dtype int64");
+  EXPECT_FT_ERROR(jvp([](const TensorList& a) { return TensorList{to(a[0], kComplex64)}; },
+                      {x}, {ones({3}, kFloat64)}),
+                  "complex64");
+  EXPECT_TRUE(LayerStack::empty());
   // An error inside f leaves the stack balanced.
   EXPECT_FT_ERROR(jvp([](const TensorList& a) { return TensorList{matmul(a[0], a[0])}; },
                       {ones({2, 3}, kFloat64)}, {ones({2, 3}, kFloat64)}),
