@@ -9,6 +9,7 @@
 
 #include "kernels/checks.h"
 #include "tensor/loops.h"
+#include "tensor/scalar_check.h"
 
 namespace ft::kernels {
 namespace {
@@ -26,58 +27,79 @@ void CheckFloatingDType(const char* op, const Tensor& x) {
   }
 }
 
-// CheckRepresentable rejects fill values whose conversion to `dtype` would overflow (UB in
-// C++, an error in PyTorch: "value cannot be converted to type ... without overflow").
-// Floating -> int64 truncates toward zero, as PyTorch does.
-void CheckRepresentable(const char* op, Scalar value, DType dtype) {
-  if (!value.is_floating()) return;
-  const double v = value.to<double>();
-  if (dtype == kInt64) {
-    // Exactly the doubles whose truncation fits in int64 (also rejects NaN and infinities).
-    if (!(v >= -0x1p63 && v < 0x1p63)) {
-      ThrowError(op, ": value ", v, " cannot be converted to int64 without overflow");
-    }
-  } else if (dtype == kFloat32) {
-    if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) {
-      ThrowError(op, ": value ", v, " cannot be converted to float32 without overflow");
-    }
-  }
-}
-
 Tensor Filled(const Tensor& x, DType dtype, Scalar value) {
   Tensor out = EmptyContiguous(x.sizes(), dtype);
-  VisitDType(dtype, [&](auto tag) {
+  VisitEveryDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     std::fill_n(out.data<T>(), out.numel(), value.to<T>());
   });
   return out;
 }
 
-// UniformSample: counter `c` of stream `seed` as a uniform [0, 1) value of type T. float32
-// keeps the top 24 of the 53 random bits: exact in float32 and strictly below 1 (rounding the
-// double to nearest could give 1.0f). So a float32 draw is the float64 draw truncated.
+// UniformSample: counter `c` of stream `seed` as a uniform [0, 1) value of type T, keeping
+// the top `digits` (T's significand width) of the 53 random bits: exact in T and strictly
+// below 1 (rounding the double to nearest could give 1). So a float32 draw is the float64
+// draw truncated, and a float16 (11 digits) or bfloat16 (8) draw is a multiple of 2^-11 or
+// 2^-8, as torch's uniform_real_distribution makes them.
 template <typename T>
 inline T UniformSample(uint64_t seed, uint64_t c) {
   const double u = Generator::Uniform(seed, c);
-  if constexpr (std::is_same_v<T, float>) {
-    return static_cast<float>(static_cast<uint32_t>(u * 0x1p24)) * 0x1p-24f;
-  } else {
+  if constexpr (std::is_same_v<T, double>) {
     return u;
+  } else {
+    constexpr double kSteps = static_cast<double>(uint64_t{1} << std::numeric_limits<T>::digits);
+    return T(static_cast<float>(static_cast<double>(static_cast<uint32_t>(u * kSteps)) / kSteps));
   }
 }
 
-// FillCounters writes out[i] = sample(TypeTag<T>, first + i) over a contiguous floating
-// tensor: the fast path, one Philox call per element and nothing else.
+// NormalSample: counter `c` as a standard normal value of type T (through float for the
+// 16-bit types, rounded once).
+template <typename T>
+inline T NormalSample(uint64_t seed, uint64_t c) {
+  const double z = Generator::Normal(seed, c);
+  if constexpr (std::is_same_v<T, double>) {
+    return z;
+  } else {
+    return T(static_cast<float>(z));
+  }
+}
+
+// FillCounters writes out[i] = sample(TypeTag<T>, first + i) over a contiguous real floating
+// tensor (float16, bfloat16, float32, float64): the fast path, one Philox call per element
+// and nothing else. A complex tensor takes two counters per element, its real part at
+// first + 2i and its imaginary part at first + 2i + 1, each drawn as the part's type and
+// scaled by `complex_scale` (1/sqrt(2) for randn: torch's complex normal has variance 1/2
+// in each part, 1 in all).
 template <typename Sample>
-void FillCounters(const Tensor& out, uint64_t first, Sample&& sample) {
-  VisitDType(out.dtype(), [&](auto tag) {
+void FillCounters(const Tensor& out, uint64_t first, double complex_scale, Sample&& sample) {
+  VisitEveryDType(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>) {
-      T* o = out.data<T>();
-      const int64_t n = out.numel();
+    T* o = out.data<T>();
+    const int64_t n = out.numel();
+    if constexpr (kIsFloatingElement<T>) {
       for (int64_t i = 0; i < n; ++i) o[i] = sample(tag, first + static_cast<uint64_t>(i));
+    } else if constexpr (kIsComplexElement<T>) {
+      using Part = typename T::value_type;
+      const Part scale = static_cast<Part>(complex_scale);
+      for (int64_t i = 0; i < n; ++i) {
+        const uint64_t c = first + 2 * static_cast<uint64_t>(i);
+        o[i] = T(sample(TypeTag<Part>{}, c) * scale, sample(TypeTag<Part>{}, c + 1) * scale);
+      }
     }
   });
+}
+
+// CheckRandomDType: rand_like and randn_like draw floating and complex values.
+void CheckRandomDType(const char* op, const Tensor& x) {
+  if (!IsFloating(x.dtype()) && !IsComplex(x.dtype())) {
+    ThrowError(op, ": expected a floating point or complex dtype, got ", DTypeName(x.dtype()),
+               " (input of shape ", ShapeToString(x.sizes()), ")");
+  }
+}
+
+// Counters: how many counters a draw into `out` takes (two per complex element).
+uint64_t Counters(const Tensor& out) {
+  return static_cast<uint64_t>(out.numel()) * (IsComplex(out.dtype()) ? 2 : 1);
 }
 
 // ForEachRunWithIndex walks `in` (any strides, out's shape and dtype T) alongside the
@@ -113,24 +135,24 @@ Tensor zeros_like(const Tensor& x) {
 Tensor ones_like(const Tensor& x) { return Filled(x, x.dtype(), 1); }
 
 Tensor full_like(const Tensor& x, Scalar value) {
-  CheckRepresentable("full_like", value, x.dtype());
+  CheckScalarFits("full_like", value, x.dtype());
   return Filled(x, x.dtype(), value);
 }
 
 Tensor full_like_dtype(const Tensor& x, Scalar value, DType dtype) {
-  CheckRepresentable("full_like", value, dtype);
+  CheckScalarFits("full_like", value, dtype);
   return Filled(x, dtype, value);
 }
 
 // ---- random ops ----
 
 Tensor rand_like(const Tensor& x, Generator* gen) {
-  CheckFloatingDType("rand_like", x);
+  CheckRandomDType("rand_like", x);
   Tensor out = EmptyContiguous(x.sizes(), x.dtype());
   Generator& g = Resolve(gen);
   const uint64_t seed = g.seed();
-  const uint64_t first = g.Reserve(static_cast<uint64_t>(out.numel()));
-  FillCounters(out, first, [seed](auto tag, uint64_t c) {
+  const uint64_t first = g.Reserve(Counters(out));
+  FillCounters(out, first, 1.0, [seed](auto tag, uint64_t c) {
     using T = typename decltype(tag)::type;
     return UniformSample<T>(seed, c);
   });
@@ -138,14 +160,14 @@ Tensor rand_like(const Tensor& x, Generator* gen) {
 }
 
 Tensor randn_like(const Tensor& x, Generator* gen) {
-  CheckFloatingDType("randn_like", x);
+  CheckRandomDType("randn_like", x);
   Tensor out = EmptyContiguous(x.sizes(), x.dtype());
   Generator& g = Resolve(gen);
   const uint64_t seed = g.seed();
-  const uint64_t first = g.Reserve(static_cast<uint64_t>(out.numel()));
-  FillCounters(out, first, [seed](auto tag, uint64_t c) {
+  const uint64_t first = g.Reserve(Counters(out));
+  FillCounters(out, first, M_SQRT1_2, [seed](auto tag, uint64_t c) {
     using T = typename decltype(tag)::type;
-    return static_cast<T>(Generator::Normal(seed, c));
+    return NormalSample<T>(seed, c);
   });
   return out;
 }

@@ -11,8 +11,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -192,6 +194,42 @@ TEST(LikeFactoriesTest, FullLikeRejectsValuesTheDtypeCannotHold) {
   EXPECT_NO_THROW(full_like_dtype(i, inf, kFloat32));
 }
 
+// The dtypes of issue 43: the *_like factories make every dtype, and full_like refuses what
+// torch refuses (c10's overflows rule, tensor/scalar_check.h).
+TEST(LikeFactoriesTest, EveryNewDTypeAndItsOverflowRule) {
+  for (int d = 0; d < kNumDTypes; ++d) {
+    const DType dtype = static_cast<DType>(d);
+    SCOPED_TRACE(DTypeName(dtype));
+    const Tensor x = zeros({2, 3}, dtype);
+    EXPECT_EQ(ones_like(x).to_vector<double>(), std::vector<double>(6, 1.0));
+    EXPECT_EQ(full_like(x, 1).dtype(), dtype);
+    EXPECT_EQ(full_like_dtype(zeros({2}), true, dtype).to_vector<double>(),
+              std::vector<double>(2, 1.0));
+  }
+  // torch.full_like(torch.zeros(1, dtype=...), v) on torch 1.13:
+  EXPECT_FT_ERROR(full_like(zeros({1}, kInt8), 300),
+                  "full_like: value 300 cannot be converted to int8 without overflow");
+  EXPECT_FT_ERROR(full_like(zeros({1}, kInt8), 127.9), "to int8 without overflow");
+  EXPECT_EQ(full_like(zeros({1}, kUInt8), -1).item<int64_t>(), 255);  // a - b as a + 255b
+  EXPECT_FT_ERROR(full_like(zeros({1}, kUInt8), -256), "to uint8 without overflow");
+  EXPECT_FT_ERROR(full_like(zeros({1}, kUInt8), 255.5), "to uint8 without overflow");
+  EXPECT_FT_ERROR(full_like(zeros({1}, kFloat16), 1e5), "to float16 without overflow");
+  EXPECT_FT_ERROR(full_like(zeros({1}, kFloat16), 65519.0), "to float16 without overflow");
+  EXPECT_FT_ERROR(full_like(zeros({1}, kBFloat16), 1e39), "to bfloat16 without overflow");
+  EXPECT_FT_ERROR(full_like(zeros({1}, kInt32), int64_t{1} << 31), "to int32 without overflow");
+  EXPECT_FT_ERROR(full_like(zeros({1}, kComplex64), 1e39), "to complex64 without overflow");
+  EXPECT_FT_ERROR(full_like(zeros({1}, kInt16), std::nan("")), "to int16 without overflow");
+  EXPECT_TRUE(full_like(zeros({1}, kBool), 2).item<bool>());
+  EXPECT_EQ(full_like(zeros({1}, kFloat16), std::numeric_limits<double>::infinity()).item<float>(),
+            std::numeric_limits<float>::infinity());
+  EXPECT_EQ(full_like(zeros({1}, kInt16), -32768).item<int64_t>(), -32768);
+  EXPECT_EQ(
+      full_like(zeros({1}, kComplex128), std::complex<double>(1, -2)).item<std::complex<double>>(),
+      std::complex<double>(1, -2));
+  EXPECT_FT_ERROR(full_like(zeros({1}), std::complex<double>(1, 1)),
+                  "full_like: value (1+1j) cannot be converted to float32 without overflow");
+}
+
 // ---------------------------------------------------------------------------------------
 // rand_like
 
@@ -215,6 +253,34 @@ TEST(RandLikeTest, ElementIIsTheUniformDrawOfCounterOffsetPlusI) {
       }
     }
   }
+}
+
+// float16 and bfloat16 draws keep the top 11 and 8 bits of the float64 draw (multiples of
+// 2^-11 and 2^-8 in [0, 1), as torch's); a complex element takes two counters, real part
+// first, each part drawn as its real dtype would be.
+TEST(RandLikeTest, SixteenBitAndComplexDrawsFromTheirCounters) {
+  Generator g(99);
+  g.set_offset(5);
+  for (const auto& [dtype, digits] : {std::pair{kFloat16, 11}, std::pair{kBFloat16, 8}}) {
+    const uint64_t first = g.offset();
+    const std::vector<double> v = rand_like(zeros({3, 4}, dtype), &g).to_vector<double>();
+    EXPECT_EQ(g.offset(), first + 12);
+    for (uint64_t i = 0; i < 12; ++i) {
+      const double steps = std::ldexp(1.0, digits);
+      EXPECT_EQ(v[i], std::floor(Generator::Uniform(99, first + i) * steps) / steps);
+    }
+  }
+  const uint64_t first = g.offset();
+  const std::vector<std::complex<double>> z =
+      rand_like(zeros({5}, kComplex128), &g).to_vector<std::complex<double>>();
+  EXPECT_EQ(g.offset(), first + 10);
+  for (uint64_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(z[i], std::complex<double>(Generator::Uniform(99, first + 2 * i),
+                                         Generator::Uniform(99, first + 2 * i + 1)));
+  }
+  const std::vector<std::complex<double>> z64 =
+      rand_like(zeros({2}, kComplex64), &g).to_vector<std::complex<double>>();
+  EXPECT_EQ(z64[1].imag(), Float32Draw(99, first + 10 + 3));
 }
 
 TEST(RandLikeTest, UniformOnZeroOneWithTheRightMomentsAndBins) {
@@ -295,10 +361,11 @@ TEST(RandLikeTest, NullGeneratorUsesTheThreadsDefaultGenerator) {
 TEST(RandLikeTest, NonFloatingInputThrowsAndDrawsNothing) {
   Generator g(1);
   g.set_offset(10);
-  EXPECT_FT_ERROR(rand_like(zeros({2, 3}, kInt64), &g),
-                  "rand_like: expected a floating point dtype, got int64 (input of shape [2, 3])");
+  EXPECT_FT_ERROR(
+      rand_like(zeros({2, 3}, kInt64), &g),
+      "rand_like: expected a floating point or complex dtype, got int64 (input of shape [2, 3])");
   EXPECT_FT_ERROR(rand_like(zeros({}, kBool), &g),
-                  "rand_like: expected a floating point dtype, "
+                  "rand_like: expected a floating point or complex dtype, "
                   "got bool");
   EXPECT_EQ(g.offset(), 10u);
 }
@@ -323,6 +390,37 @@ TEST(RandnLikeTest, ElementIIsTheNormalDrawOfCounterOffsetPlusI) {
         EXPECT_EQ(v[i], dtype == kFloat32 ? static_cast<double>(static_cast<float>(n)) : n);
       }
     }
+  }
+}
+
+// torch's complex normal: each part N(0, 1/2), so E|z|^2 = 1; the parts are the normal
+// draws of counters 2i and 2i + 1 scaled by 1/sqrt(2).
+TEST(RandnLikeTest, ComplexPartsHaveVarianceOneHalf) {
+  Generator g(7);
+  const uint64_t first = g.offset();
+  const int64_t n = 200000;
+  const std::vector<std::complex<double>> z =
+      randn_like(zeros({n}, kComplex128), &g).to_vector<std::complex<double>>();
+  EXPECT_EQ(g.offset(), first + 2 * static_cast<uint64_t>(n));
+  EXPECT_EQ(z[3], std::complex<double>(Generator::Normal(7, first + 6) * M_SQRT1_2,
+                                       Generator::Normal(7, first + 7) * M_SQRT1_2));
+  double re2 = 0, im2 = 0, re_im = 0;
+  for (const auto& v : z) {
+    re2 += v.real() * v.real();
+    im2 += v.imag() * v.imag();
+    re_im += v.real() * v.imag();
+  }
+  // Standard error of a variance estimate of N(0, 1/2) over n draws: 0.5 * sqrt(2 / n).
+  const double se = 0.5 * std::sqrt(2.0 / static_cast<double>(n));
+  EXPECT_NEAR(re2 / n, 0.5, 5 * se);
+  EXPECT_NEAR(im2 / n, 0.5, 5 * se);
+  EXPECT_NEAR(re_im / n, 0.0, 5 * se);
+  // float16: the float64 draw rounded once through float.
+  const uint64_t h_first = g.offset();
+  const std::vector<float> h = randn_like(zeros({4}, kFloat16), &g).to_vector<float>();
+  for (uint64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(h[i],
+              static_cast<float>(Half(static_cast<float>(Generator::Normal(7, h_first + i)))));
   }
 }
 
@@ -368,10 +466,11 @@ TEST(RandnLikeTest, DeterministicChunkableAndAdvancesTheGenerator) {
 
 TEST(RandnLikeTest, NonFloatingInputThrowsAndDrawsNothing) {
   Generator g(1);
-  EXPECT_FT_ERROR(randn_like(zeros({4}, kInt64), &g),
-                  "randn_like: expected a floating point dtype, got int64 (input of shape [4])");
+  EXPECT_FT_ERROR(
+      randn_like(zeros({4}, kInt64), &g),
+      "randn_like: expected a floating point or complex dtype, got int64 (input of shape [4])");
   EXPECT_FT_ERROR(randn_like(zeros({1}, kBool), &g),
-                  "randn_like: expected a floating point "
+                  "randn_like: expected a floating point or complex "
                   "dtype, got bool");
   EXPECT_EQ(g.offset(), 0u);
 }

@@ -31,15 +31,20 @@ namespace {
 // Spelled out in full: `{.random = true}` alone trips GCC 12's -Wmissing-field-initializers
 // (mutated_arg has no default member initializer).
 constexpr OpOptions kRandom{.mutated_arg = std::nullopt, .random = true};
+// rand_like and randn_like also draw float16, bfloat16 and complex values.
+constexpr OpOptions kRandomEveryDType{
+    .mutated_arg = std::nullopt, .random = true, .dtypes = kEveryDType};
+constexpr OpOptions kEveryDTypeOp{.mutated_arg = std::nullopt, .dtypes = kEveryDType};
 }  // namespace
 
 void RegisterRandomOps(OpRegistry& r) {
-  RegisterOp<&kernels::zeros_like>(r, "zeros_like", {"self"});
-  RegisterOp<&kernels::ones_like>(r, "ones_like", {"self"});
-  RegisterOp<&kernels::full_like>(r, "full_like", {"self", "fill_value"});
-  RegisterOp<&kernels::full_like_dtype>(r, "full_like_dtype", {"self", "fill_value", "dtype"});
-  RegisterOp<&kernels::rand_like>(r, "rand_like", {"self", "generator"}, kRandom);
-  RegisterOp<&kernels::randn_like>(r, "randn_like", {"self", "generator"}, kRandom);
+  RegisterOp<&kernels::zeros_like>(r, "zeros_like", {"self"}, kEveryDTypeOp);
+  RegisterOp<&kernels::ones_like>(r, "ones_like", {"self"}, kEveryDTypeOp);
+  RegisterOp<&kernels::full_like>(r, "full_like", {"self", "fill_value"}, kEveryDTypeOp);
+  RegisterOp<&kernels::full_like_dtype>(r, "full_like_dtype", {"self", "fill_value", "dtype"},
+                                        kEveryDTypeOp);
+  RegisterOp<&kernels::rand_like>(r, "rand_like", {"self", "generator"}, kRandomEveryDType);
+  RegisterOp<&kernels::randn_like>(r, "randn_like", {"self", "generator"}, kRandomEveryDType);
   RegisterOp<&kernels::bernoulli>(r, "bernoulli", {"self", "generator"}, kRandom);
   RegisterOp<&kernels::dropout>(r, "dropout", {"self", "p", "train", "generator"}, kRandom);
   RegisterOp<&kernels::randint>(r, "randint", {"low", "high", "size", "generator"}, kRandom);

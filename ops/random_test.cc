@@ -276,13 +276,13 @@ TEST(RandLike, LayoutRankZeroSizeZeroAndSizeOne) {
 TEST(RandLike, RejectsNonFloatingInputsWithoutDrawing) {
   Generator g(1);
   EXPECT_FT_ERROR(rand_like(tensor(std::vector<int64_t>{1, 2}), &g),
-                  "rand_like: expected a floating point dtype, got int64");
+                  "rand_like: expected a floating point or complex dtype, got int64");
   EXPECT_FT_ERROR(rand_like(tensor(std::vector<bool>{true}), &g),
-                  "rand_like: expected a floating point dtype, got bool");
+                  "rand_like: expected a floating point or complex dtype, got bool");
   EXPECT_FT_ERROR(randn_like(tensor(std::vector<int64_t>{1, 2}), &g),
-                  "randn_like: expected a floating point dtype, got int64");
+                  "randn_like: expected a floating point or complex dtype, got int64");
   EXPECT_FT_ERROR(randn_like(tensor(std::vector<bool>{true}), &g),
-                  "randn_like: expected a floating point dtype, got bool");
+                  "randn_like: expected a floating point or complex dtype, got bool");
   EXPECT_EQ(g.offset(), 0u);
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tensor/copy.h"
+#include "tensor/scalar_check.h"
 
 namespace ft {
 
@@ -93,6 +94,7 @@ Tensor full(IntArrayRef shape, Scalar value) { return full(shape, value, value.D
 
 Tensor full(IntArrayRef shape, Scalar value, DType dtype) {
   CheckShapeValid("full", shape);
+  CheckScalarFits("full", value, dtype);
   Tensor t = Allocate("full", shape, dtype);
   FillScalar(t, value);
   return Adopted(std::move(t));
@@ -113,8 +115,8 @@ Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
   const double e = end.to<double>();
   const double st = step.to<double>();
   if (!std::isfinite(s) || !std::isfinite(e) || !std::isfinite(st)) {
-    ThrowError("arange: start, end and step must be finite (start ", s, ", end ", e,
-               ", step ", st, ")");
+    ThrowError("arange: start, end and step must be finite (start ", s, ", end ", e, ", step ", st,
+               ")");
   }
   if (st == 0) ThrowError("arange: step must be nonzero");
   if (IsComplex(dtype) || dtype == kBool) {
@@ -134,8 +136,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, DType dtype) {
     ThrowError("arange: upper bound and step sign are inconsistent (start ", s, ", end ", e,
                ", step ", st, ")");
   }
-  if (IsIntegral(dtype, false) && !exact &&
-      !(FitsInt64(s) && FitsInt64(e) && FitsInt64(st))) {
+  if (IsIntegral(dtype, false) && !exact && !(FitsInt64(s) && FitsInt64(e) && FitsInt64(st))) {
     ThrowError("arange: start ", s, ", end ", e, " and step ", st,
                " must be within the int64 range for an ", DTypeName(dtype), " result");
   }
@@ -181,8 +182,7 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype) {
   if (steps < 0) ThrowError("linspace: number of steps must be non-negative, got ", steps);
   if (IsIntegral(dtype, false) && !(FitsInt64(start) && FitsInt64(end))) {
     ThrowError("linspace: start ", start, " and end ", end,
-               " must be finite and within the int64 range for an ", DTypeName(dtype),
-               " result");
+               " must be finite and within the int64 range for an ", DTypeName(dtype), " result");
   }
   Tensor t = Allocate("linspace", {steps}, dtype);
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;

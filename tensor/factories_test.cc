@@ -3,8 +3,8 @@
 #include "tensor/factories.h"
 
 #include <cmath>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -298,7 +298,9 @@ class CountingHook : public FactoryResultHook {
 TEST(FactoryResultHook, EveryFactoryPassesItsResultThroughTheHookOnce) {
   const std::vector<std::function<Tensor()>> factories = {
       [] { return empty({2}); },
-      [] { return zeros({2, 3}); },
+      [] {
+        return zeros({2, 3});
+      },
       [] { return ones({3}); },
       [] { return full({2}, 1.5); },
       [] { return full({2}, 1.5, kFloat64); },
@@ -310,9 +312,15 @@ TEST(FactoryResultHook, EveryFactoryPassesItsResultThroughTheHookOnce) {
       [] { return linspace(0.0, 1.0, 5); },
       [] { return eye(3); },
       [] { return eye(2, 3); },
-      [] { return tensor({1.0f, 2.0f}); },
-      [] { return tensor({1.0, 2.0}, {2, 1}); },
-      [] { return tensor(std::vector<int64_t>{1, 2}); },
+      [] {
+        return tensor({1.0f, 2.0f});
+      },
+      [] {
+        return tensor({1.0, 2.0}, {2, 1});
+      },
+      [] {
+        return tensor(std::vector<int64_t>{1, 2});
+      },
       [] { return tensor(std::vector<bool>{true}); },
   };
   for (size_t i = 0; i < factories.size(); ++i) {
@@ -329,7 +337,10 @@ TEST(FactoryResultHook, EveryFactoryPassesItsResultThroughTheHookOnce) {
   CountingHook hook;
   {
     FactoryResultHookScope scope(&hook);
-    { FactoryResultHookScope none(nullptr); zeros({2}); }
+    {
+      FactoryResultHookScope none(nullptr);
+      zeros({2});
+    }
     EXPECT_EQ(hook.calls, 0);
   }
   zeros({2});
@@ -373,6 +384,11 @@ TEST(Factories, MakeEveryDType) {
     }
     EXPECT_EQ(scalar_tensor(true, d).item<int64_t>(), 1);
   }
+  // A value the dtype cannot hold is refused, as torch.full refuses it (scalar_check.h).
+  EXPECT_FT_ERROR(full({2}, 300, kInt8),
+                  "full: value 300 cannot be converted to int8 without overflow");
+  EXPECT_FT_ERROR(full({}, 1e39), "full: value 1e+39 cannot be converted to float32");
+  EXPECT_EQ(full({}, -1, kUInt8).item<int64_t>(), 255);
 }
 
 TEST(Factories, NewDTypesValues) {
@@ -381,7 +397,7 @@ TEST(Factories, NewDTypesValues) {
   EXPECT_EQ(full({2}, z).dtype(), kComplex64);
   EXPECT_EQ(full({2}, z, kComplex128).to_vector<std::complex<double>>(),
             (std::vector<std::complex<double>>(2, z)));
-  EXPECT_FT_ERROR(full({2}, z, kFloat32), "nonzero imaginary part");
+  EXPECT_FT_ERROR(full({2}, z, kFloat32), "full: value (1.5-2j) cannot be converted to float32");
   EXPECT_EQ(linspace(0, 1, 3, kComplex64).to_vector<std::complex<float>>(),
             (std::vector<std::complex<float>>{{0, 0}, {0.5f, 0}, {1, 0}}));
   // float16 and bfloat16 round once, to nearest even: 0.1 is 0x2E66 and 0x3DCD.
