@@ -37,6 +37,7 @@
 #include "tensor/generator.h"
 #include "tensor/memory.h"
 #include "tensor/print.h"
+#include "tensor/promotion.h"
 #include "tensor/scalar.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
