@@ -16,7 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${1:-60}
 seed=${FT_FUZZ_SEED:-1}
 targets=(ops_fuzzer transforms_fuzzer custom_function_fuzzer nn_fuzzer control_flow_fuzzer
-  tree_fuzzer)
+  tree_fuzzer dtype_fuzzer)
 # All at once: the stage takes one time budget, not one per core's worth of targets.
 jobs=${#targets[@]}
 
