@@ -103,8 +103,6 @@ struct Header {
 constexpr int64_t kSmallPayload = 256;
 constexpr int64_t kRecordBytes = static_cast<int64_t>(sizeof(Header)) + kSmallPayload;
 
-int64_t ElementBytes(DType dtype) { return ItemSize(dtype); }
-
 void* RawData(const Tensor& t) { return t.impl()->raw_data(); }
 
 uint64_t HashInts(IntArrayRef values) {
@@ -260,7 +258,7 @@ Tensor ProcessCollective(Coll c, const char* op, const Tensor& input, int64_t ax
   const int size = g.size();
   const int rank = g.rank();
   const Tensor x = input.is_contiguous() ? input : kernels::contiguous(input);
-  const int64_t esize = ElementBytes(x.dtype());
+  const int64_t esize = ItemSize(x.dtype());
   const int64_t bytes = x.numel() * esize;
   // Local validation first: every process runs the same program, so each finds the same
   // problem and none is left waiting.
