@@ -33,8 +33,11 @@
 // - Eigen's and ft's strides are both in elements. ft element [i, j] is at
 //   data + i*stride(0) + j*stride(1); a row-major Eigen matrix has outerStride between rows,
 //   a column-major one between columns.
-// - Element types: float (ft::kFloat32) and double (ft::kFloat64); int64_t and bool work the
-//   same way. A Map's T must be the tensor's dtype exactly: views never convert.
+// - Element types: the C++ element type of the tensor's dtype (DTypeOf in tensor/dtype.h):
+//   float, double, std::complex<float> (kComplex64), std::complex<double> (kComplex128),
+//   int8_t, int16_t, int32_t, int64_t, uint8_t and bool. A Map's T must be the tensor's
+//   dtype exactly: views never convert. float16 and bfloat16 have no views and no Eigen
+//   scalar type here (NOTE: [float16 and bfloat16 in Eigen]); their copies go through float.
 //
 // Example (mirrored by the test EigenInterop.HeaderExample):
 //   ft::Tensor t = ft::zeros({2, 3});                     // float32, row-major
@@ -44,9 +47,24 @@
 //   ft::Tensor borrowed = ft::BorrowEigen(e);             // e must outlive `borrowed`
 //   ft::Tensor owned = ft::CopyFromEigen(e);              // independent of e
 //   Eigen::MatrixXf back = ft::ToEigen<Eigen::MatrixXf>(ft::transpose(t, 0, 1));  // a copy
+//
+// NOTE: [float16 and bfloat16 in Eigen]
+// Eigen has its own Eigen::half and Eigen::bfloat16, with the same bits as ft::Half and
+// ft::BFloat16. ft does not offer Maps of a float16 or bfloat16 tensor as those types, nor
+// BorrowEigen of their matrices: the two are distinct C++ types, so reading one's elements
+// through the other breaks C++'s aliasing rule (GCC's type-based alias analysis may reorder
+// a write through the Map past a read through the tensor), and a view that is right only
+// until the optimizer looks closer is worse than none. ft::Half, ft::BFloat16, Eigen::half
+// and Eigen::bfloat16 are refused at compile time as the element type of every function
+// here, the copies included (a static_assert naming the way out). What works:
+// ToEigen<Eigen::MatrixXf>(t) copies a float16 or bfloat16 tensor exactly into float (every
+// value of both is a float), and CopyFromEigen of a float matrix (m.cast<float>() of an
+// Eigen::half one) followed by ft::to(x, kFloat16 or kBFloat16) rounds back (to nearest
+// even, as ft's conversions do; exact for values that came from those types).
 #ifndef FT_INTEROP_EIGEN_H_
 #define FT_INTEROP_EIGEN_H_
 
+#include <complex>
 #include <cstdint>
 #include <type_traits>
 
@@ -67,8 +85,9 @@ using Matrix =
                        Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic, Cols, Options>>;
 }  // namespace interop_internal
 
-// The Map types of the views. T is float or double (or int64_t, bool); `const T` gives a
-// read-only Map (and then allows broadcast strides, see MapStrided).
+// The Map types of the views. T is an element type of the list above (float, double,
+// std::complex<float>, int32_t, ...); `const T` gives a read-only Map (and then allows
+// broadcast strides, see MapStrided).
 template <typename T>
 using EigenRowMajorMap = Eigen::Map<interop_internal::Matrix<T, Eigen::Dynamic, Eigen::RowMajor>,
                                     Eigen::Unaligned, Eigen::OuterStride<>>;
@@ -141,7 +160,9 @@ M ToEigen(const Tensor& t);
 // object with direct, writable access to its coefficients: Matrix, Array, Map, Block, Ref,
 // row- or column-major; its strides become the tensor's. An Eigen vector type (one column or
 // one row at compile time) gives a 1-D tensor, anything else a 2-D one. The dtype follows
-// the scalar type (float -> kFloat32, double -> kFloat64, int64_t, bool).
+// the scalar type (DTypeOf: float -> kFloat32, std::complex<double> -> kComplex128, uint8_t
+// -> kUInt8, ...; Eigen::half and Eigen::bfloat16 do not compile, NOTE: [float16 and
+// bfloat16 in Eigen]).
 // Ownership: the caller keeps `m` alive and does not resize it (a resize reallocates) while
 // the tensor or any view of it exists; ft never frees the buffer. Temporaries are rejected
 // at compile time (they die at the end of the statement); read-only objects too (ft has no
@@ -179,12 +200,34 @@ Tensor NewContiguous(IntArrayRef sizes, DType dtype);
 // External: a tensor over borrowed memory (BorrowEigen).
 Tensor External(void* data, DType dtype, IntArrayRef sizes, IntArrayRef strides);
 
+// kIsElement: the C++ element types that views and copies take (the Map's T, the Eigen
+// scalar type): every dtype's but float16's and bfloat16's.
+template <typename T>
+inline constexpr bool kIsElement =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int64_t> ||
+    std::is_same_v<T, bool> || std::is_same_v<T, std::complex<float>> ||
+    std::is_same_v<T, std::complex<double>> || std::is_same_v<T, int8_t> ||
+    std::is_same_v<T, int16_t> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint8_t>;
+template <typename T>
+inline constexpr bool kIsHalfLike =
+    std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> || std::is_same_v<T, Eigen::half> ||
+    std::is_same_v<T, Eigen::bfloat16>;
+
 template <typename T>
 constexpr DType ElementDType() {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                    std::is_same_v<T, int64_t> || std::is_same_v<T, bool>,
-                "ft interop: the element type must be float, double, int64_t or bool");
-  return DTypeOf<T>();
+  static_assert(!kIsHalfLike<T>,
+                "ft interop: float16 and bfloat16 have no Eigen views (NOTE: [float16 and "
+                "bfloat16 in Eigen] in interop/eigen.h): copy through float with "
+                "ToEigen<Eigen::MatrixXf>(t), or CopyFromEigen(m.cast<float>()) then ft::to");
+  static_assert(kIsHalfLike<T> || kIsElement<T>,
+                "ft interop: the element type must be one of ft's: float, double, "
+                "std::complex<float>, std::complex<double>, int8_t, int16_t, int32_t, int64_t, "
+                "uint8_t or bool");
+  if constexpr (kIsElement<T>) {
+    return DTypeOf<T>();
+  } else {
+    return kFloat32;  // not reached: the static_asserts above have failed
+  }
 }
 
 template <typename T>

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -84,7 +83,7 @@ class HeaderParser {
         if (Peek() == '[') {
           Fail(absl::StrCat("unsupported dtype: a structured array (descr ",
                             Printable(header_.substr(pos_), 40),
-                            "); ft reads float32, float64, int64 and bool arrays"));
+                            "); ft reads arrays of one numeric dtype"));
         }
         h.descr = String();
         seen_descr = true;
@@ -182,22 +181,37 @@ class HeaderParser {
 
 // ---- dtypes ----
 
+// kReadList: what LoadNpy reads, for the error of an unsupported descr.
+constexpr absl::string_view kReadList =
+    "ft reads bool ('|b1'), uint8 ('|u1'), int8 ('|i1'), int16 ('<i2'), int32 ('<i4'), int64 "
+    "('<i8'), float16 ('<f2'), float32 ('<f4'), float64 ('<f8'), complex64 ('<c8'), complex128 "
+    "('<c16') and bfloat16 ('<V2', ml_dtypes' descr), little- or big-endian";
+
 struct FileDType {
   DType dtype;
   bool big_endian;
 };
 
-// ParseDescr maps a descr ('<f4') to ft's dtype, or throws naming what it is.
+// ParseDescr maps a descr ('<f4') to ft's dtype, or throws naming what it is. The type
+// codes are NumPy's array-protocol ones (kind and size in bytes); see NOTE: [bfloat16 in
+// .npy files] in npy.h for 'V2'.
 FileDType ParseDescr(const std::string& path, const std::string& descr) {
   const char order = descr.empty() ? '\0' : descr[0];
   const bool has_order = order == '<' || order == '>' || order == '|' || order == '=';
   const std::string type = has_order ? descr.substr(1) : descr;
-  std::optional<DType> dtype;
-  if (type == "f4") dtype = kFloat32;
-  if (type == "f8") dtype = kFloat64;
-  if (type == "i8") dtype = kInt64;
-  if (type == "b1" || type == "?") dtype = kBool;
-  if (dtype.has_value()) return FileDType{*dtype, order == '>'};
+  struct Code {
+    const char* type;
+    DType dtype;
+  };
+  static constexpr Code kCodes[] = {
+      {"b1", kBool},     {"?", kBool},     {"u1", kUInt8},     {"i1", kInt8},
+      {"i2", kInt16},    {"i4", kInt32},   {"i8", kInt64},     {"f2", kFloat16},
+      {"f4", kFloat32},  {"f8", kFloat64}, {"c8", kComplex64}, {"c16", kComplex128},
+      {"V2", kBFloat16},
+  };
+  for (const Code& code : kCodes) {
+    if (type == code.type) return FileDType{code.dtype, order == '>'};
+  }
   const char kind = type.empty() ? '\0' : type[0];
   const char* what = "";
   switch (kind) {
@@ -211,29 +225,35 @@ FileDType ParseDescr(const std::string& path, const std::string& descr) {
     case 'a':
       what = " (byte strings)";
       break;
-    case 'i':
     case 'u':
-      what = " (an integer type ft does not have: convert with a.astype(np.int64))";
+      what =
+          " (an unsigned integer width ft does not have: ft's one unsigned type is uint8; "
+          "convert with a.astype(np.int64))";
+      break;
+    case 'i':
+      what = " (an integer width ft does not have: convert with a.astype(np.int64))";
       break;
     case 'f':
-      what = " (a float width ft does not have: convert with a.astype(np.float32))";
+      what = " (a float width ft does not have: convert with a.astype(np.float64))";
       break;
     case 'c':
-      what = " (complex numbers)";
+      what = " (a complex width ft does not have: convert with a.astype(np.complex128))";
       break;
     case 'M':
     case 'm':
       what = " (datetimes)";
       break;
     case 'V':
-      what = " (raw bytes or a structured type)";
+      what =
+          " (raw bytes or a custom dtype: of the 'V' descrs ft reads only 'V2', ml_dtypes' "
+          "bfloat16)";
       break;
   }
-  ThrowError("LoadNpy: '", path, "': unsupported dtype '", descr, "'", what,
-             "; ft reads float32 ('<f4'), float64 ('<f8'), int64 ('<i8') and bool ('|b1'), "
-             "little- or big-endian");
+  ThrowError("LoadNpy: '", path, "': unsupported dtype '", descr, "'", what, "; ", kReadList);
 }
 
+// Descr: the descr np.save writes for `dtype` (little-endian; '|' where the size is one
+// byte), and '<V2' for bfloat16 (NOTE: [bfloat16 in .npy files] in npy.h).
 const char* Descr(DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
@@ -244,16 +264,33 @@ const char* Descr(DType dtype) {
       return "<i8";
     case DType::kBool:
       return "|b1";
-    default:
-      break;  // the dtypes of issue 43 are read and written once their copies exist
+    case DType::kComplex64:
+      return "<c8";
+    case DType::kComplex128:
+      return "<c16";
+    case DType::kBFloat16:
+      return "<V2";
+    case DType::kFloat16:
+      return "<f2";
+    case DType::kInt8:
+      return "|i1";
+    case DType::kInt16:
+      return "<i2";
+    case DType::kInt32:
+      return "<i4";
+    case DType::kUInt8:
+      return "|u1";
   }
-  ThrowDTypeNotSupportedYet(dtype);
+  FT_CHECK(false && "a dtype without a descr");
+  return nullptr;
 }
 
-void ByteSwap(char* data, int64_t count, int64_t itemsize) {
+// ByteSwap reverses the bytes of each of `count` units of `unit` bytes (a complex element
+// is two units: its parts are swapped one by one, as NumPy stores them).
+void ByteSwap(char* data, int64_t count, int64_t unit) {
   for (int64_t i = 0; i < count; ++i) {
-    char* e = data + i * itemsize;
-    for (int64_t a = 0, b = itemsize - 1; a < b; ++a, --b) std::swap(e[a], e[b]);
+    char* e = data + i * unit;
+    for (int64_t a = 0, b = unit - 1; a < b; ++a, --b) std::swap(e[a], e[b]);
   }
 }
 
@@ -332,7 +369,10 @@ Tensor LoadNpy(const std::string& path) {
   if (nbytes > 0) {
     char* const data = static_cast<char*>(raw.storage().data());
     std::memcpy(data, bytes.data() + data_start, static_cast<size_t>(nbytes));
-    if (file_dtype.big_endian) ByteSwap(data, numel, itemsize);
+    if (file_dtype.big_endian) {
+      const int64_t parts = IsComplex(dtype) ? 2 : 1;
+      ByteSwap(data, numel * parts, itemsize / parts);
+    }
     if (dtype == kBool) {  // a bool must hold 0 or 1; NumPy writes those, others read as true
       for (int64_t i = 0; i < numel; ++i) data[i] = data[i] != 0;
     }
