@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -50,6 +51,58 @@ bool IsNanValue(T v) {
     return std::isnan(v);
   } else {
     return false;
+  }
+}
+
+// ---- Element rules of the dtypes beyond the original four (issue 43). ----
+// NOTE: [Binary kernels of the new dtypes]
+// A compute dtype other than float32, float64, int64 and bool (complex64/128, float16,
+// bfloat16, int8/16/32, uint8) takes its own branch (RunNewDType, plain loops: Eigen cannot
+// hold the 16-bit floating types), so the original four keep their code paths untouched.
+// Each op's `Element(a, b)` is its rule on one pair of values of OpMathType<T>:
+// - integers wrap on overflow as torch's do, computed in unsigned arithmetic at least as
+//   wide as `unsigned` (signed overflow, and int16 * int16 promoted to int, would be UB);
+// - float16 and bfloat16 compute in float and round once per element (torch's CPU kernels);
+// - complex * and / use torch 1.13's vectorized formulas, not std::complex's (see
+//   ComplexMul): (a+bi)(c+di) = (ac-bd) + (ad+bc)i, and the quotient
+//   ((ac+bd) + (bc-ad)i) / (c*c+d*d) without scaling, so huge or tiny divisors overflow or
+//   underflow as in torch (std::complex's division scales and would not);
+// - complex add and sub are torch's a + alpha * b with alpha = 1 or -1 (a complex product):
+//   where b has an infinite part, 0 * inf makes the other part of the result NaN, as in
+//   torch ((inf + 1i) + (inf + 1i) is inf + nan i, not std::complex's inf + 2i);
+// - complex values have no order: maximum, minimum, lt, le, gt, ge and clamp throw before
+//   any loop (their validation), so their complex Element is never reached.
+
+// WrapInt: a op b on a narrow integer type, wrapping modulo 2^bits.
+template <typename T, typename F>
+T WrapInt(T a, T b, F f) {
+  using U = std::make_unsigned_t<T>;
+  using W = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U>;
+  const W r = f(static_cast<W>(static_cast<U>(a)), static_cast<W>(static_cast<U>(b)));
+  return static_cast<T>(static_cast<U>(r));
+}
+
+template <typename R>
+std::complex<R> ComplexMul(std::complex<R> x, std::complex<R> y) {
+  const R a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
+  return {a * c - b * d, a * d + b * c};
+}
+
+template <typename R>
+std::complex<R> ComplexDiv(std::complex<R> x, std::complex<R> y) {
+  const R a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
+  const R denominator = c * c + d * d;
+  return {(a * c + b * d) / denominator, (b * c - a * d) / denominator};
+}
+
+// Nonzero: the truth of a value (a complex value is true when either part is nonzero; NaN is
+// true).
+template <typename M>
+bool Nonzero(M v) {
+  if constexpr (kIsComplexElement<M>) {
+    return v.real() != 0 || v.imag() != 0;
+  } else {
+    return v != M(0);
   }
 }
 
@@ -102,6 +155,8 @@ struct Atan2Fn {
 // has a kernel for (validation guarantees only those reach the loop).
 struct OpBase {
   static constexpr bool kPredicate = false;
+  // kOrdered: the op needs an order on values (complex dtypes are refused before the loop).
+  static constexpr bool kOrdered = false;
   // kArith: the vecmath::Arith this op is on float and double (add, sub, mul, div,
   // maximum, minimum), or -1.
   static constexpr int kArith = -1;
@@ -117,6 +172,16 @@ constexpr bool kIsBool = std::is_same_v<T, bool>;
 
 struct AddOp : OpBase {
   static constexpr int kArith = static_cast<int>(vecmath::Arith::kAdd);
+  template <typename M>
+  static M Element(M a, M b) {
+    if constexpr (std::is_integral_v<M>) {
+      return WrapInt(a, b, [](auto x, auto y) { return x + y; });
+    } else if constexpr (kIsComplexElement<M>) {
+      return a + ComplexMul(M(1, 0), b);  // torch's a + alpha * b (NOTE above)
+    } else {
+      return a + b;
+    }
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     using T = typename A::Scalar;
@@ -131,6 +196,16 @@ struct AddOp : OpBase {
 };
 struct SubOp : OpBase {
   static constexpr int kArith = static_cast<int>(vecmath::Arith::kSub);
+  template <typename M>
+  static M Element(M a, M b) {
+    if constexpr (std::is_integral_v<M>) {
+      return WrapInt(a, b, [](auto x, auto y) { return x - y; });
+    } else if constexpr (kIsComplexElement<M>) {
+      return a + ComplexMul(M(-1, 0), b);  // torch's a + (-alpha) * b (NOTE above)
+    } else {
+      return a - b;
+    }
+  }
   template <typename T>
   static constexpr bool kSupports = !kIsBool<T>;
   template <typename A, typename B>
@@ -145,6 +220,16 @@ struct SubOp : OpBase {
 };
 struct MulOp : OpBase {
   static constexpr int kArith = static_cast<int>(vecmath::Arith::kMul);
+  template <typename M>
+  static M Element(M a, M b) {
+    if constexpr (std::is_integral_v<M>) {
+      return WrapInt(a, b, [](auto x, auto y) { return x * y; });
+    } else if constexpr (kIsComplexElement<M>) {
+      return ComplexMul(a, b);
+    } else {
+      return a * b;
+    }
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     using T = typename A::Scalar;
@@ -159,6 +244,18 @@ struct MulOp : OpBase {
 };
 struct DivOp : OpBase {
   static constexpr int kArith = static_cast<int>(vecmath::Arith::kDiv);
+  // Compute types are floating or complex (DivType), never integers.
+  template <typename M>
+  static M Element(M a, M b) {
+    if constexpr (kIsComplexElement<M>) {
+      return ComplexDiv(a, b);
+    } else if constexpr (std::is_floating_point_v<M>) {
+      return a / b;
+    } else {
+      FT_CHECK(false && "div computes in a floating or complex dtype");
+      return M(0);
+    }
+  }
   template <typename T>
   static constexpr bool kSupports = std::is_floating_point_v<T>;
   template <typename A, typename B>
@@ -213,6 +310,11 @@ struct PowOp : OpBase {
 };
 struct MaximumOp : OpBase {
   static constexpr int kArith = static_cast<int>(vecmath::Arith::kMaximum);
+  static constexpr bool kOrdered = true;
+  template <typename M>
+  static M Element(M a, M b) {
+    return std::is_integral_v<M> ? std::max(a, b) : vecmath::MaximumOf(a, b);
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     using T = typename A::Scalar;
@@ -230,6 +332,11 @@ struct MaximumOp : OpBase {
 };
 struct MinimumOp : OpBase {
   static constexpr int kArith = static_cast<int>(vecmath::Arith::kMinimum);
+  static constexpr bool kOrdered = true;
+  template <typename M>
+  static M Element(M a, M b) {
+    return std::is_integral_v<M> ? std::min(a, b) : vecmath::MinimumOf(a, b);
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     using T = typename A::Scalar;
@@ -262,6 +369,10 @@ struct PredicateBase : OpBase {
 };
 struct EqOp : PredicateBase {
   static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kEq);
+  template <typename M>
+  static bool Element(M a, M b) {
+    return a == b;
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a == b;
@@ -269,6 +380,10 @@ struct EqOp : PredicateBase {
 };
 struct NeOp : PredicateBase {
   static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kNe);
+  template <typename M>
+  static bool Element(M a, M b) {
+    return a != b;
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a != b;
@@ -276,6 +391,11 @@ struct NeOp : PredicateBase {
 };
 struct LtOp : PredicateBase {
   static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kLt);
+  static constexpr bool kOrdered = true;
+  template <typename M>
+  static bool Element(M a, M b) {
+    return a < b;
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a < b;
@@ -283,6 +403,11 @@ struct LtOp : PredicateBase {
 };
 struct LeOp : PredicateBase {
   static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kLe);
+  static constexpr bool kOrdered = true;
+  template <typename M>
+  static bool Element(M a, M b) {
+    return a <= b;
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a <= b;
@@ -290,6 +415,11 @@ struct LeOp : PredicateBase {
 };
 struct GtOp : PredicateBase {
   static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kGt);
+  static constexpr bool kOrdered = true;
+  template <typename M>
+  static bool Element(M a, M b) {
+    return a > b;
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a > b;
@@ -297,12 +427,21 @@ struct GtOp : PredicateBase {
 };
 struct GeOp : PredicateBase {
   static constexpr int kCompare = static_cast<int>(vecmath::Cmp::kGe);
+  static constexpr bool kOrdered = true;
+  template <typename M>
+  static bool Element(M a, M b) {
+    return a >= b;
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     return a >= b;
   }
 };
 struct LogicalAndOp : PredicateBase {
+  template <typename M>
+  static bool Element(M a, M b) {
+    return Nonzero(a) && Nonzero(b);
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     using T = typename A::Scalar;
@@ -314,6 +453,10 @@ struct LogicalAndOp : PredicateBase {
   }
 };
 struct LogicalOrOp : PredicateBase {
+  template <typename M>
+  static bool Element(M a, M b) {
+    return Nonzero(a) || Nonzero(b);
+  }
   template <typename A, typename B>
   auto operator()(const A& a, const B& b) const {
     using T = typename A::Scalar;
@@ -340,6 +483,26 @@ DType SubType(const char* name, const Tensor& a, const Tensor& b) {
                "); use logical_not / ~ to invert a mask, or convert it with to() first");
   }
   return ResultTypeOf(a, b);
+}
+
+// OrderedType: the promoted dtype of an op that orders values (maximum, minimum, lt, le, gt,
+// ge), which complex dtypes do not have (torch refuses them too).
+DType OrderedType(const char* name, const Tensor& a, const Tensor& b) {
+  const DType t = ResultTypeOf(a, b);
+  if (IsComplex(t)) {
+    ThrowError(name, ": not supported for complex tensors (", DTypeName(a.dtype()), " of shape ",
+               ShapeToString(a.sizes()), " and ", DTypeName(b.dtype()), " of shape ",
+               ShapeToString(b.sizes()), "); complex numbers have no order, compare real() or ",
+               "abs() instead");
+  }
+  return t;
+}
+
+// DivType: true division; integral and bool operands compute in float32, complex ones in
+// their own dtype.
+DType DivType(const char*, const Tensor& a, const Tensor& b) {
+  const DType t = ResultTypeOf(a, b);
+  return IsFloating(t) || IsComplex(t) ? t : kDefaultFloat;
 }
 
 // FloatingType: int/bool results compute in float32 (true division, atan2).
@@ -455,9 +618,100 @@ template <typename Op>
 struct HasVectorMath<Op, std::void_t<decltype(&Op::template VectorMath<float>)>>
     : std::true_type {};
 
+// VisitNewDType calls f(TypeTag<T>{}) for the eight dtypes beyond the original four;
+// FT_CHECKs that `dtype` is one of them.
+template <typename F>
+void VisitNewDType(DType dtype, F&& f) {
+  FT_CHECK(!IsOriginalDType(dtype));
+  VisitEveryDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (IsOriginalDType(DTypeOf<T>())) {
+      FT_CHECK(false && "an original dtype in VisitNewDType");
+    } else {
+      f(tag);
+    }
+  });
+}
+
+// PlainBinaryLoop writes out[i] = f(a[i], b[i]) (f(In, In) -> Out) with plain loops: a and
+// b already have element type In and broadcast to out's shape; `out` may be `a` itself (an
+// in-place op: each element is read before it is written). Contiguous operands (or a
+// one-element one) run over the intra-op threads; other layouts walk ForEachStrided's runs.
+template <typename In, typename Out, typename F>
+void PlainBinaryLoop(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
+  const int64_t total = out.numel();
+  if (total == 0) return;
+  const int64_t na = a.numel(), nb = b.numel();
+  if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && (na == total || na == 1) &&
+      (nb == total || nb == 1)) {
+    Out* po = static_cast<Out*>(out.impl()->raw_data());
+    const In* pa = static_cast<const In*>(a.impl()->raw_data());
+    const In* pb = static_cast<const In*>(b.impl()->raw_data());
+    internal::ParallelRun(po, total, [&](int64_t s, int64_t e) {
+      if (na == total && nb == total) {
+        for (int64_t i = s; i < e; ++i) po[i] = f(pa[i], pb[i]);
+      } else if (na == total) {
+        const In y = pb[0];
+        for (int64_t i = s; i < e; ++i) po[i] = f(pa[i], y);
+      } else if (nb == total) {
+        const In x = pa[0];
+        for (int64_t i = s; i < e; ++i) po[i] = f(x, pb[i]);
+      } else {
+        const Out v = f(pa[0], pb[0]);
+        for (int64_t i = s; i < e; ++i) po[i] = v;
+      }
+    });
+    return;
+  }
+  std::array<Operand, 3> ops = {MakeOperand(out, out.sizes()), MakeOperand(a, out.sizes()),
+                                MakeOperand(b, out.sizes())};
+  internal::ForEachStrided<3>(
+      out.sizes(), ops,
+      [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
+        char* o = p[0];
+        const char* x = p[1];
+        const char* y = p[2];
+        for (int64_t i = 0; i < n; ++i, o += s[0], x += s[1], y += s[2]) {
+          *reinterpret_cast<Out*>(o) =
+              f(*reinterpret_cast<const In*>(x), *reinterpret_cast<const In*>(y));
+        }
+      });
+}
+
+template <typename Op, typename = void>
+struct HasElement : std::false_type {};
+template <typename Op>
+struct HasElement<Op, std::void_t<decltype(&Op::template Element<int8_t>)>> : std::true_type {};
+
+// RunNewDType: RunLoop for a compute dtype beyond the original four (NOTE: [Binary kernels of
+// the new dtypes]). Ops without an Element rule (pow, atan2) refuse the dtype.
+template <typename Op>
+void RunNewDType(DType compute, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if constexpr (!HasElement<Op>::value) {
+    ThrowDTypeNotSupportedYet(compute);
+  } else {
+    VisitNewDType(compute, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using M = OpMathType<T>;
+      using Out = std::conditional_t<Op::kPredicate, bool, T>;
+      if constexpr (Op::kOrdered && kIsComplexElement<T>) {
+        FT_CHECK(false && "complex compute type rejected by validation");
+      } else {
+        PlainBinaryLoop<T, Out>(out, a, b, [](T x, T y) -> Out {
+          return static_cast<Out>(Op::template Element<M>(static_cast<M>(x), static_cast<M>(y)));
+        });
+      }
+    });
+  }
+}
+
 // RunLoop computes out = Op(a, b); a and b already have the compute dtype.
 template <typename Op>
 void RunLoop(DType compute, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (!IsOriginalDType(compute)) [[unlikely]] {
+    RunNewDType<Op>(compute, out, a, b);
+    return;
+  }
   VisitDType(compute, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Out = std::conditional_t<Op::kPredicate, bool, T>;
@@ -579,6 +833,70 @@ T FillValue(const char* name, Scalar value) {
   }
 }
 
+// CheckedScalar converts `value` to a new dtype's element type T as torch's
+// Scalar::to<T>() does (c10's checked_convert), throwing "<name>: value ... cannot be
+// converted to <dtype> without overflow" where torch does: an integer outside T's range (an
+// unsigned T also takes negatives down to -max, which wrap: uint8 -1 is 255); a floating
+// value outside T's finite range unless it is infinite and T has infinities (float16 65519
+// overflows although it would round to 65504); NaN to an integer type; a complex value to a
+// real type when its imaginary part is nonzero. The conversion itself is ConvertElement.
+template <typename T>
+T CheckedScalar(const char* name, DType dtype, Scalar value) {
+  auto overflow = [&]() {
+    ThrowError(name, ": value ", value.ToString(), " cannot be converted to ", DTypeName(dtype),
+               " without overflow");
+  };
+  using Part = std::conditional_t<kIsComplexElement<T>, double, T>;
+  auto check_real = [&](double d) {
+    if constexpr (std::is_integral_v<Part>) {
+      if (std::isnan(d) || d < static_cast<double>(std::numeric_limits<Part>::lowest()) ||
+          d > static_cast<double>(std::numeric_limits<Part>::max())) {
+        overflow();
+      }
+    } else if constexpr (!std::is_same_v<Part, double>) {
+      const double limit =
+          static_cast<double>(static_cast<float>(std::numeric_limits<Part>::max()));
+      if (std::isfinite(d) && std::fabs(d) > limit) overflow();
+    }
+  };
+  if constexpr (kIsComplexElement<T>) {
+    using P = typename T::value_type;
+    const std::complex<double> z = value.to<std::complex<double>>();
+    if constexpr (std::is_same_v<P, float>) {
+      const double limit = static_cast<double>(std::numeric_limits<float>::max());
+      if ((std::isfinite(z.real()) && std::fabs(z.real()) > limit) ||
+          (std::isfinite(z.imag()) && std::fabs(z.imag()) > limit)) {
+        overflow();
+      }
+    }
+    return T(static_cast<P>(z.real()), static_cast<P>(z.imag()));
+  } else {
+    if (value.is_complex() && value.to<std::complex<double>>().imag() != 0) overflow();
+    switch (value.kind()) {
+      case ScalarKind::kBool:
+        break;
+      case ScalarKind::kInt:
+        if constexpr (std::is_integral_v<T>) {
+          const int64_t i = value.to<int64_t>();
+          constexpr int64_t kMax = std::numeric_limits<T>::max();
+          const bool bad =
+              std::is_signed_v<T>
+                  ? i < static_cast<int64_t>(std::numeric_limits<T>::lowest()) || i > kMax
+                  : i > kMax || i < -kMax;
+          if (bad) overflow();
+        } else {
+          check_real(static_cast<double>(value.to<int64_t>()));
+        }
+        break;
+      case ScalarKind::kDouble:
+      case ScalarKind::kComplex:
+        check_real(value.to<std::complex<double>>().real());
+        break;
+    }
+    return value.to<T>();
+  }
+}
+
 template <typename T>
 void FillLoop(const Tensor& self, T v) {
   std::array<Operand, 1> ops = {MakeOperand(self, self.sizes())};
@@ -595,8 +913,29 @@ void FillLoop(const Tensor& self, T v) {
       });
 }
 
+// PlainFill: every element of self (any layout) set to v, for the new dtypes.
+template <typename T>
+void PlainFill(const Tensor& self, T v) {
+  std::array<Operand, 1> ops = {MakeOperand(self, self.sizes())};
+  internal::ForEachStrided<1>(
+      self.sizes(), ops,
+      [&](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t n) {
+        char* ptr = p[0];
+        for (int64_t i = 0; i < n; ++i, ptr += s[0]) *reinterpret_cast<T*>(ptr) = v;
+      });
+}
+
 Tensor Fill(const char* name, const Tensor& self, Scalar value) {
   internal::CheckWritable(name, self);
+  if (!IsOriginalDType(self.dtype())) [[unlikely]] {
+    VisitNewDType(self.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T v = CheckedScalar<T>(name, self.dtype(), value);  // may throw: before any write
+      PlainFill<T>(self, v);
+    });
+    self.bump_version();
+    return self;
+  }
   VisitDType(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = FillValue<T>(name, value);  // may throw: before any write
@@ -619,6 +958,12 @@ DType ClampType(const char* name, const Tensor& x, const std::optional<Scalar>& 
   if (t == kBool) {
     ThrowError(name, ": not supported for bool tensors (shape ", ShapeToString(x.sizes()),
                "); convert to int64 or a floating dtype first");
+  }
+  if (IsComplex(t)) {
+    ThrowError(name, ": not supported for complex types (", DTypeName(x.dtype()),
+               " tensor of shape ", ShapeToString(x.sizes()), ", bounds ",
+               min ? min->ToString() : "none", " and ", max ? max->ToString() : "none",
+               "); complex numbers have no order");
   }
   return t;
 }
@@ -645,6 +990,26 @@ ClampFn<T> MakeClampFn(const std::optional<Scalar>& min, const std::optional<Sca
   return fn;
 }
 
+// ClampNewDType: out = clamp(in) for a compute dtype beyond the original four (integers
+// and float16/bfloat16; complex was refused). The bounds convert to the dtype first with
+// torch's overflow check (CheckedScalar), then compare in OpMathType: clamping commutes
+// with the monotone rounding, so float16/bfloat16 results are torch's. `out` may be `in`.
+void ClampNewDType(const char* name, DType dtype, const Tensor& out, const Tensor& in,
+                   const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  VisitNewDType(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsComplexElement<T>) {
+      using M = OpMathType<T>;
+      ClampFn<M> fn{M(0), M(0), min.has_value(), max.has_value()};
+      if (min.has_value()) fn.lo = static_cast<M>(CheckedScalar<T>(name, dtype, *min));
+      if (max.has_value()) fn.hi = static_cast<M>(CheckedScalar<T>(name, dtype, *max));
+      // `in` as both operands: PlainBinaryLoop's layouts serve a unary op too.
+      PlainBinaryLoop<T, T>(out, in, in,
+                            [fn](T x, T) { return static_cast<T>(fn(static_cast<M>(x))); });
+    }
+  });
+}
+
 }  // namespace
 
 // ---- Out-of-place arithmetic ----
@@ -658,16 +1023,16 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   return Binary<MulOp>("mul", ArithmeticType("mul", a, b), a, b);
 }
 Tensor div(const Tensor& a, const Tensor& b) {
-  return Binary<DivOp>("div", FloatingType("div", a, b), a, b);
+  return Binary<DivOp>("div", DivType("div", a, b), a, b);
 }
 Tensor pow(const Tensor& a, const Tensor& b) {
   return Binary<PowOp>("pow", PowType("pow", a, b), a, b);
 }
 Tensor maximum(const Tensor& a, const Tensor& b) {
-  return Binary<MaximumOp>("maximum", ArithmeticType("maximum", a, b), a, b);
+  return Binary<MaximumOp>("maximum", OrderedType("maximum", a, b), a, b);
 }
 Tensor minimum(const Tensor& a, const Tensor& b) {
-  return Binary<MinimumOp>("minimum", ArithmeticType("minimum", a, b), a, b);
+  return Binary<MinimumOp>("minimum", OrderedType("minimum", a, b), a, b);
 }
 Tensor atan2(const Tensor& a, const Tensor& b) {
   return Binary<Atan2Op>("atan2", FloatingType("atan2", a, b), a, b);
@@ -676,10 +1041,18 @@ Tensor atan2(const Tensor& a, const Tensor& b) {
 // ---- Comparisons ----
 Tensor eq(const Tensor& a, const Tensor& b) { return Binary<EqOp>("eq", ResultTypeOf(a, b), a, b); }
 Tensor ne(const Tensor& a, const Tensor& b) { return Binary<NeOp>("ne", ResultTypeOf(a, b), a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return Binary<LtOp>("lt", ResultTypeOf(a, b), a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return Binary<LeOp>("le", ResultTypeOf(a, b), a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return Binary<GtOp>("gt", ResultTypeOf(a, b), a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return Binary<GeOp>("ge", ResultTypeOf(a, b), a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return Binary<LtOp>("lt", OrderedType("lt", a, b), a, b);
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+  return Binary<LeOp>("le", OrderedType("le", a, b), a, b);
+}
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return Binary<GtOp>("gt", OrderedType("gt", a, b), a, b);
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+  return Binary<GeOp>("ge", OrderedType("ge", a, b), a, b);
+}
 
 // ---- Logical ----
 // Promotion never turns a nonzero into zero (int64 -> float32 keeps nonzero-ness), so the
@@ -692,6 +1065,13 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 }
 Tensor logical_not(const Tensor& x) {
   Tensor out = EmptyContiguous(x.sizes(), kBool);
+  if (!IsOriginalDType(x.dtype())) [[unlikely]] {
+    VisitNewDType(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      PlainBinaryLoop<T, bool>(out, x, x, [](T v, T) { return !Nonzero(v); });
+    });
+    return out;
+  }
   VisitDType(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     UnaryLoop<T, bool>(out, x, [](const auto& a) { return a == T(0); });
@@ -745,6 +1125,27 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   const Tensor ca = to(a, dtype);
   const Tensor cb = to(b, dtype);
   Tensor out = EmptyContiguous(shape, dtype);
+  if (!IsOriginalDType(dtype)) [[unlikely]] {
+    // Selection only moves elements: one plain loop per element size (NOTE: [Binary kernels
+    // of the new dtypes]).
+    internal::VisitElementBytes(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      std::array<Operand, 4> ops = {MakeOperand(out, shape), MakeOperand(condition, shape),
+                                    MakeOperand(ca, shape), MakeOperand(cb, shape)};
+      internal::ForEachStrided<4>(
+          shape, ops,
+          [&](const std::array<char*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) {
+            char* po = p[0];
+            const char* pc = p[1];
+            const char* pa = p[2];
+            const char* pb = p[3];
+            for (int64_t i = 0; i < n; ++i, po += s[0], pc += s[1], pa += s[2], pb += s[3]) {
+              std::memcpy(po, *reinterpret_cast<const bool*>(pc) ? pa : pb, sizeof(T));
+            }
+          });
+    });
+    return out;
+  }
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     constexpr int64_t kT = sizeof(T);
@@ -790,6 +1191,10 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   const DType dtype = ClampType("clamp", x, min, max);
   const Tensor in = to(x, dtype);
   Tensor out = EmptyContiguous(x.sizes(), dtype);
+  if (!IsOriginalDType(dtype)) [[unlikely]] {
+    ClampNewDType("clamp", dtype, out, in, min, max);
+    return out;
+  }
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) {
@@ -814,6 +1219,11 @@ Tensor clamp_(const Tensor& self, std::optional<Scalar> min, std::optional<Scala
   CheckCastable("clamp_", dtype, self);
   // Promotion never lowers the dtype, so a castable result type is self's own dtype.
   FT_CHECK(dtype == self.dtype());
+  if (!IsOriginalDType(dtype)) [[unlikely]] {
+    ClampNewDType("clamp_", dtype, self, self, min, max);
+    self.bump_version();
+    return self;
+  }
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!kIsBool<T>) {
@@ -836,7 +1246,7 @@ Tensor mul_(const Tensor& self, const Tensor& other) {
   return BinaryInPlace<MulOp>("mul_", ArithmeticType("mul_", self, other), self, other);
 }
 Tensor div_(const Tensor& self, const Tensor& other) {
-  return BinaryInPlace<DivOp>("div_", FloatingType("div_", self, other), self, other);
+  return BinaryInPlace<DivOp>("div_", DivType("div_", self, other), self, other);
 }
 
 // ---- Writes ----

@@ -9,6 +9,14 @@
 // already have that dtype are used as they are (no copy), others are converted once.
 // Results are new contiguous tensors. The in-place kernels (add_, copy_, fill_, ...) validate
 // everything first, write into `self`, bump its version once and return `self`.
+//
+// Dtypes: every kernel here takes all twelve dtypes (the dtypes beyond float32, float64,
+// int64 and bool run plain loops of their own, NOTE: [Binary kernels of the new dtypes] in
+// binary.cc), with torch 1.13's rules: integers wrap; float16 and bfloat16 compute in float
+// and round once; complex * and / use torch's unscaled formulas and complex + and - torch's
+// a + alpha * b; maximum, minimum, lt, le, gt, ge and clamp throw for complex; sub throws for
+// bool; div of integers is float32. pow and atan2 take the original four only (they throw
+// for the others).
 #ifndef FT_KERNELS_BINARY_H_
 #define FT_KERNELS_BINARY_H_
 

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -1303,6 +1304,48 @@ TEST(BinaryLargeInputTest, ElementwiseKernelsOnThreadsMatchDoubleLoop) {
   EXPECT_TRUE(
       FastNear(logical_not(small), Expected([](double x, double) { return x == 0 ? 1.0 : 0.0; },
                                             small, small, {kLarge}, kFloat64, kBool)));
+}
+
+// ---- The dtypes beyond the original four (NOTE: [Binary kernels of the new dtypes]) ----
+// Oracles: int8 wrap by closed form, bfloat16 as float rounded once, through views.
+
+TEST(BinaryNewDTypes, InPlaceThroughStridedViews) {
+  // self: every other element of an int8 buffer; other: a transposed int8 view.
+  Tensor base = to(tensor(std::vector<int64_t>{100, 0, 120, 0, -128, 0, 127, 0}), kInt8);
+  Tensor self = slice(base, 0, 0, std::nullopt, 2);  // 100, 120, -128, 127
+  const Tensor other =
+      reshape(transpose(to(tensor(std::vector<int64_t>{100, 1, 10, 127}, {2, 2}), kInt8), 0, 1),
+              {4});  // 100, 10, 1, 127 (a copy)
+  add_(self, other);
+  // 200 -> -56, 130 -> -126, -127, 254 -> -2 (mod 256); the gaps untouched.
+  EXPECT_EQ(to(base, kInt64).to_vector<int64_t>(),
+            (std::vector<int64_t>{-56, 0, -126, 0, -127, 0, -2, 0}));
+  const Tensor m = to(tensor(std::vector<double>{1.0 / 3, 2, 3, 4, 5, 6}, {2, 3}), kBFloat16);
+  const Tensor t = transpose(m, 0, 1);  // [3, 2], strides [1, 3]
+  const Tensor got = mul(t, to(tensor(std::vector<double>{0.1, 10}), kBFloat16));
+  const std::vector<float> g = to(got, kFloat32).to_vector<float>();
+  const std::vector<float> tv = to(contiguous(t), kFloat32).to_vector<float>();
+  const float scale[2] = {static_cast<float>(BFloat16(0.1f)), 10.0f};
+  for (size_t i = 0; i < g.size(); ++i) {
+    EXPECT_EQ(g[i], static_cast<float>(BFloat16(tv[i] * scale[i % 2]))) << i;
+  }
+}
+
+TEST(BinaryNewDTypes, WhereAndLogicalNotOfViews) {
+  using C = std::complex<float>;
+  const Tensor z = tensor(std::vector<C>{{1, 2}, {0, 0}, {3, -1}, {0, 5}}, {2, 2});
+  const Tensor zt = transpose(z, 0, 1);  // {1+2i, 3-i}, {0, 5i}
+  const Tensor cond = tensor(std::vector<bool>{true, false});
+  const std::vector<C> w =
+      where(cond, zt, to(tensor(std::vector<double>{7}), kComplex64)).to_vector<C>();
+  EXPECT_EQ(w, (std::vector<C>{{1, 2}, {7, 0}, {0, 0}, {7, 0}}));
+  EXPECT_EQ(logical_not(zt).to_vector<bool>(), (std::vector<bool>{false, false, true, false}));
+}
+
+TEST(BinaryNewDTypes, OpsWithoutANewDTypeRuleRefuse) {
+  const Tensor h = to(tensor(std::vector<double>{1, 2}), kFloat16);
+  EXPECT_FT_ERROR(pow(h, h), "float16");
+  EXPECT_FT_ERROR(atan2(h, h), "float16");
 }
 
 }  // namespace

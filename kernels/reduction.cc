@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -183,10 +184,9 @@ void ReduceRows(const Layout& l, const In* in, Out* out, Row&& row, Init&& init,
       if (l.outer == 1 && chunks > 1) {
         Out partials[64];
         const int64_t used = std::min<int64_t>(chunks, 64);
-        ::ft::internal::ParallelForChunks(
-            n, used, 1, 0, [&](int64_t c, int64_t b, int64_t e) {
-              partials[c] = row(ConstArrayMap<In>(in + b, e - b));
-            });
+        ::ft::internal::ParallelForChunks(n, used, 1, 0, [&](int64_t c, int64_t b, int64_t e) {
+          partials[c] = row(ConstArrayMap<In>(in + b, e - b));
+        });
         out[0] = combine(ConstArrayMap<Out>(partials, used));
         return;
       }
@@ -206,8 +206,7 @@ void ReduceRows(const Layout& l, const In* in, Out* out, Row&& row, Init&& init,
     // One output row: split its columns (each column's sum runs as in one pass).
     ::ft::internal::ParallelFor(
         inner, std::max<int64_t>(16, kElementwiseGrain / std::max<int64_t>(n, 1)),
-        64 / static_cast<int64_t>(sizeof(Out)),
-        ::ft::internal::AlignmentPhase(out, sizeof(Out)),
+        64 / static_cast<int64_t>(sizeof(Out)), ::ft::internal::AlignmentPhase(out, sizeof(Out)),
         [&](int64_t c0, int64_t c1) { columns(0, c0, c1); });
     return;
   }
@@ -302,22 +301,24 @@ bool ColumnsOnVecmath(const Layout& l, const T* in, T* out, Columns columns) {
 
 template <typename T>
 bool SumColumnsOnVecmath(const Layout& l, const T* in, T* out) {
-  return ColumnsOnVecmath(l, in, out, [](const auto* x, int64_t rows, int64_t cols, int64_t ld,
-                                         auto* o) { vecmath::SumColumns(x, rows, cols, ld, o); });
+  return ColumnsOnVecmath(l, in, out,
+                          [](const auto* x, int64_t rows, int64_t cols, int64_t ld, auto* o) {
+                            vecmath::SumColumns(x, rows, cols, ld, o);
+                          });
 }
 
 // ExtremeColumnsOnVecmath: amax (kMax) or amin over leading dims on vecmath's MaxColumns /
 // MinColumns, with RowExtreme's NaN rule.
 template <bool kMax, typename T>
 bool ExtremeColumnsOnVecmath(const Layout& l, const T* in, T* out) {
-  return ColumnsOnVecmath(l, in, out, [](const auto* x, int64_t rows, int64_t cols, int64_t ld,
-                                         auto* o) {
-    if constexpr (kMax) {
-      vecmath::MaxColumns(x, rows, cols, ld, o);
-    } else {
-      vecmath::MinColumns(x, rows, cols, ld, o);
-    }
-  });
+  return ColumnsOnVecmath(l, in, out,
+                          [](const auto* x, int64_t rows, int64_t cols, int64_t ld, auto* o) {
+                            if constexpr (kMax) {
+                              vecmath::MaxColumns(x, rows, cols, ld, o);
+                            } else {
+                              vecmath::MinColumns(x, rows, cols, ld, o);
+                            }
+                          });
 }
 
 // RowExtreme: the max (kMax) or min of one contiguous row, NaN propagating; float and double
@@ -334,36 +335,157 @@ auto RowExtreme(const Row& v) {
   }
 }
 
-DType SumDType(DType dtype) { return IsFloating(dtype) ? dtype : kInt64; }
+// SumDType: the dtype of a sum, product or running sum of `dtype` (torch's): integers and bool
+// give int64, floating and complex dtypes keep theirs.
+DType SumDType(DType dtype) { return IsFloating(dtype) || IsComplex(dtype) ? dtype : kInt64; }
+
+// SumAs: the sum over `dims` (wrapped) computed and returned in `compute` (float32, float64
+// or int64; x is converted in the one copy PlanReduction makes).
+Tensor SumAs(const Tensor& x, IntArrayRef dims, bool keepdim, DType compute) {
+  return RunReduction(x, dims, keepdim, compute, [](auto tag, const Layout& l, const Tensor& out) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      using A = Wrapping<T>;
+      A* o = reinterpret_cast<A*>(out.data<T>());
+      if (l.reduced == 0) {
+        std::fill_n(o, l.out_numel(), A(0));
+        return;
+      }
+      if (SumRowsOnVecmath(l, reinterpret_cast<const A*>(l.input.data<T>()), o)) return;
+      if (SumColumnsOnVecmath(l, reinterpret_cast<const A*>(l.input.data<T>()), o)) return;
+      ReduceRows(
+          l, reinterpret_cast<const A*>(l.input.data<T>()), o,
+          [](const auto& v) { return RowSum(v); }, [](auto& acc, const auto& v) { acc = v; },
+          [](auto& acc, const auto& v) { acc += v; },
+          [](const auto& partials) { return partials.sum(); });
+    }
+  });
+}
+
+// NOTE: [Reductions over the new dtypes]
+// The kernels in this file are written for float32, float64, int64 and bool, which take them
+// unchanged. The eight dtypes issue 43 added reach the same code converted, so every sum and
+// product of them runs on the float32, float64 or int64 loops, and no branch of the original
+// four changes:
+//  - int8, int16, int32 and uint8 are summed and multiplied (sum, prod, cumsum, cumprod) in
+//    int64 and give int64, torch's rule, wrapping as int64 does; amax, amin, argmax and
+//    argmin compare them as int64 (exact) and amax / amin return their own dtype.
+//  - float16 and bfloat16 compute in float32 and round once at the end: a sum through
+//    float32's blocked vector sum (as accurate as a float32 sum, as torch's cascade sum in
+//    float is), a mean as that float32 sum divided in float32, a cumsum or cumprod as the
+//    running float32 value rounded at each output (torch's acc_type). amax, amin, argmax
+//    and argmin compare them as float32 (exact, NaN kept). torch 1.13 rounds more often:
+//    a sum over non-adjacent dims to the dtype between its steps, a mean twice (the sum,
+//    then the quotient); its results can be a few units in the last place from ft's
+//    once-rounded ones (tools/torch_fixtures/reduction_dtypes.py measures it).
+//  - complex64 and complex128 sum and mean as real reductions over a [2, ...] view of their
+//    parts (complex addition is per part), so they inherit float32's and float64's summation;
+//    prod multiplies in order in their own type; cumsum and cumprod accumulate in complex128
+//    (torch's acc_type for both) and round each output. amax, amin, argmax and argmin refuse
+//    them: complex numbers are not ordered (torch refuses them too).
+
+// PartsFirstView: a complex tensor's elements as a real tensor [2, ...x's shape] (the real
+// parts, then the imaginary parts), sharing its storage. Reducing dims d + 1 of it reduces
+// each part on its own, in the layouts (and with the blocked sums) of a real tensor.
+Tensor PartsFirstView(const Tensor& x) {
+  Shape sizes = {2};
+  sizes.insert(sizes.end(), x.sizes().begin(), x.sizes().end());
+  if (x.numel() == 0) {  // nothing is read: its strides and offset may be saturated
+    return MakeDense(x.storage(), ToRealDType(x.dtype()), sizes, ContiguousStrides(sizes), 0);
+  }
+  Shape strides = {1};
+  for (int64_t s : x.strides()) strides.push_back(2 * s);
+  return MakeDense(x.storage(), ToRealDType(x.dtype()), sizes, strides, 2 * x.storage_offset());
+}
+
+// PartsDims: dims of x as dims of PartsFirstView(x).
+Shape PartsDims(IntArrayRef dims) {
+  Shape out;
+  for (int64_t d : dims) out.push_back(d + 1);
+  return out;
+}
+
+// ComplexFromParts: the complex tensor of dtype `complex` and shape parts.sizes()[1:] whose
+// real and imaginary parts are parts[0] and parts[1] (a contiguous real tensor).
+Tensor ComplexFromParts(const Tensor& parts, DType complex) {
+  Tensor out = EmptyContiguous(parts.sizes().subspan(1), complex);
+  const int64_t n = out.numel();
+  if (n == 0) return out;
+  VisitDType(parts.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* re = parts.data<T>();
+      std::complex<T>* o = out.data<std::complex<T>>();
+      for (int64_t i = 0; i < n; ++i) o[i] = std::complex<T>(re[i], re[n + i]);
+    }
+  });
+  return out;
+}
+
+// DivideInPlace divides every element of a new contiguous float32 or float64 tensor by n
+// (0 / 0 is NaN, the mean of nothing).
+void DivideInPlace(const Tensor& t, int64_t n) {
+  VisitDType(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>) {
+      ArrayMap<T>(t.data<T>(), t.numel()) /= static_cast<T>(n);
+    }
+  });
+}
+
+// ReducedCount: the number of elements each output of a reduction over `dims` reduces.
+int64_t ReducedCount(const Tensor& x, IntArrayRef dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n = SaturatingMul(n, x.sizes()[d]);
+  return n;
+}
+
+// SumOrMeanNewDType: sum (or mean, kMean) over the wrapped `dims` of a dtype outside
+// kOriginalDTypes (NOTE: [Reductions over the new dtypes]).
+template <bool kMean>
+Tensor SumOrMeanNewDType(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  const DType dtype = x.dtype();
+  if (IsComplex(dtype)) {
+    Tensor parts = SumAs(PartsFirstView(x), PartsDims(dims), keepdim, ToRealDType(dtype));
+    if constexpr (kMean) DivideInPlace(parts, ReducedCount(x, dims));
+    return ComplexFromParts(parts, dtype);
+  }
+  if (IsFloating(dtype)) {
+    Tensor sum = SumAs(x, dims, keepdim, kFloat32);
+    if constexpr (kMean) DivideInPlace(sum, ReducedCount(x, dims));
+    return to(sum, dtype);
+  }
+  FT_CHECK(!kMean);
+  return SumAs(x, dims, keepdim, kInt64);
+}
 
 Tensor SumImpl(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  return RunReduction(
-      x, dims, keepdim, SumDType(x.dtype()), [](auto tag, const Layout& l, const Tensor& out) {
-        using T = typename decltype(tag)::type;
-        if constexpr (!std::is_same_v<T, bool>) {
-          using A = Wrapping<T>;
-          A* o = reinterpret_cast<A*>(out.data<T>());
-          if (l.reduced == 0) {
-            std::fill_n(o, l.out_numel(), A(0));
-            return;
-          }
-          if (SumRowsOnVecmath(l, reinterpret_cast<const A*>(l.input.data<T>()), o)) return;
-          if (SumColumnsOnVecmath(l, reinterpret_cast<const A*>(l.input.data<T>()), o)) return;
-          ReduceRows(
-              l, reinterpret_cast<const A*>(l.input.data<T>()), o,
-              [](const auto& v) { return RowSum(v); }, [](auto& acc, const auto& v) { acc = v; },
-              [](auto& acc, const auto& v) { acc += v; },
-              [](const auto& partials) { return partials.sum(); });
-        }
-      });
+  if (!IsOriginalDType(x.dtype())) return SumOrMeanNewDType<false>(x, dims, keepdim);
+  return SumAs(x, dims, keepdim, SumDType(x.dtype()));
+}
+
+// CheckOrdered refuses complex inputs of amax, amin, argmax and argmin, as torch does.
+void CheckOrdered(const char* op, const Tensor& x) {
+  if (IsComplex(x.dtype())) {
+    ThrowError(op, ": not supported for ", DTypeName(x.dtype()), " tensors (shape ",
+               ShapeToString(x.sizes()), "): complex numbers are not ordered");
+  }
+}
+
+// OrderedComputeDType: the dtype amax, amin, argmax and argmin compare `dtype` in: bool as
+// int64 0/1, the new integers as int64 and float16 / bfloat16 as float32 (all exact).
+DType OrderedComputeDType(DType dtype) {
+  if (IsOriginalDType(dtype)) return dtype == kBool ? kInt64 : dtype;
+  return IsFloating(dtype) ? kFloat32 : kInt64;
 }
 
 template <bool kMax>
 Tensor MinMax(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim) {
   const Shape wrapped = WrapDims(op, dims, x.dim(), /*empty_means_all=*/true);
+  CheckOrdered(op, x);
   CheckNonEmptyDims(op, x, wrapped, ": max and min have no identity");
   // bool computes as int64 0/1 (max = any, min = all) and converts back.
-  const DType compute = x.dtype() == kBool ? kInt64 : x.dtype();
+  const DType compute = OrderedComputeDType(x.dtype());
   Tensor out =
       RunReduction(x, wrapped, keepdim, compute, [](auto tag, const Layout& l, const Tensor& out) {
         using T = typename decltype(tag)::type;
@@ -377,7 +499,7 @@ Tensor MinMax(const char* op, const Tensor& x, IntArrayRef dims, bool keepdim) {
               [](auto& acc, const auto& v) { acc = acc.binaryExpr(v, Op()); });
         }
       });
-  return x.dtype() == kBool ? to(out, kBool) : out;
+  return compute != x.dtype() ? to(out, x.dtype()) : out;
 }
 
 template <bool kSqrt>
@@ -484,7 +606,8 @@ void ArgLoop(const Layout& l, int64_t* out) {
 
 template <bool kMax>
 Tensor ArgImpl(const char* op, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
-  const DType compute = x.dtype() == kBool ? kInt64 : x.dtype();
+  CheckOrdered(op, x);
+  const DType compute = OrderedComputeDType(x.dtype());
   Layout l;
   if (!dim.has_value()) {
     if (x.numel() == 0) {
@@ -602,11 +725,13 @@ Tensor sum(const Tensor& x, IntArrayRef dims, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  if (!IsFloating(x.dtype())) {
+  if (!IsFloating(x.dtype()) && !IsComplex(x.dtype())) {
     ThrowError("mean: could not infer the output dtype; input dtype must be floating point, got ",
-               DTypeName(x.dtype()), " (shape ", ShapeToString(x.sizes()), ")");
+               DTypeName(x.dtype()), " (shape ", ShapeToString(x.sizes()),
+               "): mean takes floating point and complex tensors");
   }
   const Shape wrapped = WrapDims("mean", dims, x.dim(), /*empty_means_all=*/true);
+  if (!IsOriginalDType(x.dtype())) return SumOrMeanNewDType<true>(x, wrapped, keepdim);
   return RunReduction(x, wrapped, keepdim, x.dtype(),
                       [](auto tag, const Layout& l, const Tensor& out) {
                         using T = typename decltype(tag)::type;
@@ -629,10 +754,13 @@ Tensor mean(const Tensor& x, IntArrayRef dims, bool keepdim) {
                       });
 }
 
-Tensor prod(const Tensor& x, IntArrayRef dims, bool keepdim) {
-  const Shape wrapped = WrapDims("prod", dims, x.dim(), /*empty_means_all=*/true);
+namespace {
+
+// ProdAs: the product over `dims` (wrapped) computed and returned in `compute` (float32,
+// float64 or int64).
+Tensor ProdAs(const Tensor& x, IntArrayRef wrapped, bool keepdim, DType compute) {
   return RunReduction(
-      x, wrapped, keepdim, SumDType(x.dtype()), [](auto tag, const Layout& l, const Tensor& out) {
+      x, wrapped, keepdim, compute, [](auto tag, const Layout& l, const Tensor& out) {
         using T = typename decltype(tag)::type;
         if constexpr (!std::is_same_v<T, bool>) {
           using A = Wrapping<T>;
@@ -642,10 +770,10 @@ Tensor prod(const Tensor& x, IntArrayRef dims, bool keepdim) {
             return;
           }
           const A* in = reinterpret_cast<const A*>(l.input.data<T>());
-          if (ColumnsOnVecmath(l, in, o, [](const auto* x, int64_t rows, int64_t cols,
-                                            int64_t ld, auto* po) {
-                vecmath::ProdColumns(x, rows, cols, ld, po);
-              })) {
+          if (ColumnsOnVecmath(l, in, o,
+                               [](const auto* x, int64_t rows, int64_t cols, int64_t ld, auto* po) {
+                                 vecmath::ProdColumns(x, rows, cols, ld, po);
+                               })) {
             return;
           }
           ReduceRows(
@@ -654,6 +782,50 @@ Tensor prod(const Tensor& x, IntArrayRef dims, bool keepdim) {
               [](auto& acc, const auto& v) { acc *= v; });
         }
       });
+}
+
+// ComplexProd: the product over `dims` of a complex tensor, multiplied in order in its own
+// type (the product of nothing is 1).
+template <typename C>
+Tensor ComplexProd(const Tensor& x, IntArrayRef wrapped, bool keepdim) {
+  const Layout l = PlanReduction(x, wrapped, keepdim, x.dtype());
+  Tensor out = EmptyContiguous(l.out_shape, x.dtype());
+  if (l.out_numel() == 0) return out;
+  const C* in = l.input.data<C>();
+  C* o = out.data<C>();
+  const int64_t n = l.reduced;
+  const int64_t inner = l.inner;
+  for (int64_t i = 0; i < l.outer; ++i) {
+    C* acc = o + i * inner;
+    if (n == 0) {
+      std::fill_n(acc, inner, C(1));
+      continue;
+    }
+    const C* base = in + i * n * inner;
+    std::copy(base, base + inner, acc);
+    for (int64_t r = 1; r < n; ++r) {
+      for (int64_t k = 0; k < inner; ++k) acc[k] *= base[r * inner + k];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor prod(const Tensor& x, IntArrayRef dims, bool keepdim) {
+  const Shape wrapped = WrapDims("prod", dims, x.dim(), /*empty_means_all=*/true);
+  // NOTE: [Reductions over the new dtypes]
+  switch (x.dtype()) {
+    case kComplex64:
+      return ComplexProd<std::complex<float>>(x, wrapped, keepdim);
+    case kComplex128:
+      return ComplexProd<std::complex<double>>(x, wrapped, keepdim);
+    case kFloat16:
+    case kBFloat16:
+      return to(ProdAs(x, wrapped, keepdim, kFloat32), x.dtype());
+    default:
+      return ProdAs(x, wrapped, keepdim, SumDType(x.dtype()));
+  }
 }
 
 Tensor amax(const Tensor& x, IntArrayRef dims, bool keepdim) {
@@ -796,9 +968,48 @@ Tensor log_softmax(const Tensor& x, int64_t dim) {
   return SoftmaxImpl<true>("log_softmax", x, dim);
 }
 
-Tensor cumsum(const Tensor& x, int64_t dim) {
-  const int64_t d = WrapDim("cumsum", dim, x.dim());
-  const DType compute = SumDType(x.dtype());
+namespace {
+
+// ScanRows: out[r] = step(out[r - 1], in[r]) along the scanned dim of an [outer, n, inner]
+// layout, out[0] = in[0]; every element of a row is independent of its neighbours.
+template <typename A, typename Step>
+void ScanRows(const ScanLayout& s, const A* in, A* o, Step step) {
+  const int64_t n = s.n;
+  const int64_t inner = s.inner;
+  for (int64_t i = 0; i < s.outer; ++i) {
+    const A* x0 = in + i * n * inner;
+    A* y0 = o + i * n * inner;
+    for (int64_t k = 0; k < inner; ++k) y0[k] = x0[k];
+    for (int64_t r = 1; r < n; ++r) {
+      const A* prev = y0 + (r - 1) * inner;
+      const A* x = x0 + r * inner;
+      A* y = y0 + r * inner;
+      for (int64_t k = 0; k < inner; ++k) y[k] = step(prev[k], x[k]);
+    }
+  }
+}
+
+// ComplexScan: cumsum (or cumprod, kProd) of a complex tensor along d, accumulated in
+// complex128 as torch's acc_type is, each output rounded to x's dtype.
+template <bool kProd>
+Tensor ComplexScan(const Tensor& x, int64_t d) {
+  using C = std::complex<double>;
+  const ScanLayout s = PlanScan(x, d, kComplex128);
+  Tensor out = EmptyContiguous(x.sizes(), kComplex128);
+  if (x.numel() > 0) {
+    ScanRows<C>(s, s.input.data<C>(), out.data<C>(), [](C acc, C v) {
+      if constexpr (kProd) {
+        return acc * v;
+      } else {
+        return acc + v;
+      }
+    });
+  }
+  return x.dtype() == kComplex128 ? out : to(out, x.dtype());
+}
+
+// CumsumAs: cumsum along d computed and returned in `compute` (float32, float64 or int64).
+Tensor CumsumAs(const Tensor& x, int64_t d, DType compute) {
   const ScanLayout s = PlanScan(x, d, compute);
   Tensor out = EmptyContiguous(x.sizes(), compute);
   if (x.numel() == 0) return out;
@@ -830,32 +1041,21 @@ Tensor cumsum(const Tensor& x, int64_t dim) {
   return out;
 }
 
-namespace {
-
-// ScanRows: out[r] = step(out[r - 1], in[r]) along the scanned dim of an [outer, n, inner]
-// layout, out[0] = in[0]; every element of a row is independent of its neighbours.
-template <typename A, typename Step>
-void ScanRows(const ScanLayout& s, const A* in, A* o, Step step) {
-  const int64_t n = s.n;
-  const int64_t inner = s.inner;
-  for (int64_t i = 0; i < s.outer; ++i) {
-    const A* x0 = in + i * n * inner;
-    A* y0 = o + i * n * inner;
-    for (int64_t k = 0; k < inner; ++k) y0[k] = x0[k];
-    for (int64_t r = 1; r < n; ++r) {
-      const A* prev = y0 + (r - 1) * inner;
-      const A* x = x0 + r * inner;
-      A* y = y0 + r * inner;
-      for (int64_t k = 0; k < inner; ++k) y[k] = step(prev[k], x[k]);
-    }
-  }
-}
-
 }  // namespace
 
-Tensor cumprod(const Tensor& x, int64_t dim) {
-  const int64_t d = WrapDim("cumprod", dim, x.dim());
-  const DType compute = SumDType(x.dtype());
+Tensor cumsum(const Tensor& x, int64_t dim) {
+  const int64_t d = WrapDim("cumsum", dim, x.dim());
+  if (!IsOriginalDType(x.dtype())) {  // NOTE: [Reductions over the new dtypes]
+    if (IsComplex(x.dtype())) return ComplexScan<false>(x, d);
+    if (IsFloating(x.dtype())) return to(CumsumAs(x, d, kFloat32), x.dtype());
+  }
+  return CumsumAs(x, d, SumDType(x.dtype()));
+}
+
+namespace {
+
+// CumprodAs: cumprod along d computed and returned in `compute` (float32, float64 or int64).
+Tensor CumprodAs(const Tensor& x, int64_t d, DType compute) {
   const ScanLayout s = PlanScan(x, d, compute);
   Tensor out = EmptyContiguous(x.sizes(), compute);
   if (x.numel() == 0) return out;
@@ -868,6 +1068,17 @@ Tensor cumprod(const Tensor& x, int64_t dim) {
     }
   });
   return out;
+}
+
+}  // namespace
+
+Tensor cumprod(const Tensor& x, int64_t dim) {
+  const int64_t d = WrapDim("cumprod", dim, x.dim());
+  if (!IsOriginalDType(x.dtype())) {  // NOTE: [Reductions over the new dtypes]
+    if (IsComplex(x.dtype())) return ComplexScan<true>(x, d);
+    if (IsFloating(x.dtype())) return to(CumprodAs(x, d, kFloat32), x.dtype());
+  }
+  return CumprodAs(x, d, SumDType(x.dtype()));
 }
 
 Tensor logcumsumexp(const Tensor& x, int64_t dim) {

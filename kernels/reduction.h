@@ -13,6 +13,19 @@
 // array ops, never permuting. Only reduced dims that are not adjacent (ignoring size-1
 // dims) are permuted to the end and copied. Every reduction visits elements in a fixed
 // order, so results are bitwise deterministic.
+//
+// Dtypes (torch 1.13's rules; how, NOTE: [Reductions over the new dtypes] in reduction.cc):
+//   sum, prod, cumsum, cumprod, sum_to_size: bool, uint8, int8, int16, int32 and int64 give
+//     int64 (wrapping on overflow); float16, bfloat16 and complex keep their dtype
+//     (float16 and bfloat16 accumulate in float32 and round once; cumsum / cumprod round
+//     each output of a float32 running value, complex64's of a complex128 one).
+//   mean: floating and complex (float16 / bfloat16: the float32 sum divided in float32,
+//     rounded once); integers and bool throw "could not infer the output dtype".
+//   amax, amin: every real dtype, kept; argmax, argmin: every real dtype, int64 out. Both
+//     throw for complex (not ordered).
+//   logsumexp: integers and bool compute in float32; floating float32 / float64.
+//   var, std, norm, softmax, log_softmax, logcumsumexp, linear_recurrence: float32 and
+//     float64 (other dtypes throw).
 #ifndef FT_KERNELS_REDUCTION_H_
 #define FT_KERNELS_REDUCTION_H_
 

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -1203,6 +1204,324 @@ TEST(ReductionLargeInputTest, ReductionsOnThreadsMatchDoubleLoop) {
   for (int64_t j = 0; j < kLarge / 2; j += 997) {
     EXPECT_EQ(col_sums[j], iv[j] + iv[kLarge / 2 + j]) << j;
   }
+}
+
+// ---- The dtypes of issue 43 (NOTE: [Reductions over the new dtypes] in reduction.cc) ----
+// Oracles: GroupFor's groups (values read exactly as doubles) summed in long double and
+// rounded once for float16 / bfloat16; complex values read as std::complex<double> and
+// reduced in complex<double> loops; integers added and multiplied exactly in unsigned 64-bit
+// arithmetic (int64's wraparound).
+
+const DType kNewInts[] = {kInt8, kInt16, kInt32, kUInt8};
+const DType kHalves[] = {kFloat16, kBFloat16};
+const DType kComplexes[] = {kComplex64, kComplex128};
+const std::vector<std::vector<int64_t>> kDimLists = {{}, {0}, {1}, {-1}, {0, 2}, {1, 2}, {0, 1, 2}};
+
+// RoundTo: v rounded once to a 16-bit floating dtype (exactly through float: every value
+// the oracles round is a float's value or off it by less than float32 can see).
+double RoundTo(double v, DType dtype) {
+  const float f = static_cast<float>(v);
+  return dtype == kFloat16 ? static_cast<float>(Half(f)) : static_cast<float>(BFloat16(f));
+}
+
+// Ulps: |a - b| over the spacing of the 16-bit dtype at b.
+double Ulps(double a, double b, DType dtype) {
+  if (a == b || (std::isnan(a) && std::isnan(b))) return 0;
+  const int mantissa = dtype == kFloat16 ? 10 : 7;
+  const double tiny = dtype == kFloat16 ? 0x1p-14 : 0x1p-126;
+  return std::fabs(a - b) / std::ldexp(1.0, std::ilogb(std::max(std::fabs(b), tiny)) - mantissa);
+}
+
+std::vector<std::complex<double>> ComplexValues(const Tensor& t) {
+  return to(t, kComplex128).to_vector<std::complex<double>>();
+}
+
+// ComplexOf: the complex128 tensor re + i im (float64 tensors of one shape).
+Tensor ComplexOf(const Tensor& re, const Tensor& im) {
+  const Vec r = re.to_vector<double>(), i = im.to_vector<double>();
+  std::vector<std::complex<double>> v;
+  for (size_t k = 0; k < r.size(); ++k) v.emplace_back(r[k], i[k]);
+  return tensor(v, re.sizes());
+}
+
+// ComplexGroups: GroupFor's grouping of a complex tensor's values.
+std::vector<std::vector<std::complex<double>>> ComplexGroups(const Tensor& x,
+                                                             const std::vector<int64_t>& dims) {
+  const std::vector<std::complex<double>> v = ComplexValues(x);
+  Vec re_v, im_v;
+  for (const auto& c : v) {
+    re_v.push_back(c.real());
+    im_v.push_back(c.imag());
+  }
+  const Grouped re = GroupFor(F64(re_v, x.sizes()), dims, false);
+  const Grouped im = GroupFor(F64(im_v, x.sizes()), dims, false);
+  std::vector<std::vector<std::complex<double>>> out(re.groups.size());
+  for (size_t g = 0; g < out.size(); ++g) {
+    for (size_t i = 0; i < re.groups[g].size(); ++i) {
+      out[g].emplace_back(re.groups[g][i], im.groups[g][i]);
+    }
+  }
+  return out;
+}
+
+TEST(ReductionNewDTypes, HalfSumsAndMeansRoundOnce) {
+  for (DType dtype : kHalves) {
+    for (bool keepdim : {false, true}) {
+      for (const auto& dims : kDimLists) {
+        const Tensor c = Uniform({3, 4, 5}, dtype, 7, -4, 4);
+        for (const Tensor& x : {c, TransposedCopy(c), StepSliced(c)}) {
+          SCOPED_TRACE(::testing::Message()
+                       << DTypeName(dtype) << " dims " << dims.size() << " keepdim " << keepdim);
+          const Grouped g = GroupFor(to(x, kFloat64), dims, keepdim);
+          const Tensor s = sum(x, dims, keepdim);
+          const Tensor m = mean(x, dims, keepdim);
+          ASSERT_EQ(s.dtype(), dtype);
+          ASSERT_EQ(m.dtype(), dtype);
+          ASSERT_EQ(s.sizes(), IntArrayRef(g.shape));
+          const Vec sv = to(s, kFloat64).to_vector<double>();
+          const Vec mv = to(m, kFloat64).to_vector<double>();
+          for (size_t o = 0; o < g.groups.size(); ++o) {
+            long double exact = 0;
+            for (double v : g.groups[o]) exact += v;
+            const double n = static_cast<double>(g.groups[o].size());
+            EXPECT_LE(Ulps(sv[o], RoundTo(static_cast<double>(exact), dtype), dtype), 1) << o;
+            EXPECT_LE(Ulps(mv[o], RoundTo(static_cast<double>(exact) / n, dtype), dtype), 1) << o;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A long float16 sum accumulates in float32 with float32's blocked sum (on the intra-op
+// threads here): kLarge copies of 0.1 sum to the correctly rounded value, where a float32
+// running sum would be off by far more than float16's spacing, and a float16 one would stop.
+TEST(ReductionNewDTypes, LongHalfSumsAreAccurate) {
+  ScopedThreads threads(4);
+  for (DType dtype : kHalves) {
+    const double tenth = RoundTo(0.1, dtype);
+    const Tensor x = to(full({kLarge}, 0.1), dtype);
+    const double want = RoundTo(tenth * kLarge, dtype);
+    EXPECT_EQ(to(sum(x, {}, false), kFloat64).item<double>(), want) << DTypeName(dtype);
+    EXPECT_EQ(to(mean(x, {}, false), kFloat64).item<double>(), RoundTo(tenth, dtype))
+        << DTypeName(dtype);
+    const Tensor rows = reshape(x, {4, kLarge / 4});
+    for (double v : to(sum(rows, {1}, false), kFloat64).to_vector<double>()) {
+      EXPECT_EQ(v, RoundTo(tenth * (kLarge / 4), dtype));
+    }
+    // Columns (a reduced dim with dims after it) accumulate down the rows in float32.
+    const Tensor cols = reshape(x, {kLarge / 7, 7});
+    for (double v : to(sum(cols, {0}, false), kFloat64).to_vector<double>()) {
+      EXPECT_LE(Ulps(v, RoundTo(tenth * (kLarge / 7), dtype), dtype), 1);
+    }
+  }
+}
+
+TEST(ReductionNewDTypes, IntegersSumAndMultiplyInInt64) {
+  for (DType dtype : kNewInts) {
+    for (const auto& dims : kDimLists) {
+      const int64_t lo = dtype == kUInt8 ? 0 : dtype == kInt8 ? -128 : -30000;
+      const int64_t hi = dtype == kUInt8 ? 255 : dtype == kInt8 ? 127 : 30000;
+      const Tensor c = SmallInts({3, 4, 5}, dtype, 11, lo, hi);
+      for (const Tensor& x : {c, TransposedCopy(c)}) {
+        SCOPED_TRACE(::testing::Message() << DTypeName(dtype) << " dims " << dims.size());
+        const Grouped g = GroupFor(to(x, kFloat64), dims, false);
+        const Tensor s = sum(x, dims, false);
+        const Tensor p = prod(x, dims, false);
+        ASSERT_EQ(s.dtype(), kInt64);
+        ASSERT_EQ(p.dtype(), kInt64);
+        const std::vector<int64_t> sv = s.to_vector<int64_t>();
+        const std::vector<int64_t> pv = p.to_vector<int64_t>();
+        for (size_t o = 0; o < g.groups.size(); ++o) {
+          uint64_t want_s = 0, want_p = 1;  // wraps as int64 does
+          for (double v : g.groups[o]) {
+            want_s += static_cast<uint64_t>(static_cast<int64_t>(v));
+            want_p *= static_cast<uint64_t>(static_cast<int64_t>(v));
+          }
+          EXPECT_EQ(sv[o], static_cast<int64_t>(want_s)) << o;
+          EXPECT_EQ(pv[o], static_cast<int64_t>(want_p)) << o;  // wraps over 60 elements
+        }
+      }
+    }
+  }
+  // bool sums count; an int32 sum does not wrap at int32's bounds.
+  EXPECT_EQ(sum(to(I64({kI64Max, kI64Max}), kInt32), {}, false).item<int64_t>(), -2);  // -1 + -1
+  const Tensor big = to(I64({2147483647, 2147483647}), kInt32);
+  EXPECT_EQ(sum(big, {}, false).item<int64_t>(), 4294967294);
+}
+
+TEST(ReductionNewDTypes, ComplexSumMeanProd) {
+  for (DType dtype : kComplexes) {
+    const double tol = dtype == kComplex64 ? 2e-5 : 1e-13;
+    for (const auto& dims : kDimLists) {
+      const Tensor c = to(ComplexOf(Uniform({3, 4, 5}, kFloat64, 3, 0.7, 1.3),
+                                    Uniform({3, 4, 5}, kFloat64, 4, -0.4, 0.4)),
+                          dtype);
+      for (const Tensor& x : {c, TransposedCopy(c), StepSliced(c)}) {
+        SCOPED_TRACE(::testing::Message() << DTypeName(dtype) << " dims " << dims.size());
+        const auto groups = ComplexGroups(x, dims);
+        const Tensor s = sum(x, dims, true);
+        ASSERT_EQ(s.dtype(), dtype);
+        ASSERT_EQ(s.sizes(), IntArrayRef(GroupFor(to(x, kFloat64), dims, true).shape));
+        const auto sv = ComplexValues(s);
+        const auto mv = ComplexValues(mean(x, dims, false));
+        const auto pv = ComplexValues(prod(x, dims, false));
+        for (size_t o = 0; o < groups.size(); ++o) {
+          std::complex<double> want_s = 0, want_p = 1;
+          for (const auto& v : groups[o]) {
+            want_s += v;
+            want_p *= v;
+          }
+          const double n = static_cast<double>(groups[o].size());
+          EXPECT_LE(std::abs(sv[o] - want_s), tol * n) << o;
+          EXPECT_LE(std::abs(mv[o] - want_s / n), tol) << o;
+          EXPECT_LE(std::abs(pv[o] - want_p), tol * n * std::abs(want_p)) << o;
+        }
+      }
+    }
+  }
+}
+
+TEST(ReductionNewDTypes, ExtremesAndIndices) {
+  for (DType dtype : {kInt8, kInt16, kInt32, kUInt8, kFloat16, kBFloat16}) {
+    const Tensor c = SmallInts({3, 4, 5}, dtype, 5, dtype == kUInt8 ? 0 : -3, 3);
+    for (const Tensor& x : {c, TransposedCopy(c)}) {
+      for (const auto& dims : kDimLists) {
+        SCOPED_TRACE(::testing::Message() << DTypeName(dtype) << " dims " << dims.size());
+        const Grouped g = GroupFor(to(x, kFloat64), dims, true);
+        const Tensor hi = amax(x, dims, true);
+        const Tensor lo = amin(x, dims, true);
+        ASSERT_EQ(hi.dtype(), dtype);
+        ASSERT_EQ(hi.sizes(), IntArrayRef(g.shape));
+        const Vec hv = to(hi, kFloat64).to_vector<double>();
+        const Vec lv = to(lo, kFloat64).to_vector<double>();
+        for (size_t o = 0; o < g.groups.size(); ++o) {
+          EXPECT_EQ(hv[o], *std::max_element(g.groups[o].begin(), g.groups[o].end()));
+          EXPECT_EQ(lv[o], *std::min_element(g.groups[o].begin(), g.groups[o].end()));
+        }
+      }
+      for (int64_t dim : {0, 1, -1}) {
+        const Grouped g = GroupFor(to(x, kFloat64), {dim}, false);
+        const std::vector<int64_t> imax = argmax(x, dim, false).to_vector<int64_t>();
+        const std::vector<int64_t> imin = argmin(x, dim, false).to_vector<int64_t>();
+        for (size_t o = 0; o < g.groups.size(); ++o) {
+          const Vec& v = g.groups[o];
+          EXPECT_EQ(imax[o], std::max_element(v.begin(), v.end()) - v.begin());  // the first
+          EXPECT_EQ(imin[o], std::min_element(v.begin(), v.end()) - v.begin());
+        }
+      }
+    }
+  }
+  // float16 / bfloat16 keep NaN (it propagates; argmax picks the first), infinities, -0.0.
+  for (DType dtype : kHalves) {
+    const Tensor x = to(F64({1.0, -kInf, -0.0, 65504.0, kNaN, 2.0}, {2, 3}), dtype);
+    const Vec hi = to(amax(x, {1}, false), kFloat64).to_vector<double>();
+    EXPECT_EQ(hi[0], 1.0);
+    EXPECT_TRUE(std::isnan(hi[1]));
+    EXPECT_EQ(to(amin(x, {1}, false), kFloat64).to_vector<double>()[0], -kInf);
+    EXPECT_EQ(argmax(x, std::nullopt, false).item<int64_t>(), 4);
+    EXPECT_TRUE(std::isnan(to(amin(x, {1}, false), kFloat64).to_vector<double>()[1]));
+    EXPECT_EQ(argmin(x, 1, false).to_vector<int64_t>(), (std::vector<int64_t>{1, 1}));
+  }
+  const Tensor c = to(F64({1, 2}), kComplex64);
+  EXPECT_FT_ERROR(amax(c, {}, false), "amax: not supported for complex64 tensors (shape [2])");
+  EXPECT_FT_ERROR(argmax(c, std::nullopt, false), "argmax: not supported for complex64");
+  EXPECT_FT_ERROR(amin(to(zeros({0, 2}), kInt8), {0}, false), "zero-size dimension");
+}
+
+TEST(ReductionNewDTypes, Scans) {
+  for (DType dtype : {kInt8, kInt16, kInt32, kUInt8, kBool}) {
+    const Tensor x = SmallInts({6, 5}, dtype, 9, dtype == kUInt8 || dtype == kBool ? 0 : -100,
+                               dtype == kBool ? 1 : 100);
+    for (int64_t dim : {0, 1}) {
+      const Tensor s = cumsum(x, dim);
+      const Tensor p = cumprod(x, dim);
+      ASSERT_EQ(s.dtype(), kInt64);
+      ASSERT_EQ(p.dtype(), kInt64);
+      const std::vector<int64_t> v = to(x, kInt64).to_vector<int64_t>();
+      const std::vector<int64_t> sv = s.to_vector<int64_t>(), pv = p.to_vector<int64_t>();
+      for (int64_t i = 0; i < 6; ++i) {
+        for (int64_t j = 0; j < 5; ++j) {
+          uint64_t want_s = 0, want_p = 1;
+          for (int64_t k = 0; k <= (dim == 0 ? i : j); ++k) {
+            const int64_t e = dim == 0 ? v[k * 5 + j] : v[i * 5 + k];
+            want_s += static_cast<uint64_t>(e);
+            want_p *= static_cast<uint64_t>(e);
+          }
+          EXPECT_EQ(sv[i * 5 + j], static_cast<int64_t>(want_s));
+          EXPECT_EQ(pv[i * 5 + j], static_cast<int64_t>(want_p));
+        }
+      }
+    }
+  }
+  // float16 / bfloat16: a float32 running value rounded at each output.
+  for (DType dtype : kHalves) {
+    const Tensor x = Uniform({300}, dtype, 2, 0.5, 1.5);
+    const Vec v = to(x, kFloat64).to_vector<double>();
+    const Vec sv = to(cumsum(x, 0), kFloat64).to_vector<double>();
+    const Vec pv = to(cumprod(x, 0), kFloat64).to_vector<double>();
+    float acc_s = 0, acc_p = 1;
+    for (size_t i = 0; i < v.size(); ++i) {
+      acc_s = i == 0 ? static_cast<float>(v[0]) : acc_s + static_cast<float>(v[i]);
+      acc_p = i == 0 ? static_cast<float>(v[0]) : acc_p * static_cast<float>(v[i]);
+      EXPECT_EQ(sv[i], RoundTo(acc_s, dtype)) << i;
+      EXPECT_EQ(pv[i], RoundTo(acc_p, dtype)) << i;
+    }
+    EXPECT_EQ(cumsum(x, 0).dtype(), dtype);
+  }
+  // complex: a complex128 running value, rounded per output to complex64.
+  for (DType dtype : kComplexes) {
+    const Tensor c = to(
+        ComplexOf(Uniform({4, 7}, kFloat64, 3, 0.7, 1.3), Uniform({4, 7}, kFloat64, 4, -0.4, 0.4)),
+        dtype);
+    const Tensor x = TransposedCopy(c);
+    const auto v = ComplexValues(x);
+    const auto sv = ComplexValues(cumsum(x, 1));
+    const auto pv = ComplexValues(cumprod(x, 1));
+    EXPECT_EQ(cumsum(x, 1).dtype(), dtype);
+    for (int64_t i = 0; i < 4; ++i) {
+      std::complex<double> acc_s = 0, acc_p = 1;
+      for (int64_t j = 0; j < 7; ++j) {
+        acc_s += v[i * 7 + j];
+        acc_p *= v[i * 7 + j];
+        const std::complex<double> ws =
+            dtype == kComplex64 ? std::complex<double>(std::complex<float>(acc_s)) : acc_s;
+        const std::complex<double> wp =
+            dtype == kComplex64 ? std::complex<double>(std::complex<float>(acc_p)) : acc_p;
+        EXPECT_LE(std::abs(sv[i * 7 + j] - ws), 1e-15 * std::abs(ws)) << i << "," << j;
+        EXPECT_LE(std::abs(pv[i * 7 + j] - wp), 1e-15 * std::abs(wp)) << i << "," << j;
+      }
+    }
+  }
+}
+
+TEST(ReductionNewDTypes, EmptyAndRankZero) {
+  EXPECT_EQ(sum(to(zeros({0, 3}), kInt32), {0}, false).to_vector<int64_t>(),
+            (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(prod(to(zeros({2, 0}), kUInt8), {1}, true).sizes(), IntArrayRef({2, 1}));
+  EXPECT_EQ(prod(to(zeros({2, 0}), kUInt8), {1}, true).to_vector<int64_t>(),
+            (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(ComplexValues(prod(to(zeros({0, 2}), kComplex64), {0}, false)),
+            (std::vector<std::complex<double>>{1, 1}));
+  EXPECT_EQ(ComplexValues(sum(to(zeros({0, 2}), kComplex128), {}, false)),
+            (std::vector<std::complex<double>>{0}));
+  const auto m = ComplexValues(mean(to(zeros({0}), kComplex64), {}, false));
+  EXPECT_TRUE(std::isnan(m[0].real()) && std::isnan(m[0].imag()));
+  EXPECT_TRUE(
+      std::isnan(to(mean(to(zeros({0, 4}), kFloat16), {}, false), kFloat64).item<double>()));
+  EXPECT_EQ(sum(to(zeros({0}), kBFloat16), {}, false).dtype(), kBFloat16);
+  EXPECT_EQ(cumsum(to(zeros({0, 2}), kComplex64), 0).sizes(), IntArrayRef({0, 2}));
+  EXPECT_EQ(cumprod(to(zeros({3, 0}), kInt16), 1).dtype(), kInt64);
+  EXPECT_EQ(cumsum(to(zeros({0}), kFloat16), 0).dtype(), kFloat16);
+  // Rank 0: the single element (every dim list names it).
+  const Tensor z = to(tensor(std::vector<std::complex<double>>{{1.5, -2}}, {}), kComplex64);
+  EXPECT_EQ(ComplexValues(sum(z, {}, false)), (std::vector<std::complex<double>>{{1.5, -2}}));
+  EXPECT_EQ(ComplexValues(sum(z, {0}, true)), (std::vector<std::complex<double>>{{1.5, -2}}));
+  EXPECT_EQ(sum(z, {-1}, false).dim(), 0);
+  EXPECT_EQ(ComplexValues(prod(z, {}, false)), (std::vector<std::complex<double>>{{1.5, -2}}));
+  EXPECT_EQ(cumsum(to(I64({7}, {}), kInt8), 0).to_vector<int64_t>(), (std::vector<int64_t>{7}));
+  EXPECT_EQ(to(mean(to(F64({3.0}, {}), kBFloat16), {}, false), kFloat64).item<double>(), 3.0);
+  EXPECT_FT_ERROR(mean(to(I64({1}), kInt16), {}, false), "could not infer the output dtype");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "kernels/unary.h"
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -201,11 +202,11 @@ TEST(UnaryKernels, FloatingFunctionsAtExactlyKnownPoints) {
 template <typename T>
 std::vector<T> ExactPoints() {
   using L = std::numeric_limits<T>;
-  return {T(0),     T(-0.0),         T(1),          T(-1),         T(0.5),
-          T(-0.5),  T(1.5),          T(-1.5),       T(2.5),        T(-2.5),
-          T(-0.4),  T(0.49999997),   T(-3.7),       T(3.7),        T(8388607.5),
-          T(1e20),  T(-1e20),        T(1e-40),      L::denorm_min(), -L::denorm_min(),
-          L::max(), L::lowest(),     L::infinity(), -L::infinity(), L::quiet_NaN()};
+  return {T(0),     T(-0.0),       T(1),          T(-1),           T(0.5),
+          T(-0.5),  T(1.5),        T(-1.5),       T(2.5),          T(-2.5),
+          T(-0.4),  T(0.49999997), T(-3.7),       T(3.7),          T(8388607.5),
+          T(1e20),  T(-1e20),      T(1e-40),      L::denorm_min(), -L::denorm_min(),
+          L::max(), L::lowest(),   L::infinity(), -L::infinity(),  L::quiet_NaN()};
 }
 
 struct ExactCase {
@@ -216,10 +217,9 @@ struct ExactCase {
 };
 
 // Each rule once per type, so that the oracle rounds in the element type as the kernel does.
-#define FT_EXACT_CASE(name, expr)                             \
-  ExactCase {                                                 \
-    #name, &name, [](float x) -> float { return expr; },      \
-        [](double x) -> double { return expr; }               \
+#define FT_EXACT_CASE(name, expr)                                                                \
+  ExactCase {                                                                                    \
+#name, &name, [](float x) -> float { return expr; }, [](double x) -> double { return expr; } \
   }
 
 std::vector<ExactCase> ExactCases() {
@@ -303,9 +303,18 @@ int64_t WrapSquareRef(int64_t v) {
 }
 
 TEST(UnaryKernels, SignPreservingFunctionsKeepInt64AndWrapAround) {
-  const std::vector<int64_t> v = {0,          1,          -1,          7,         -7,
-                                  3037000499, 3037000500, -3037000500, kInt64Max, kInt64Min,
-                                  int64_t{1} << 32, -(int64_t{1} << 40)};
+  const std::vector<int64_t> v = {0,
+                                  1,
+                                  -1,
+                                  7,
+                                  -7,
+                                  3037000499,
+                                  3037000500,
+                                  -3037000500,
+                                  kInt64Max,
+                                  kInt64Min,
+                                  int64_t{1} << 32,
+                                  -(int64_t{1} << 40)};
   const Tensor x = tensor(v);
   std::vector<int64_t> neg_want, abs_want, sign_want, relu_want, square_want;
   for (int64_t e : v) {
@@ -455,8 +464,9 @@ TEST(UnaryKernels, NonContiguousInt64InputsOfTheSameTypeFunctions) {
     ExpectInt64(square(view), square_want, shape);
     ExpectInt64(floor(view), view.to_vector<int64_t>(), shape);
     ExpectInt64(round(view), view.to_vector<int64_t>(), shape);
-    ExpectOracle(exp(view), view, kFloat32, [](double v) { return std::exp(v); }, kUlps,
-                 "exp of a non-contiguous int64 view");
+    ExpectOracle(
+        exp(view), view, kFloat32, [](double v) { return std::exp(v); }, kUlps,
+        "exp of a non-contiguous int64 view");
   }
 }
 
@@ -501,8 +511,9 @@ TEST(UnaryKernels, InputsPastTheThreadingThresholdMatchTheOracle) {
   }
   // Transposed, with inner runs of 700 elements: gathered a 256-element block at a time.
   const Tensor t = TransposedView(RandomMatrix(AllCases()[0], 10, 700, kFloat32, 6));
-  ExpectOracle(exp(t), t, kFloat32, [](double v) { return std::exp(v); }, kUlps,
-               "exp transposed, long runs");
+  ExpectOracle(
+      exp(t), t, kFloat32, [](double v) { return std::exp(v); }, kUlps,
+      "exp transposed, long runs");
   // int64: the Eigen loop of the same-type functions, split over the threads.
   std::vector<int64_t> v(static_cast<size_t>(kLarge));
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(i * 2654435761u) - (1 << 30);
@@ -525,8 +536,8 @@ TEST(UnaryKernels, ExpInPlaceWritesSelfBumpsTheVersionAndReturnsSelf) {
     EXPECT_TRUE(r.is_same(x));
     EXPECT_EQ(x.impl()->raw_data(), data);
     EXPECT_EQ(x.version(), v0 + 1);
-    ExpectOracle(clone(x), original, dtype, [](double v) { return std::exp(v); }, kUlps,
-                 "exp_ contiguous");
+    ExpectOracle(
+        clone(x), original, dtype, [](double v) { return std::exp(v); }, kUlps, "exp_ contiguous");
     const Tensor s = scalar_tensor(2.0, dtype);
     exp_(s);
     EXPECT_NEAR(s.item<double>(), std::exp(2.0), 1e-6 * std::exp(2.0));
@@ -582,8 +593,9 @@ TEST(UnaryKernels, ExpInPlacePastTheThreadingThreshold) {
     const Tensor x = RandomMatrix(AllCases()[0], 1, kLarge, dtype, 8);
     const Tensor original = clone(x);
     exp_(x);
-    ExpectOracle(clone(x), original, dtype, [](double v) { return std::exp(v); }, kUlps,
-                 std::string("exp_ large ") + DTypeName(dtype));
+    ExpectOracle(
+        clone(x), original, dtype, [](double v) { return std::exp(v); }, kUlps,
+        std::string("exp_ large ") + DTypeName(dtype));
   }
 }
 
@@ -609,17 +621,312 @@ TEST(UnaryKernels, ExpInPlaceRejectsNonFloatingAndOverlappingTargetsWithoutWriti
 
 TEST(UnaryKernels, VecMathUnaryAppliesTheGivenFunctionWithTheDtypeRules) {
   const Tensor x = tensor({0.0, 0.25, 2.0, 9.0, -1.0});
-  ExpectOracle(internal::VecMathUnary("probe", x, vecmath::Fn::kSqrt), x, kFloat64,
-               [](double v) { return std::sqrt(v); }, kUlps, "kSqrt float64");
+  ExpectOracle(
+      internal::VecMathUnary("probe", x, vecmath::Fn::kSqrt), x, kFloat64,
+      [](double v) { return std::sqrt(v); }, kUlps, "kSqrt float64");
   const Tensor t = TransposedView(to(tensor({0.5, 1.0, 1.5, 2.0, 2.5, 3.0}, {2, 3}), kFloat32));
-  ExpectOracle(internal::VecMathUnary("probe", t, vecmath::Fn::kLog), t, kFloat32,
-               [](double v) { return std::log(v); }, kUlps, "kLog float32 transposed");
+  ExpectOracle(
+      internal::VecMathUnary("probe", t, vecmath::Fn::kLog), t, kFloat32,
+      [](double v) { return std::log(v); }, kUlps, "kLog float32 transposed");
   const Tensor i = tensor(std::vector<int64_t>{1, 2, 3});
-  ExpectOracle(internal::VecMathUnary("probe", i, vecmath::Fn::kExp), i, kFloat32,
-               [](double v) { return std::exp(v); }, kUlps, "kExp int64");
-  EXPECT_FT_ERROR(internal::VecMathUnary("probe", tensor(std::vector<bool>{true}),
-                                         vecmath::Fn::kExp),
-                  "probe: not supported for bool tensors");
+  ExpectOracle(
+      internal::VecMathUnary("probe", i, vecmath::Fn::kExp), i, kFloat32,
+      [](double v) { return std::exp(v); }, kUlps, "kExp int64");
+  EXPECT_FT_ERROR(
+      internal::VecMathUnary("probe", tensor(std::vector<bool>{true}), vecmath::Fn::kExp),
+      "probe: not supported for bool tensors");
+}
+
+// ---- The dtypes of issue 43 (NOTE: [Unary kernels of the new dtypes] in unary.cc) ----
+//
+// Oracles: float16 and bfloat16 against ft's float32 kernel rounded once by the casting copy,
+// bit for bit over every 16-bit pattern; the narrow integers against the rule computed in
+// int64 and wrapped by the casting copy; complex against <complex> element by element; every
+// layout against the same op on a contiguous copy, bit for bit. Values against torch are in
+// ops/unary_test.cc (NewDTypesMatchTorch).
+
+struct NamedKernel {
+  std::string name;
+  UnaryFn fn;
+  bool complex;  // computes complex inputs (else refuses them, as torch 1.13)
+};
+
+std::vector<NamedKernel> NewDTypeKernels() {
+  return {{"neg", &neg, true},
+          {"abs", &abs, true},
+          {"sign", &sign, false},
+          {"exp", &exp, true},
+          {"expm1", &expm1, false},
+          {"log", &log, true},
+          {"log1p", &log1p, false},
+          {"sin", &sin, true},
+          {"cos", &cos, true},
+          {"tan", &tan, true},
+          {"tanh", &tanh, true},
+          {"sigmoid", &sigmoid, true},
+          {"relu", &relu, false},
+          {"sqrt", &sqrt, true},
+          {"rsqrt", &rsqrt, true},
+          {"square", &square, true},
+          {"reciprocal", &reciprocal, true},
+          {"floor", &floor, false},
+          {"round", &round, false}};
+}
+
+constexpr DType kNewDTypes[] = {kComplex64, kComplex128, kBFloat16, kFloat16,
+                                kInt8,      kInt16,      kInt32,    kUInt8};
+
+template <typename T>
+Tensor AllPatterns() {
+  std::vector<T> v(65536);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = T::FromBits(static_cast<uint16_t>(i));
+  return tensor(v);
+}
+
+template <typename T>
+std::vector<uint16_t> Bits16(const Tensor& t) {
+  const Tensor c = contiguous(t);
+  std::vector<uint16_t> bits;
+  for (int64_t i = 0; i < c.numel(); ++i) bits.push_back(c.data<T>()[i].bits);
+  return bits;
+}
+
+template <typename T>
+void ExpectFloat32RoundedOnce(const NamedKernel& k) {
+  SCOPED_TRACE(k.name + " " + DTypeName(DTypeOf<T>()));
+  const Tensor x = AllPatterns<T>();
+  const Tensor got = k.fn(x);
+  ASSERT_EQ(got.dtype(), DTypeOf<T>());
+  const Tensor in_float32 = to(x, kFloat32);
+  const Tensor out_float32 = k.fn(in_float32);
+  std::vector<float> want = out_float32.to_vector<float>();
+  if (k.name == "sign") {  // torch's (0 < x) - (x < 0): NaN gives 0
+    const std::vector<float> xs = x.to_vector<float>();
+    for (size_t i = 0; i < xs.size(); ++i) want[i] = (0.0f < xs[i]) - (xs[i] < 0.0f);
+  }
+  const std::vector<uint16_t> bits = Bits16<T>(got);
+  int wrong = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const T w = want[i];
+    const bool ok = std::isnan(want[i]) ? std::isnan(static_cast<float>(T::FromBits(bits[i])))
+                                        : bits[i] == w.bits;
+    if (!ok && ++wrong <= 3) {
+      ADD_FAILURE() << "pattern " << i << ": got bits " << bits[i] << ", want " << w.bits;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+TEST(UnaryKernels, SixteenBitFloatsAreTheFloat32FunctionRoundedOnceOnEveryPattern) {
+  for (const NamedKernel& k : NewDTypeKernels()) {
+    ExpectFloat32RoundedOnce<Half>(k);
+    ExpectFloat32RoundedOnce<BFloat16>(k);
+  }
+}
+
+TEST(UnaryKernels, NarrowIntegersKeepTheirDTypeAndWrapAsTorch) {
+  for (DType dtype : {kInt8, kInt16, kInt32, kUInt8}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    std::vector<int64_t> v;
+    if (ItemSize(dtype) == 1) {
+      for (int64_t i = dtype == kInt8 ? -128 : 0; i <= (dtype == kInt8 ? 127 : 255); ++i) {
+        v.push_back(i);
+      }
+    } else {
+      // Squares past the dtype's range: 182^2 for int16, 46341^2 and 65536^2 for int32.
+      const int64_t max = dtype == kInt16 ? 32767 : 2147483647;
+      const int64_t big = dtype == kInt16 ? 182 : 46341;
+      v = {-max - 1, -max, -big, -181, -2, -1, 0, 1, 2, 181, big, 3 * big, max - 1, max};
+      if (dtype == kInt32) v.push_back(65536);
+    }
+    const Tensor x = to(tensor(v), dtype);
+    std::vector<int64_t> neg_want, abs_want, sign_want, square_want, relu_want;
+    for (int64_t e : v) {
+      neg_want.push_back(-e);
+      abs_want.push_back(e < 0 ? -e : e);
+      sign_want.push_back((e > 0) - (e < 0));
+      square_want.push_back(e * e);
+      relu_want.push_back(e > 0 ? e : 0);
+    }
+    // The casting copy keeps the low bits: -(-128) is int8 -128, 200 * 200 is uint8 64.
+    auto wrapped = [&](const std::vector<int64_t>& w) { return to(tensor(w), dtype); };
+    EXPECT_TENSOR_EQ(neg(x), wrapped(neg_want));
+    EXPECT_TENSOR_EQ(abs(x), wrapped(abs_want));
+    EXPECT_TENSOR_EQ(sign(x), wrapped(sign_want));
+    EXPECT_TENSOR_EQ(square(x), wrapped(square_want));
+    EXPECT_TENSOR_EQ(relu(x), wrapped(relu_want));
+    EXPECT_TENSOR_EQ(floor(x), x);
+    EXPECT_TENSOR_EQ(round(x), x);
+    EXPECT_FALSE(floor(x).is_same(x));
+    // The floating functions: float32 of the values, then the float32 kernel.
+    for (UnaryFn fn : {&exp, &sin, &sqrt, &sigmoid, &reciprocal, &log1p}) {
+      const Tensor y = fn(x);
+      EXPECT_EQ(y.dtype(), kFloat32);
+      const std::vector<float> got = y.to_vector<float>();
+      const std::vector<float> want = fn(to(x, kFloat32)).to_vector<float>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_TRUE(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]))) << i;
+      }
+    }
+  }
+}
+
+template <typename C>
+void ExpectComplexIsStdComplex(const NamedKernel& k) {
+  using R = typename C::value_type;
+  SCOPED_TRACE(k.name + " " + DTypeName(DTypeOf<C>()));
+  std::vector<C> z;
+  for (double re : {-3.0, -0.5, 0.0, 0.75, 2.0}) {
+    for (double im : {-2.0, -0.25, 0.0, 1.5})
+      z.emplace_back(static_cast<R>(re), static_cast<R>(im));
+  }
+  const Tensor x = tensor(z);
+  if (!k.complex) {
+    EXPECT_FT_ERROR(k.fn(x), k.name + ": not supported for complex tensors (" +
+                                 DTypeName(DTypeOf<C>()) + " of shape [20])");
+    return;
+  }
+  const Tensor y = k.fn(x);
+  std::vector<C> want;
+  for (C v : z) {
+    if (k.name == "neg") want.push_back(-v);
+    if (k.name == "abs") want.push_back(C(std::abs(v)));
+    if (k.name == "exp") want.push_back(std::exp(v));
+    if (k.name == "log") want.push_back(std::log(v));
+    if (k.name == "sin") want.push_back(std::sin(v));
+    if (k.name == "cos") want.push_back(std::cos(v));
+    if (k.name == "tan") want.push_back(std::tan(v));
+    if (k.name == "tanh") want.push_back(std::tanh(v));
+    if (k.name == "sigmoid") want.push_back(C(1) / (C(1) + std::exp(-v)));
+    if (k.name == "sqrt") want.push_back(std::sqrt(v));
+    if (k.name == "rsqrt") want.push_back(C(1) / std::sqrt(v));
+    if (k.name == "square") want.push_back(v * v);
+    if (k.name == "reciprocal") want.push_back(C(1) / v);
+  }
+  ASSERT_EQ(want.size(), z.size());
+  if (k.name == "abs") {
+    ASSERT_EQ(y.dtype(), ToRealDType(DTypeOf<C>()));
+    const std::vector<R> got = y.to_vector<R>();
+    for (size_t i = 0; i < z.size(); ++i) EXPECT_EQ(got[i], want[i].real()) << i;
+    return;
+  }
+  ASSERT_EQ(y.dtype(), DTypeOf<C>());
+  const std::vector<C> got = y.to_vector<C>();
+  for (size_t i = 0; i < z.size(); ++i) {
+    auto same = [](R a, R b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+    EXPECT_TRUE(same(got[i].real(), want[i].real()) && same(got[i].imag(), want[i].imag()))
+        << "z = " << z[i] << ": got " << got[i] << ", want " << want[i];
+  }
+}
+
+TEST(UnaryKernels, ComplexFunctionsAreStdComplexOrRefusedByName) {
+  for (const NamedKernel& k : NewDTypeKernels()) {
+    ExpectComplexIsStdComplex<std::complex<float>>(k);
+    ExpectComplexIsStdComplex<std::complex<double>>(k);
+  }
+  EXPECT_FT_ERROR(sign(zeros({2}, kComplex64)), "torch.sign refuses complex");
+  EXPECT_FT_ERROR(internal::VecMathUnary("erf", zeros({3}, kComplex128), vecmath::Fn::kErf),
+                  "erf: not supported for complex tensors (complex128 of shape [3])");
+}
+
+// AsComplex128: any tensor's values as complex128 (exact for every dtype), for comparisons.
+std::vector<std::complex<double>> AsComplex128(const Tensor& t) {
+  return t.to_vector<std::complex<double>>();
+}
+
+TEST(UnaryKernels, NewDTypesGiveTheSameBitsOnEveryLayout) {
+  for (DType dtype : kNewDTypes) {
+    // Values in every op's domain (positive, away from tan's poles) and exact in every dtype.
+    std::vector<double> v;
+    std::vector<std::complex<double>> z;
+    const double unit = IsIntegral(dtype, false) ? 1.0 : 0.25;
+    for (int i = 0; i < 30; ++i) {
+      v.push_back(unit * (1 + i % 7));
+      z.emplace_back(v.back(), 0.5 * (i % 3) - 0.5);
+    }
+    const Tensor base =
+        IsComplex(dtype) ? to(tensor(z, {6, 5}), dtype) : to(tensor(v, {6, 5}), dtype);
+    const std::vector<std::pair<std::string, Tensor>> views = {
+        {"transposed", TransposedView(base)},
+        {"every other column", SteppedView(base, 1, 1, 2)},
+        {"expanded column", MakeDense(base.storage(), dtype, {6, 4}, {5, 0}, 2)},
+        {"expanded row", ExpandedRows(MakeDense(base.storage(), dtype, {5}, {1}, 5), 3)},
+        {"offset rows", MakeDense(base.storage(), dtype, {2, 5}, {5, 1}, 10)}};
+    for (const NamedKernel& k : NewDTypeKernels()) {
+      if (IsComplex(dtype) && !k.complex) continue;
+      for (const auto& [layout, view] : views) {
+        SCOPED_TRACE(k.name + " " + DTypeName(dtype) + " " + layout);
+        const Tensor got = k.fn(view);
+        EXPECT_TRUE(got.is_contiguous());
+        const Tensor want = k.fn(contiguous(view));
+        EXPECT_EQ(got.dtype(), want.dtype());
+        EXPECT_EQ(got.sizes(), want.sizes());
+        EXPECT_EQ(AsComplex128(got), AsComplex128(want));
+      }
+    }
+  }
+}
+
+TEST(UnaryKernels, NewDTypesRankZeroAndSizeZero) {
+  for (DType dtype : kNewDTypes) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const Tensor s = to(scalar_tensor(2.0, kFloat64), dtype);
+    EXPECT_EQ(exp(s).dim(), 0);
+    EXPECT_EQ(neg(s).dim(), 0);
+    EXPECT_EQ(abs(s).dim(), 0);
+    EXPECT_EQ(abs(s).item<double>(), 2.0);
+    for (UnaryFn fn : {&neg, &abs, &exp, &sqrt, &square}) {
+      const Tensor y = fn(empty({3, 0}, dtype));
+      EXPECT_EQ(y.sizes(), (IntArrayRef{3, 0}));
+    }
+  }
+}
+
+// Four threads, so that at least two chunks run on pool threads whatever the machine.
+TEST(UnaryKernels, NewDTypesPastTheThreadingThreshold) {
+  ScopedThreads threads(4);
+  const Tensor x32 = Uniform({kLarge}, kFloat32, 7, -3.0, 3.0);
+  for (DType dtype : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const Tensor x = to(x32, dtype);
+    EXPECT_TENSOR_EQ(exp(x), to(exp(to(x, kFloat32)), dtype));
+    EXPECT_TENSOR_EQ(neg(x), to(neg(to(x, kFloat32)), dtype));
+  }
+  std::vector<std::complex<float>> z;
+  const std::vector<float> re = x32.to_vector<float>();
+  for (size_t i = 0; i < re.size(); ++i) z.emplace_back(re[i], re[re.size() - 1 - i]);
+  const std::vector<std::complex<float>> got = exp(tensor(z)).to_vector<std::complex<float>>();
+  for (size_t i = 0; i < z.size(); ++i) {
+    if (got[i] != std::exp(z[i])) {
+      ADD_FAILURE() << i << ": " << got[i] << " vs " << std::exp(z[i]);
+      break;
+    }
+  }
+  const Tensor i8 = to(tensor(std::vector<int64_t>(static_cast<size_t>(kLarge), -128)), kInt8);
+  EXPECT_TENSOR_EQ(neg(i8), i8);
+}
+
+TEST(UnaryKernels, ExpInPlaceOfNewDTypes) {
+  const Tensor b = to(tensor({0.0, 1.0, -2.0}), kBFloat16);
+  const Tensor want = exp(b);
+  const int64_t v0 = b.version();
+  EXPECT_TRUE(exp_(b).is_same(b));
+  EXPECT_EQ(b.version(), v0 + 1);
+  EXPECT_TENSOR_EQ(b, want);
+  // Every other element of a complex128 vector.
+  const Tensor c = tensor(std::vector<std::complex<double>>{{0, 1}, {7, 7}, {1, 0}, {7, 7}});
+  exp_(SteppedView(c, 0, 0, 2));
+  const auto z = c.to_vector<std::complex<double>>();
+  EXPECT_EQ(z[0], std::exp(std::complex<double>(0, 1)));
+  EXPECT_EQ(z[1], std::complex<double>(7, 7));
+  EXPECT_EQ(z[2], std::exp(std::complex<double>(1, 0)));
+  for (DType d : {kInt8, kInt16, kInt32, kUInt8}) {
+    const Tensor i = zeros({2}, d);
+    EXPECT_FT_ERROR(exp_(i), std::string("exp_: the result of exp of ") + DTypeName(d) +
+                                 " is float32, which cannot be written into self");
+    EXPECT_EQ(i.version(), 0);
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -40,6 +41,27 @@ T ScalarAs(Scalar s) {
 // saves two allocations per scalar op. Safe because a wrapped scalar is only ever an
 // operand: no op writes into its `other` argument or returns it as its result.
 Tensor WrappedScalar(Scalar s, DType dtype) {
+  if (!IsOriginalDType(dtype)) [[unlikely]] {
+    // The dtypes beyond the original four are not cached (a complex128 value needs 16 bytes
+    // of key): the scalar converts as a casting copy of it would (ConvertElement), a double
+    // beyond float32's range saturating to +-inf in complex64, float16 and bfloat16 as in
+    // float32 (ScalarAs).
+    Tensor t = EmptyContiguous({}, dtype);
+    VisitEveryDType(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T v;
+      if constexpr (std::is_same_v<T, std::complex<float>>) {
+        const std::complex<double> z = s.to<std::complex<double>>();
+        v = T(ScalarAs<float>(z.real()), ScalarAs<float>(z.imag()));
+      } else if constexpr (kIsReducedFloatElement<T>) {
+        v = T(ScalarAs<float>(s));  // through float, as ConvertElement, saturating first
+      } else {
+        v = s.to<T>();
+      }
+      std::memcpy(t.impl()->raw_data(), &v, sizeof(T));
+    });
+    return t;
+  }
   struct Entry {
     DType dtype = kFloat32;
     uint64_t bits = 0;
@@ -74,6 +96,19 @@ Tensor WrappedScalar(Scalar s, DType dtype) {
 // Promoted is the 0-dim tensor for `s` next to tensor `t` (python-scalar promotion).
 Tensor Promoted(const Tensor& t, Scalar s) {
   return WrappedScalar(s, ResultTypeWithScalar(t.dtype(), s.kind()));
+}
+
+// PromotedForDiv is Promoted for true division: next to an int8, int16, int32 or uint8
+// tensor an integer scalar is wrapped in float32, the dtype the division computes in, so
+// that it is not first wrapped to the tensor's width (torch: uint8 / 300 divides by 300, not
+// by 44). int64 and bool tensors keep Promoted: int64 holds every integer scalar.
+Tensor PromotedForDiv(const Tensor& t, Scalar s) {
+  const DType d = t.dtype();
+  if (IsIntegral(d, /*include_bool=*/false) && d != kInt64 &&
+      !IsDifferentiable(ResultTypeWithScalar(d, s.kind()))) [[unlikely]] {
+    return WrappedScalar(s, kDefaultFloat);
+  }
+  return Promoted(t, s);
 }
 
 }  // namespace
@@ -116,7 +151,7 @@ Tensor zero_(const Tensor& self) { return Call<&kernels::zero_>(self); }
 Tensor add(const Tensor& a, Scalar b) { return add(a, Promoted(a, b)); }
 Tensor sub(const Tensor& a, Scalar b) { return sub(a, Promoted(a, b)); }
 Tensor mul(const Tensor& a, Scalar b) { return mul(a, Promoted(a, b)); }
-Tensor div(const Tensor& a, Scalar b) { return div(a, Promoted(a, b)); }
+Tensor div(const Tensor& a, Scalar b) { return div(a, PromotedForDiv(a, b)); }
 Tensor pow(const Tensor& a, Scalar b) { return pow(a, Promoted(a, b)); }
 Tensor maximum(const Tensor& a, Scalar b) { return maximum(a, Promoted(a, b)); }
 Tensor minimum(const Tensor& a, Scalar b) { return minimum(a, Promoted(a, b)); }
@@ -124,7 +159,7 @@ Tensor atan2(const Tensor& a, Scalar b) { return atan2(a, Promoted(a, b)); }
 Tensor add(Scalar a, const Tensor& b) { return add(Promoted(b, a), b); }
 Tensor sub(Scalar a, const Tensor& b) { return sub(Promoted(b, a), b); }
 Tensor mul(Scalar a, const Tensor& b) { return mul(Promoted(b, a), b); }
-Tensor div(Scalar a, const Tensor& b) { return div(Promoted(b, a), b); }
+Tensor div(Scalar a, const Tensor& b) { return div(PromotedForDiv(b, a), b); }
 Tensor pow(Scalar a, const Tensor& b) { return pow(Promoted(b, a), b); }
 Tensor eq(const Tensor& a, Scalar b) { return eq(a, Promoted(a, b)); }
 Tensor ne(const Tensor& a, Scalar b) { return ne(a, Promoted(a, b)); }
@@ -141,7 +176,7 @@ Tensor where(const Tensor& condition, Scalar a, const Tensor& b) {
 Tensor add_(const Tensor& self, Scalar other) { return add_(self, Promoted(self, other)); }
 Tensor sub_(const Tensor& self, Scalar other) { return sub_(self, Promoted(self, other)); }
 Tensor mul_(const Tensor& self, Scalar other) { return mul_(self, Promoted(self, other)); }
-Tensor div_(const Tensor& self, Scalar other) { return div_(self, Promoted(self, other)); }
+Tensor div_(const Tensor& self, Scalar other) { return div_(self, PromotedForDiv(self, other)); }
 
 // ---- Operators ----
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
@@ -190,33 +225,40 @@ Tensor& operator/=(Tensor& self, Scalar other) {
 }
 
 void RegisterBinaryOps(OpRegistry& r) {
-  RegisterOp<&kernels::add>(r, "add", {"self", "other"});
-  RegisterOp<&kernels::sub>(r, "sub", {"self", "other"});
-  RegisterOp<&kernels::mul>(r, "mul", {"self", "other"});
-  RegisterOp<&kernels::div>(r, "div", {"self", "other"});
+  RegisterOp<&kernels::add>(r, "add", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::sub>(r, "sub", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::mul>(r, "mul", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::div>(r, "div", {"self", "other"}, {.dtypes = kEveryDType});
   RegisterOp<&kernels::pow>(r, "pow", {"self", "exponent"});
-  RegisterOp<&kernels::maximum>(r, "maximum", {"self", "other"});
-  RegisterOp<&kernels::minimum>(r, "minimum", {"self", "other"});
+  RegisterOp<&kernels::maximum>(r, "maximum", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::minimum>(r, "minimum", {"self", "other"}, {.dtypes = kEveryDType});
   RegisterOp<&kernels::atan2>(r, "atan2", {"self", "other"});
-  RegisterOp<&kernels::eq>(r, "eq", {"self", "other"});
-  RegisterOp<&kernels::ne>(r, "ne", {"self", "other"});
-  RegisterOp<&kernels::lt>(r, "lt", {"self", "other"});
-  RegisterOp<&kernels::le>(r, "le", {"self", "other"});
-  RegisterOp<&kernels::gt>(r, "gt", {"self", "other"});
-  RegisterOp<&kernels::ge>(r, "ge", {"self", "other"});
-  RegisterOp<&kernels::logical_and>(r, "logical_and", {"self", "other"});
-  RegisterOp<&kernels::logical_or>(r, "logical_or", {"self", "other"});
-  RegisterOp<&kernels::logical_not>(r, "logical_not", {"self"});
-  RegisterOp<&kernels::where>(r, "where", {"condition", "self", "other"});
-  RegisterOp<&kernels::clamp>(r, "clamp", {"self", "min", "max"});
-  RegisterOp<&kernels::add_>(r, "add_", {"self", "other"}, {.mutated_arg = 0});
-  RegisterOp<&kernels::sub_>(r, "sub_", {"self", "other"}, {.mutated_arg = 0});
-  RegisterOp<&kernels::mul_>(r, "mul_", {"self", "other"}, {.mutated_arg = 0});
-  RegisterOp<&kernels::div_>(r, "div_", {"self", "other"}, {.mutated_arg = 0});
-  RegisterOp<&kernels::clamp_>(r, "clamp_", {"self", "min", "max"}, {.mutated_arg = 0});
-  RegisterOp<&kernels::copy_>(r, "copy_", {"self", "src"}, {.mutated_arg = 0});
-  RegisterOp<&kernels::fill_>(r, "fill_", {"self", "value"}, {.mutated_arg = 0});
-  RegisterOp<&kernels::zero_>(r, "zero_", {"self"}, {.mutated_arg = 0});
+  RegisterOp<&kernels::eq>(r, "eq", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::ne>(r, "ne", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::lt>(r, "lt", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::le>(r, "le", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::gt>(r, "gt", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::ge>(r, "ge", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::logical_and>(r, "logical_and", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::logical_or>(r, "logical_or", {"self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::logical_not>(r, "logical_not", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::where>(r, "where", {"condition", "self", "other"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::clamp>(r, "clamp", {"self", "min", "max"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::add_>(r, "add_", {"self", "other"},
+                             {.mutated_arg = 0, .dtypes = kEveryDType});
+  RegisterOp<&kernels::sub_>(r, "sub_", {"self", "other"},
+                             {.mutated_arg = 0, .dtypes = kEveryDType});
+  RegisterOp<&kernels::mul_>(r, "mul_", {"self", "other"},
+                             {.mutated_arg = 0, .dtypes = kEveryDType});
+  RegisterOp<&kernels::div_>(r, "div_", {"self", "other"},
+                             {.mutated_arg = 0, .dtypes = kEveryDType});
+  RegisterOp<&kernels::clamp_>(r, "clamp_", {"self", "min", "max"},
+                               {.mutated_arg = 0, .dtypes = kEveryDType});
+  RegisterOp<&kernels::copy_>(r, "copy_", {"self", "src"},
+                              {.mutated_arg = 0, .dtypes = kEveryDType});
+  RegisterOp<&kernels::fill_>(r, "fill_", {"self", "value"},
+                              {.mutated_arg = 0, .dtypes = kEveryDType});
+  RegisterOp<&kernels::zero_>(r, "zero_", {"self"}, {.mutated_arg = 0, .dtypes = kEveryDType});
 }
 
 }  // namespace ft

@@ -42,9 +42,7 @@ Tensor softmax(const Tensor& x, int64_t dim) { return Call<&kernels::softmax>(x,
 Tensor log_softmax(const Tensor& x, int64_t dim) { return Call<&kernels::log_softmax>(x, dim); }
 Tensor cumsum(const Tensor& x, int64_t dim) { return Call<&kernels::cumsum>(x, dim); }
 Tensor cumprod(const Tensor& x, int64_t dim) { return Call<&kernels::cumprod>(x, dim); }
-Tensor logcumsumexp(const Tensor& x, int64_t dim) {
-  return Call<&kernels::logcumsumexp>(x, dim);
-}
+Tensor logcumsumexp(const Tensor& x, int64_t dim) { return Call<&kernels::logcumsumexp>(x, dim); }
 Tensor linear_recurrence(const Tensor& a, const Tensor& b, int64_t dim) {
   return Call<&kernels::linear_recurrence>(a, b, dim);
 }
@@ -53,24 +51,28 @@ Tensor sum_to_size(const Tensor& x, IntArrayRef size) {
 }
 
 void RegisterReductionOps(OpRegistry& r) {
-  RegisterOp<&kernels::sum>(r, "sum", {"self", "dim", "keepdim"});
-  RegisterOp<&kernels::mean>(r, "mean", {"self", "dim", "keepdim"});
-  RegisterOp<&kernels::prod>(r, "prod", {"self", "dim", "keepdim"});
-  RegisterOp<&kernels::amax>(r, "amax", {"self", "dim", "keepdim"});
-  RegisterOp<&kernels::amin>(r, "amin", {"self", "dim", "keepdim"});
-  RegisterOp<&kernels::logsumexp>(r, "logsumexp", {"self", "dim", "keepdim"});
+  // The dtypes each kernel is written and tested for (kernels/reduction.h lists the rules).
+  constexpr DTypeSet kReal = kEveryDType - DTypeSet{kComplex64, kComplex128};
+  constexpr DTypeSet kIntegral = {kUInt8, kInt8, kInt16, kInt32, kInt64, kBool};
+  RegisterOp<&kernels::sum>(r, "sum", {"self", "dim", "keepdim"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::mean>(r, "mean", {"self", "dim", "keepdim"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::prod>(r, "prod", {"self", "dim", "keepdim"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::amax>(r, "amax", {"self", "dim", "keepdim"}, {.dtypes = kReal});
+  RegisterOp<&kernels::amin>(r, "amin", {"self", "dim", "keepdim"}, {.dtypes = kReal});
+  RegisterOp<&kernels::logsumexp>(r, "logsumexp", {"self", "dim", "keepdim"},
+                                  {.dtypes = kOriginalDTypes | kIntegral});
   RegisterOp<&kernels::var>(r, "var", {"self", "dim", "correction", "keepdim"});
   RegisterOp<&kernels::std>(r, "std", {"self", "dim", "correction", "keepdim"});
   RegisterOp<&kernels::norm>(r, "norm", {"self", "p", "dim", "keepdim"});
-  RegisterOp<&kernels::argmax>(r, "argmax", {"self", "dim", "keepdim"});
-  RegisterOp<&kernels::argmin>(r, "argmin", {"self", "dim", "keepdim"});
+  RegisterOp<&kernels::argmax>(r, "argmax", {"self", "dim", "keepdim"}, {.dtypes = kReal});
+  RegisterOp<&kernels::argmin>(r, "argmin", {"self", "dim", "keepdim"}, {.dtypes = kReal});
   RegisterOp<&kernels::softmax>(r, "softmax", {"self", "dim"});
   RegisterOp<&kernels::log_softmax>(r, "log_softmax", {"self", "dim"});
-  RegisterOp<&kernels::cumsum>(r, "cumsum", {"self", "dim"});
-  RegisterOp<&kernels::cumprod>(r, "cumprod", {"self", "dim"});
+  RegisterOp<&kernels::cumsum>(r, "cumsum", {"self", "dim"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::cumprod>(r, "cumprod", {"self", "dim"}, {.dtypes = kEveryDType});
   RegisterOp<&kernels::logcumsumexp>(r, "logcumsumexp", {"self", "dim"});
   RegisterOp<&kernels::linear_recurrence>(r, "linear_recurrence", {"a", "b", "dim"});
-  RegisterOp<&kernels::sum_to_size>(r, "sum_to_size", {"self", "size"});
+  RegisterOp<&kernels::sum_to_size>(r, "sum_to_size", {"self", "size"}, {.dtypes = kEveryDType});
 }
 
 }  // namespace ft

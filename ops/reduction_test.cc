@@ -2,13 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "interop/npy.h"
 #include "ops/ops.h"
 #include "tensor/copy.h"
 #include "tensor/factories.h"
@@ -395,7 +402,7 @@ TEST(ReductionOps, DtypeErrors) {
   Tensor b = tensor(std::vector<bool>{true, false});
   EXPECT_FT_ERROR(mean(i),
                   "mean: could not infer the output dtype; input dtype must be floating point, "
-                  "got int64");
+                  "got int64 (shape [2]): mean takes floating point and complex tensors");
   EXPECT_FT_ERROR(mean(b, {0}),
                   "mean: could not infer the output dtype; input dtype must be "
                   "floating point, got bool");
@@ -668,10 +675,10 @@ TEST(ReductionOps, LogcumsumexpIsStable) {
   for (DType dtype : {kFloat32, kFloat64}) {
     SCOPED_TRACE(DTypeName(dtype));
     // exp(1000) overflows; the running log-sum-exp does not.
-    EXPECT_TENSOR_NEAR(logcumsumexp(Make({1000.0, 1000.0, 999.0}, {3}, dtype), 0),
-                       Make({1000.0, 1000.0 + std::log(2.0), 1000.0 + std::log(2.0 + std::exp(-1.0))},
-                            {3}, dtype),
-                       1e-5);
+    EXPECT_TENSOR_NEAR(
+        logcumsumexp(Make({1000.0, 1000.0, 999.0}, {3}, dtype), 0),
+        Make({1000.0, 1000.0 + std::log(2.0), 1000.0 + std::log(2.0 + std::exp(-1.0))}, {3}, dtype),
+        1e-5);
     // A prefix of -inf is an empty sum so far (-inf); +inf absorbs; NaN propagates.
     EXPECT_TENSOR_EQ(logcumsumexp(Make({-kInf, -kInf, 0.0, kInf, 1.0}, {5}, dtype), 0),
                      Make({-kInf, -kInf, 0.0, kInf, kInf}, {5}, dtype));
@@ -747,8 +754,9 @@ TEST(ReductionOps, LinearRecurrenceMatchesLoop) {
                   "linear_recurrence: shapes [2, 3] and [4] cannot be broadcast together");
   EXPECT_FT_ERROR(linear_recurrence(zeros({2, 3}), zeros({2, 3}), 2),
                   "linear_recurrence: dim 2 is out of range");
-  EXPECT_FT_ERROR(linear_recurrence(tensor(std::vector<int64_t>{1}), tensor(std::vector<int64_t>{1}), 0),
-                  "linear_recurrence: expected floating point tensors, got int64 a of shape [1]");
+  EXPECT_FT_ERROR(
+      linear_recurrence(tensor(std::vector<int64_t>{1}), tensor(std::vector<int64_t>{1}), 0),
+      "linear_recurrence: expected floating point tensors, got int64 a of shape [1]");
 }
 
 TEST(ReductionOps, CumsumKeepsNegativeZero) {
@@ -816,6 +824,227 @@ TEST(ReductionOps, ResultsAreFreshAndDeterministic) {
   Tensor r = sum(one, {0});  // only a size-1 dim is reduced
   EXPECT_FALSE(r.storage().data() == one.storage().data());
   EXPECT_TENSOR_EQ(r, ones({3}));
+}
+
+// ---- The dtypes of issue 43 against torch 1.13 ----
+// Fixtures: tests/fixtures/torch/reduction_dtypes, written by
+// tools/torch_fixtures/reduction_dtypes.py, which checks each of torch's results against
+// exact integer arithmetic, math.fsum and plain Python loops before saving it. Each case
+// runs through the op table (so the registered dtypes are checked too) on the contiguous
+// input and on a reversed-strides copy of it, which must give the same bits.
+
+std::string DTypesFixture(const std::string& file) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  const std::string root =
+      srcdir != nullptr ? std::string(srcdir) + "/" + (workspace ? workspace : "ft") + "/" : "";
+  return root + "tests/fixtures/torch/reduction_dtypes/" + file + ".npy";
+}
+
+// FromStored: a fixture array (float64, int64 or bool; complex as [..., 2] float64) as a
+// tensor of `dtype`. Every stored value is exact in `dtype`.
+Tensor FromStored(const Tensor& stored, DType dtype) {
+  if (IsComplex(dtype)) {
+    const std::vector<double> parts = stored.to_vector<double>();
+    std::vector<std::complex<double>> values(parts.size() / 2);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = {parts[2 * i], parts[2 * i + 1]};
+    const Shape shape(stored.sizes().begin(), stored.sizes().end() - 1);
+    return kernels::to(tensor(values, shape), dtype);
+  }
+  return kernels::to(stored, dtype);
+}
+
+// Parts: a tensor's values as doubles (complex: real, imaginary interleaved).
+std::vector<double> Parts(const Tensor& t) {
+  if (IsComplex(t.dtype())) {
+    std::vector<double> out;
+    for (const std::complex<double>& c :
+         kernels::to(t, kComplex128).to_vector<std::complex<double>>()) {
+      out.push_back(c.real());
+      out.push_back(c.imag());
+    }
+    return out;
+  }
+  return kernels::to(t, kFloat64).to_vector<double>();
+}
+
+bool SameValue(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// UlpsApart: |a - b| in units in the last place of `dtype` at b (NaN equal to NaN; an
+// infinity only equal to itself).
+double UlpsApart(double a, double b, DType dtype) {
+  if (SameValue(a, b)) return 0;
+  if (!std::isfinite(a) || !std::isfinite(b)) return kInf;
+  const int mantissa = dtype == kFloat16 ? 10 : 7;
+  const double tiny = dtype == kFloat16 ? 0x1p-14 : 0x1p-126;
+  const double spacing = std::ldexp(1.0, std::ilogb(std::max(std::fabs(b), tiny)) - mantissa);
+  return std::fabs(a - b) / spacing;
+}
+
+const char* const kFixtureOps[] = {"sum",    "mean",   "prod",   "amax",    "amin",
+                                   "argmax", "argmin", "cumsum", "cumprod", "logsumexp"};
+
+Tensor RunFixtureOp(int64_t op, const Tensor& x, int64_t arg, bool keepdim) {
+  Shape dims;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if ((arg >> d) & 1) dims.push_back(d);
+  }
+  const std::optional<int64_t> dim = arg < 0 ? std::nullopt : std::optional<int64_t>(arg);
+  switch (op) {
+    case 0:
+      return sum(x, dims, keepdim);
+    case 1:
+      return mean(x, dims, keepdim);
+    case 2:
+      return prod(x, dims, keepdim);
+    case 3:
+      return amax(x, dims, keepdim);
+    case 4:
+      return amin(x, dims, keepdim);
+    case 5:
+      return argmax(x, dim, keepdim);
+    case 6:
+      return argmin(x, dim, keepdim);
+    case 7:
+      return cumsum(x, arg);
+    case 8:
+      return cumprod(x, arg);
+    default:
+      return logsumexp(x, dims, keepdim);
+  }
+}
+
+TEST(ReductionDTypes, MatchTorch) {
+  const Tensor index = LoadNpy(DTypesFixture("index.index"));
+  ASSERT_EQ(index.dim(), 2);
+  ASSERT_EQ(index.size(1), 5);
+  const std::vector<int64_t> rows = index.to_vector<int64_t>();
+  const int64_t cases = index.size(0);
+  EXPECT_GT(cases, 400);
+  int64_t once_exact = 0;
+  int64_t once_cases = 0;
+  double worst_vs_torch = 0;
+  for (int64_t c = 0; c < cases; ++c) {
+    const int64_t* row = &rows[static_cast<size_t>(5 * c)];
+    const int64_t op = row[0];
+    const DType in_dtype = kAllDTypes[row[1]];
+    const DType out_dtype = kAllDTypes[row[2]];
+    const int64_t arg = row[3];
+    const bool keepdim = row[4] != 0;
+    const std::string name = absl::StrCat("c", c);
+    SCOPED_TRACE(absl::StrCat("case ", name, ": ", kFixtureOps[op], " of ", DTypeName(in_dtype),
+                              " arg ", arg, " keepdim ", keepdim));
+    const Tensor x = FromStored(LoadNpy(DTypesFixture(name + ".x")), in_dtype);
+    const Tensor want_stored = LoadNpy(DTypesFixture(name + ".out"));
+    const Tensor got = RunFixtureOp(op, x, arg, keepdim);
+    ASSERT_EQ(got.dtype(), out_dtype);
+    const Shape want_shape(want_stored.sizes().begin(),
+                           want_stored.sizes().end() - (IsComplex(out_dtype) ? 1 : 0));
+    ASSERT_EQ(got.sizes(), IntArrayRef(want_shape));
+    const std::vector<double> got_v = Parts(got);
+    const std::vector<double> want_v = Parts(kernels::to(want_stored, kFloat64));
+    ASSERT_EQ(got_v.size(), want_v.size());
+    // The same bits from a non-contiguous input.
+    if (x.dim() >= 2 && x.numel() > 1) {
+      const std::vector<double> strided = Parts(RunFixtureOp(op, ReversedLayout(x), arg, keepdim));
+      for (size_t i = 0; i < got_v.size(); ++i) EXPECT_TRUE(SameValue(strided[i], got_v[i])) << i;
+    }
+    const bool half = out_dtype == kFloat16 || out_dtype == kBFloat16;
+    if (half && (op == 0 || op == 1)) {
+      // ft rounds once: against fsum rounded once (a near tie may round the other way after
+      // float32 accumulation), and torch within its own intermediate roundings.
+      const std::vector<double> once = Parts(LoadNpy(DTypesFixture(name + ".once")));
+      ++once_cases;
+      bool exact = true;
+      for (size_t i = 0; i < got_v.size(); ++i) {
+        EXPECT_LE(UlpsApart(got_v[i], once[i], out_dtype), 1) << i;
+        exact = exact && SameValue(got_v[i], once[i]);
+        const double vs_torch = UlpsApart(got_v[i], want_v[i], out_dtype);
+        EXPECT_LE(vs_torch, 4) << i << ": ft " << got_v[i] << " torch " << want_v[i];
+        worst_vs_torch = std::max(worst_vs_torch, vs_torch);
+      }
+      once_exact += exact;
+    } else if ((IsComplex(out_dtype) && (op == 0 || op == 1 || op == 2)) ||
+               out_dtype == kFloat32) {
+      // Complex sums, means and products (ft and torch add in different orders) and
+      // logsumexp (float32).
+      const double eps = out_dtype == kComplex128 ? 1e-13 : 2e-5;
+      double scale = 1;
+      for (double v : want_v) scale = std::max(scale, std::fabs(v));
+      for (size_t i = 0; i < got_v.size(); ++i) {
+        if (std::isnan(want_v[i])) {
+          EXPECT_TRUE(std::isnan(got_v[i])) << i;  // the mean of nothing
+        } else {
+          EXPECT_NEAR(got_v[i], want_v[i], eps * scale) << i;
+        }
+      }
+    } else if (IsComplex(out_dtype)) {
+      // Scans: the complex128 running value as torch's, rounded per output.
+      for (size_t i = 0; i < got_v.size(); ++i) {
+        EXPECT_NEAR(got_v[i], want_v[i], 1e-6 * std::max(1.0, std::fabs(want_v[i]))) << i;
+      }
+    } else {
+      // Integers, extremes, indices and bfloat16 scans: exact.
+      for (size_t i = 0; i < got_v.size(); ++i) {
+        EXPECT_TRUE(SameValue(got_v[i], want_v[i]))
+            << i << ": ft " << got_v[i] << " torch " << want_v[i];
+      }
+    }
+  }
+  // Most once-rounded sums and means are exact; report how far torch's were.
+  EXPECT_GE(once_exact * 10, once_cases * 9) << once_exact << " of " << once_cases;
+  std::cout << "ReductionDTypes: " << cases << " cases; " << once_exact << " of " << once_cases
+            << " float16 / bfloat16 sums and means equal fsum rounded once; ft is within "
+            << worst_vs_torch << " ulp of torch 1.13\n";
+}
+
+// Integer (and bool) results are int64; int64 and unsigned integer sums, prods and scans wrap
+// exactly: checked here on the op table's path with hand-computed values.
+TEST(ReductionDTypes, IntegersAccumulateInInt64) {
+  const Tensor i32 =
+      kernels::to(tensor(std::vector<int64_t>{2147483647, 2147483647, 5}, {3}), kInt32);
+  EXPECT_EQ(sum(i32).dtype(), kInt64);
+  EXPECT_EQ(sum(i32).item<int64_t>(), int64_t{2} * 2147483647 + 5);  // no int32 wrap
+  EXPECT_EQ(cumsum(i32, 0).to_vector<int64_t>(),
+            (std::vector<int64_t>{2147483647, 4294967294, 4294967299}));
+  // 2147483647^2 * 5 wraps in int64, as torch's int64 product does (computed here unsigned).
+  EXPECT_EQ(prod(i32).item<int64_t>(),
+            static_cast<int64_t>(uint64_t{2147483647} * 2147483647 * 5));
+  const Tensor u8 = kernels::to(tensor(std::vector<int64_t>{255, 255, 255, 255}, {2, 2}), kUInt8);
+  EXPECT_EQ(sum(u8, {0}).to_vector<int64_t>(), (std::vector<int64_t>{510, 510}));
+  EXPECT_EQ(amax(u8).dtype(), kUInt8);
+  EXPECT_EQ(amax(u8).item<uint8_t>(), 255);
+  EXPECT_EQ(argmin(u8).item<int64_t>(), 0);
+  EXPECT_FT_ERROR(mean(u8), "mean: could not infer the output dtype");
+  EXPECT_FT_ERROR(mean(kernels::to(i32, kInt8)), "must be floating point, got int8");
+}
+
+// The op table refuses complex amax / amin / argmax / argmin by name (torch refuses them
+// too) and still refuses the dtypes this family's other kernels are not written for.
+TEST(ReductionDTypes, Refusals) {
+  const Tensor c = kernels::to(ones({2, 2}), kComplex64);
+  EXPECT_FT_ERROR(amax(c), "amax: argument 'self' is complex64");
+  EXPECT_FT_ERROR(amin(c, {0}), "amin: argument 'self' is complex64");
+  EXPECT_FT_ERROR(argmax(c), "argmax: argument 'self' is complex64");
+  EXPECT_FT_ERROR(argmin(c, 0), "argmin: argument 'self' is complex64");
+  const Tensor h = kernels::to(ones({2}), kFloat16);
+  EXPECT_FT_ERROR(var(h), "var: argument 'self' is float16");
+  EXPECT_FT_ERROR(softmax(h, 0), "softmax: argument 'self' is float16");
+  EXPECT_FT_ERROR(logsumexp(h), "logsumexp: argument 'self' is float16");
+}
+
+// sum_to_size, autograd's reduction, takes every dtype with sum's dtype rule.
+TEST(ReductionDTypes, SumToSize) {
+  const Tensor i8 = kernels::to(tensor(std::vector<int64_t>{100, 100, 100, -3}, {2, 2}), kInt8);
+  EXPECT_EQ(sum_to_size(i8, {1, 2}).to_vector<int64_t>(), (std::vector<int64_t>{200, 97}));
+  EXPECT_EQ(sum_to_size(i8, {2, 2}).dtype(), kInt64);
+  const Tensor h = kernels::to(tensor({1.5, 2.0, 3.0, 4.25}, {2, 2}), kBFloat16);
+  Tensor r = sum_to_size(h, {2, 1});
+  EXPECT_EQ(r.dtype(), kBFloat16);
+  EXPECT_EQ(kernels::to(r, kFloat64).to_vector<double>(), (std::vector<double>{3.5, 7.25}));
+  const Tensor c = tensor(std::vector<std::complex<double>>{{1, 2}, {3, -4}}, {2});
+  EXPECT_EQ(sum_to_size(c, {1}).to_vector<std::complex<double>>(),
+            (std::vector<std::complex<double>>{{4, -2}}));
 }
 
 }  // namespace

@@ -28,27 +28,30 @@ Tensor exp_(const Tensor& self) { return Call<&kernels::exp_>(self); }
 
 Tensor operator-(const Tensor& x) { return neg(x); }
 
+// Every unary op is written for all twelve dtypes (kernels/unary.h gives the rules); the
+// kernels refuse what torch 1.13 refuses (bool for most, complex for sign, relu, floor, round,
+// expm1 and log1p) with an ft::Error naming the op.
 void RegisterUnaryOps(OpRegistry& r) {
-  RegisterOp<&kernels::neg>(r, "neg", {"self"});
-  RegisterOp<&kernels::abs>(r, "abs", {"self"});
-  RegisterOp<&kernels::sign>(r, "sign", {"self"});
-  RegisterOp<&kernels::exp>(r, "exp", {"self"});
-  RegisterOp<&kernels::expm1>(r, "expm1", {"self"});
-  RegisterOp<&kernels::log>(r, "log", {"self"});
-  RegisterOp<&kernels::log1p>(r, "log1p", {"self"});
-  RegisterOp<&kernels::sin>(r, "sin", {"self"});
-  RegisterOp<&kernels::cos>(r, "cos", {"self"});
-  RegisterOp<&kernels::tan>(r, "tan", {"self"});
-  RegisterOp<&kernels::tanh>(r, "tanh", {"self"});
-  RegisterOp<&kernels::sigmoid>(r, "sigmoid", {"self"});
-  RegisterOp<&kernels::relu>(r, "relu", {"self"});
-  RegisterOp<&kernels::sqrt>(r, "sqrt", {"self"});
-  RegisterOp<&kernels::rsqrt>(r, "rsqrt", {"self"});
-  RegisterOp<&kernels::square>(r, "square", {"self"});
-  RegisterOp<&kernels::reciprocal>(r, "reciprocal", {"self"});
-  RegisterOp<&kernels::floor>(r, "floor", {"self"});
-  RegisterOp<&kernels::round>(r, "round", {"self"});
-  RegisterOp<&kernels::exp_>(r, "exp_", {"self"}, {.mutated_arg = 0});
+  RegisterOp<&kernels::neg>(r, "neg", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::abs>(r, "abs", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::sign>(r, "sign", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::exp>(r, "exp", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::expm1>(r, "expm1", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::log>(r, "log", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::log1p>(r, "log1p", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::sin>(r, "sin", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::cos>(r, "cos", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::tan>(r, "tan", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::tanh>(r, "tanh", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::sigmoid>(r, "sigmoid", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::relu>(r, "relu", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::sqrt>(r, "sqrt", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::rsqrt>(r, "rsqrt", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::square>(r, "square", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::reciprocal>(r, "reciprocal", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::floor>(r, "floor", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::round>(r, "round", {"self"}, {.dtypes = kEveryDType});
+  RegisterOp<&kernels::exp_>(r, "exp_", {"self"}, {.mutated_arg = 0, .dtypes = kEveryDType});
 }
 
 }  // namespace ft

@@ -231,8 +231,8 @@ TEST(Print, Complex) {
   using C = std::complex<float>;
   EXPECT_EQ(ToString(tensor(std::vector<C>{{1, 2}, {3.5f, -4}, {-0.25f, 0}})),
             "tensor([ 1.0000+2.j,  3.5000-4.j, -0.2500+0.j])");
-  EXPECT_EQ(ToString(tensor(std::vector<std::complex<double>>{{1, 2}, {3, -4}, {kNan, 1}, {0, 1e10}},
-                            {2, 2})),
+  using Z = std::complex<double>;
+  EXPECT_EQ(ToString(tensor(std::vector<Z>{{1, 2}, {3, -4}, {kNan, 1}, {0, 1e10}}, {2, 2})),
             "tensor([[1.+2.0000e+00j, 3.-4.0000e+00j],\n"
             "        [nan+1.0000e+00j, 0.+1.0000e+10j]], dtype=complex128)");
   EXPECT_EQ(ToString(tensor(std::vector<C>{{1e-5f, 1}, {2, 0}})),

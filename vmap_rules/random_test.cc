@@ -209,10 +209,11 @@ TEST(RandomRules, DefaultGeneratorAndDtypeErrors) {
   for (Randomness r : {Randomness::kSame, Randomness::kDifferent}) {
     EXPECT_FT_ERROR(vmap([&](const Tensor& x) { return rand_like(x, &g); }, 0, 0, r)(
                         zeros({2, 3}, kInt64)),
-                    "rand_like: expected a floating point dtype, got int64 (input of shape [3])");
+                    "rand_like: expected a floating point or complex dtype, got int64 (input "
+                    "of shape [3])");
     EXPECT_FT_ERROR(vmap([&](const Tensor& x) { return randn_like(x, &g); }, 0, 0, r)(
                         zeros({2, 3}, kBool)),
-                    "randn_like: expected a floating point dtype, got bool");
+                    "randn_like: expected a floating point or complex dtype, got bool");
   }
   EXPECT_EQ(g.offset(), 0u);
 }
