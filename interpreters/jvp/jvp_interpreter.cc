@@ -158,6 +158,13 @@ ValueList JvpInterpreter::Process(const Operator& op, ValueList& args) {
   size_t slot = 0;
   auto wrap = [&](const Tensor& out) {
     const size_t this_slot = slot++;
+    // A complex output of an op with tangents in: its tangent would need the complex rules
+    // (a real formula may even leave it undefined, a silent zero), so refuse it by name.
+    if (IsComplex(out.dtype())) [[unlikely]] {
+      ThrowError("jvp: ", op.name(), " made a ", DTypeName(out.dtype()), " value of shape ",
+                 ShapeToString(out.sizes()), " at a jvp level (", level(),
+                 "): differentiating complex functions is not supported yet");
+    }
     if (this_slot >= out_tangents.size() || !out_tangents[this_slot].defined() ||
         !IsDifferentiable(out.dtype())) {
       return out;

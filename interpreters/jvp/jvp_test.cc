@@ -67,7 +67,7 @@ TEST(Jvp, Errors) {
                   "dtype int64");
   EXPECT_FT_ERROR(jvp([](const TensorList& a) { return TensorList{to(a[0], kComplex64)}; },
                       {x}, {ones({3}, kFloat64)}),
-                  "complex64");
+                  "jvp: to made a complex64 value of shape [3] at a jvp level (");
   EXPECT_TRUE(LayerStack::empty());
   // An error inside f leaves the stack balanced.
   EXPECT_FT_ERROR(jvp([](const TensorList& a) { return TensorList{matmul(a[0], a[0])}; },
