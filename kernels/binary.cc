@@ -15,6 +15,7 @@
 #include "kernels/view.h"
 #include "tensor/copy.h"
 #include "tensor/loops.h"
+#include "tensor/scalar_check.h"
 
 namespace ft::kernels {
 namespace {
@@ -833,68 +834,14 @@ T FillValue(const char* name, Scalar value) {
   }
 }
 
-// CheckedScalar converts `value` to a new dtype's element type T as torch's
-// Scalar::to<T>() does (c10's checked_convert), throwing "<name>: value ... cannot be
-// converted to <dtype> without overflow" where torch does: an integer outside T's range (an
-// unsigned T also takes negatives down to -max, which wrap: uint8 -1 is 255); a floating
-// value outside T's finite range unless it is infinite and T has infinities (float16 65519
-// overflows although it would round to 65504); NaN to an integer type; a complex value to a
-// real type when its imaginary part is nonzero. The conversion itself is ConvertElement.
+// CheckedScalar converts `value` to a new dtype's element type T as torch's Scalar::to<T>()
+// does (c10's checked_convert): CheckScalarFits's rule (tensor/scalar_check.h) throws
+// "<name>: value ... cannot be converted to <dtype> without overflow" where torch does, and
+// the conversion itself is ConvertElement.
 template <typename T>
 T CheckedScalar(const char* name, DType dtype, Scalar value) {
-  auto overflow = [&]() {
-    ThrowError(name, ": value ", value.ToString(), " cannot be converted to ", DTypeName(dtype),
-               " without overflow");
-  };
-  using Part = std::conditional_t<kIsComplexElement<T>, double, T>;
-  auto check_real = [&](double d) {
-    if constexpr (std::is_integral_v<Part>) {
-      if (std::isnan(d) || d < static_cast<double>(std::numeric_limits<Part>::lowest()) ||
-          d > static_cast<double>(std::numeric_limits<Part>::max())) {
-        overflow();
-      }
-    } else if constexpr (!std::is_same_v<Part, double>) {
-      const double limit =
-          static_cast<double>(static_cast<float>(std::numeric_limits<Part>::max()));
-      if (std::isfinite(d) && std::fabs(d) > limit) overflow();
-    }
-  };
-  if constexpr (kIsComplexElement<T>) {
-    using P = typename T::value_type;
-    const std::complex<double> z = value.to<std::complex<double>>();
-    if constexpr (std::is_same_v<P, float>) {
-      const double limit = static_cast<double>(std::numeric_limits<float>::max());
-      if ((std::isfinite(z.real()) && std::fabs(z.real()) > limit) ||
-          (std::isfinite(z.imag()) && std::fabs(z.imag()) > limit)) {
-        overflow();
-      }
-    }
-    return T(static_cast<P>(z.real()), static_cast<P>(z.imag()));
-  } else {
-    if (value.is_complex() && value.to<std::complex<double>>().imag() != 0) overflow();
-    switch (value.kind()) {
-      case ScalarKind::kBool:
-        break;
-      case ScalarKind::kInt:
-        if constexpr (std::is_integral_v<T>) {
-          const int64_t i = value.to<int64_t>();
-          constexpr int64_t kMax = std::numeric_limits<T>::max();
-          const bool bad =
-              std::is_signed_v<T>
-                  ? i < static_cast<int64_t>(std::numeric_limits<T>::lowest()) || i > kMax
-                  : i > kMax || i < -kMax;
-          if (bad) overflow();
-        } else {
-          check_real(static_cast<double>(value.to<int64_t>()));
-        }
-        break;
-      case ScalarKind::kDouble:
-      case ScalarKind::kComplex:
-        check_real(value.to<std::complex<double>>().real());
-        break;
-    }
-    return value.to<T>();
-  }
+  CheckScalarFits(name, value, dtype);
+  return value.to<T>();
 }
 
 template <typename T>
